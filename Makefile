@@ -1,0 +1,39 @@
+# Two commands that work on a fresh machine:
+#   make dashboard   installs what is missing, then opens the dashboard on cached_runs/
+#   make test        installs what is missing, then runs the whole test suite
+VENV   ?= .venv
+PYTHON := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install dashboard test test-fast bench browser cached-runs
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	# torch first, pinned: the CPU build that lies on this machine's disk
+	$(PYTHON) -m pip install --quiet torch==2.13.0
+	$(PYTHON) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian's chromium: plotly static export (kaleido) and the Playwright browser tests
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  (apt-get update -qq && apt-get install -y -qq chromium) || \
+	  echo "warning: could not install chromium; PNG/SVG export and browser tests will be skipped"; }
+
+dashboard: install browser
+	$(VENV)/bin/streamlit run dashboard/app.py
+
+test: install browser
+	$(PYTHON) -m pytest
+
+test-fast: install
+	$(PYTHON) -m pytest -m "not slow"
+
+bench: install
+	$(PYTHON) -m benchmarks
+
+cached-runs: install
+	$(PYTHON) -m engine.build_cached_runs
