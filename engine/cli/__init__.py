@@ -1,0 +1,39 @@
+"""The CLI: one module per group of subcommands, each exposing ``register(subparsers)``.
+
+* ``engine.cli.data``: import, embed, features, diversity (foundation)
+* ``engine.cli.analyze``: analyze {regress, manipulability, compare, diagnose} (statistics)
+* ``engine.cli.run``: run (the debate engine)
+Errors meant for people (``InputError``) print one line and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from engine.errors import InputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from engine.cli import analyze, data, run
+
+    parser = argparse.ArgumentParser(
+        prog="python -m engine",
+        description="creativity-dynamics lab: run, measure and analyse team creativity.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (data, analyze, run):
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

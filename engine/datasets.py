@@ -1,0 +1,107 @@
+"""A dataset on disk: what the dashboard, CLI and exports open.
+
+A dataset is a folder with
+* ``manifest.json``: name, description, how it was made (command, configuration, model,
+  package versions, seeds), source and licence; never an API key;
+* ``conversations.parquet``: one row per conversation: ``conversation_id, source, task,
+  model, discussion (paper-A structure or paper-B method), persona, team_size, order,
+  replicate, n_turns``, the nine Table 19 features, and outcome columns when present
+  (``novelty, usefulness, creativity, final_idea, ...``);
+* optionally ``corpus.parquet`` (the full Corpus with turns, see ``engine.corpus``) and
+  ``turn_embeddings.npy`` with ``turn_index.parquet`` (``conversation_id, turn``) naming
+  its rows, so projections need no model call.
+Every file is written to a temporary name and renamed into place.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
+from engine.errors import InputError
+
+MANIFEST = "manifest.json"
+CONVERSATIONS = "conversations.parquet"
+CORPUS = "corpus.parquet"
+EMBEDDINGS = "turn_embeddings.npy"
+EMBEDDING_INDEX = "turn_index.parquet"
+
+
+@dataclass
+class Dataset:
+    """Conversation table (+ optional corpus and turn embeddings) with its manifest."""
+
+    name: str
+    conversations: pd.DataFrame
+    manifest: dict[str, Any] = field(default_factory=dict)
+    corpus: Corpus | None = None
+    turn_embeddings: np.ndarray | None = None
+    turn_index: pd.DataFrame | None = None
+    path: Path | None = None
+
+    def embeddings_for(self, conversation_id: str) -> np.ndarray | None:
+        """The (n_turns, dim) turn embeddings of one conversation, in turn order."""
+        if self.turn_embeddings is None or self.turn_index is None:
+            return None
+        rows = self.turn_index.index[self.turn_index["conversation_id"] == conversation_id]
+        order = self.turn_index.loc[rows, "turn"].to_numpy().argsort()
+        return self.turn_embeddings[rows.to_numpy()[order]]
+
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_parquet(self.conversations, folder / CONVERSATIONS)
+        if self.corpus is not None:
+            self.corpus.to_parquet(folder / CORPUS)
+        if self.turn_embeddings is not None:
+            if self.turn_index is None or len(self.turn_index) != len(self.turn_embeddings):
+                raise ValueError("turn_index must name every row of turn_embeddings")
+            buffer = io.BytesIO()
+            np.save(buffer, np.asarray(self.turn_embeddings, dtype=np.float32))
+            atomic_write_bytes(folder / EMBEDDINGS, buffer.getvalue())
+            _write_parquet(self.turn_index, folder / EMBEDDING_INDEX)
+        manifest = dict(self.manifest, name=self.name)
+        atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=2, default=str) + "\n")
+        self.path = folder
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path, *, with_corpus: bool = True) -> "Dataset":
+        folder = Path(folder)
+        manifest_path = folder / MANIFEST
+        if not manifest_path.exists():
+            raise InputError("no manifest.json: not a dataset folder", path=str(folder))
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise InputError(f"manifest is not valid JSON ({error})", path=str(manifest_path)) from None
+        conversations = pd.read_parquet(folder / CONVERSATIONS)
+        corpus = Corpus.from_parquet(folder / CORPUS) if with_corpus and (folder / CORPUS).exists() else None
+        embeddings = index = None
+        if (folder / EMBEDDINGS).exists():
+            embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
+            index = pd.read_parquet(folder / EMBEDDING_INDEX)
+        return cls(name=manifest.get("name", folder.name), conversations=conversations,
+                   manifest=manifest, corpus=corpus, turn_embeddings=embeddings,
+                   turn_index=index, path=folder)
+
+
+def list_datasets(root: str | Path) -> list[Path]:
+    """Dataset folders directly under ``root`` (those with a manifest), sorted by name."""
+    root = Path(root)
+    if not root.exists():
+        return []
+    return sorted(p for p in root.iterdir() if (p / MANIFEST).exists())
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False, compression="zstd")
+    atomic_write_bytes(path, buffer.getvalue())

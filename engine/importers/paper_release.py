@@ -1,0 +1,180 @@
+"""Importer for the released trajectory metrics of paper A (pitehu/llm_multiagent_creativity).
+
+The release (CC BY-NC-SA 4.0) has one row per conversation with the nine features of
+Table 19, four unused extra metrics, ``file_id``, ``question_id`` and ``n_turns``. The
+design factors of each LLM conversation are encoded in ``file_id`` (grammar below, from
+the release's README); human teams are ``i<team>_<number>``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.errors import InputError
+from engine.features import FEATURE_NAMES
+
+LICENCE_NOTE = (
+    "Derived from the public release of 'Multi-agent AI systems outperform human teams in "
+    "creativity' (GitHub pitehu/llm_multiagent_creativity, data/); licence CC BY-NC-SA 4.0 "
+    "(attribution, non-commercial, share-alike)."
+)
+EXTRA_METRICS = ("mean_distance", "effective_dims", "cluster_dispersion", "semantic_velocity")
+REQUIRED_COLUMNS = (*FEATURE_NAMES, "file_id", "question_id", "n_turns")
+
+# {models}_{run}_{agents}_{persona}_{phases}_{generation}_{discussion}_{order}_pool_{pool}_{length}_{min_rounds}[_v{version}]
+LLM_FILE_ID = re.compile(
+    r"^(?P<models>gpt-4\.1|o3-high|o3-low|deepseek-R1_gemini-2\.5-pro_o3)"
+    r"_(?P<run>\d+)_(?P<agents>\d+)_(?P<persona>none|same|different)"
+    r"_(?P<phases>direct_discussion|three_stage)_(?P<generation>Direct|dependent|independent)"
+    r"_(?P<discussion>all_at_once|open|iterative_refinement|none|creative)"
+    r"_(?P<order>fixed|random|hand_raising)_pool_(?P<pool>\d+)_(?P<length>\d+)"
+    r"_(?P<min_rounds>None|\d+)(?:_v(?P<version>\w+))?$"
+)
+HUMAN_FILE_ID = re.compile(r"^i(?P<team>\d+)_(?P<number>\d+)$")
+
+MODEL_NAMES = {"gpt-4.1": "gpt-4.1", "o3-high": "o3-high", "o3-low": "o3-low",
+               "deepseek-R1_gemini-2.5-pro_o3": "Mixed"}
+DISCUSSION_NAMES = {"all_at_once": "instructed", "open": "open",
+                    "iterative_refinement": "iterative", "none": "none", "creative": "progressive"}
+GENERATION_NAMES = {"Direct": "direct", "dependent": "interactive", "independent": "nominal"}
+ORDER_NAMES = {"fixed": "fixed", "random": "random", "hand_raising": "raise"}
+
+OUTPUT_COLUMNS = (
+    "conversation_id", "source", "task", "model", "discussion", "persona", "team_size",
+    "order", "pool", "turn_limit", "min_rounds", "replicate", "n_turns", *FEATURE_NAMES,
+    "generation", "initial_generation", "version", "team", "file_id", "question_id",
+)
+
+
+def parse_file_id(file_id: str) -> dict:
+    """Design factors encoded in one ``file_id`` (paper A, Table 6), or ValueError."""
+    match = LLM_FILE_ID.match(file_id)
+    if match:
+        g = match.groupdict()
+        return {
+            "source": "llm", "model": MODEL_NAMES[g["models"]],
+            "discussion": DISCUSSION_NAMES[g["discussion"]], "persona": g["persona"],
+            "team_size": int(g["agents"]), "order": ORDER_NAMES[g["order"]],
+            "pool": int(g["pool"]), "turn_limit": int(g["length"]),
+            "min_rounds": None if g["min_rounds"] == "None" else int(g["min_rounds"]),
+            "replicate": int(g["run"]), "generation": GENERATION_NAMES[g["generation"]],
+            "initial_generation": g["phases"] == "three_stage", "version": g["version"],
+            "team": None,
+        }
+    match = HUMAN_FILE_ID.match(file_id)
+    if match:
+        return {
+            "source": "human", "model": "human", "discussion": None, "persona": None,
+            "team_size": None, "order": None, "pool": None, "turn_limit": None,
+            "min_rounds": None, "replicate": int(match["number"]), "generation": None,
+            "initial_generation": None, "version": None, "team": f"i{match['team']}",
+        }
+    raise ValueError("does not match the LLM grammar "
+                     "{models}_{run}_{agents}_{persona}_{phases}_{generation}_{discussion}_"
+                     "{order}_pool_{pool}_{length}_{min_rounds}[_v{version}] nor the human "
+                     "form i<team>_<number>")
+
+
+def read_metrics(path: str | Path) -> pd.DataFrame:
+    """Read a released metrics CSV into one row per conversation with its design factors.
+
+    Columns: ``conversation_id, source, task, model, discussion, persona, team_size, order,
+    pool, turn_limit, min_rounds, replicate, n_turns``, the nine features of Table 19, then
+    ``generation, initial_generation, version, team, file_id, question_id`` and the four
+    extra metrics. ``conversation_id`` is ``file_id::question_id``; features missing in the
+    release (too-short conversations) stay NaN.
+    """
+    path = Path(path)
+    frame = _read_csv(path)
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {missing}; a metrics file needs {list(REQUIRED_COLUMNS)}",
+                         path=str(path), field=missing[0])
+    if frame.empty:
+        raise InputError("has a header but no rows", path=str(path))
+
+    records = []
+    for position, (file_id, task) in enumerate(zip(frame["file_id"], frame["question_id"]), start=1):
+        if not isinstance(file_id, str) or not file_id:
+            raise InputError("empty", path=str(path), row=position, field="file_id")
+        if not isinstance(task, str) or not task:
+            raise InputError("empty", path=str(path), row=position, field="question_id")
+        try:
+            records.append(parse_file_id(file_id))
+        except ValueError as error:
+            raise InputError(f"{file_id!r} {error}", path=str(path), row=position,
+                             field="file_id") from None
+    factors = pd.DataFrame.from_records(records, index=frame.index)
+
+    numeric = {}
+    for column in (*FEATURE_NAMES, "n_turns", *[m for m in EXTRA_METRICS if m in frame.columns]):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() & frame[column].notna() & (frame[column].astype(str).str.strip() != "")
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+            raise InputError(f"expected a number, got {frame[column].iloc[row - 1]!r}",
+                             path=str(path), row=row, field=column)
+        numeric[column] = values
+    if numeric["n_turns"].isna().any():
+        row = int(np.flatnonzero(numeric["n_turns"].isna().to_numpy())[0]) + 1
+        raise InputError("missing", path=str(path), row=row, field="n_turns")
+
+    out = factors.assign(
+        conversation_id=frame["file_id"] + "::" + frame["question_id"],
+        task=frame["question_id"], file_id=frame["file_id"], question_id=frame["question_id"],
+        **numeric,
+    )
+    out["n_turns"] = out["n_turns"].astype(int)
+    duplicated = out["conversation_id"].duplicated()
+    if duplicated.any():
+        row = int(np.flatnonzero(duplicated.to_numpy())[0]) + 1
+        raise InputError(f"duplicate conversation {out['conversation_id'].iloc[row - 1]!r}",
+                         path=str(path), row=row, field="file_id")
+    for column in ("team_size", "pool", "turn_limit", "min_rounds", "replicate"):
+        out[column] = out[column].astype("Int64")
+    extras = [m for m in EXTRA_METRICS if m in out.columns]
+    return out[[*OUTPUT_COLUMNS, *extras]].reset_index(drop=True)
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """Read a CSV as text columns, turning every pandas failure into an InputError."""
+    if not path.exists():
+        raise InputError("no such file", path=str(path))
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise InputError("is empty", path=str(path))
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n")
+        raise InputError(f"not UTF-8 text (byte 0x{raw[error.start]:02x})", path=str(path),
+                         row=line) from None
+    import io
+
+    try:
+        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise InputError(f"not a readable CSV ({error})", path=str(path)) from None
+
+
+def published_reference() -> dict:
+    """Paper A's published numbers this release reproduces (Tables 2 and 24), in percent."""
+    return {
+        "table24": {
+            "global_coherence": (5.9, 27.0, 28.8, 47.5, 52.6),
+            "max_distance": (6.4, 47.0, 9.1, 48.9, 51.7),
+            "local_coherence": (0.5, 11.9, 31.9, 41.5, 43.4),
+            "semantic_spread": (0.4, 9.3, 2.7, 11.2, 24.8),
+            "topic_switching_rate": (0.3, 6.9, 13.1, 20.2, 24.0),
+            "path_length": (0.1, 2.1, 9.0, 10.8, 14.0),
+            "revisit_score": (1.4, 7.0, 5.3, 11.2, 12.9),
+            "trajectory_curvature": (0.4, 2.5, 5.4, 7.3, 9.6),
+            "convergence_ratio": (0.5, 5.7, 1.0, 6.2, 7.9),
+        },
+        "table2_mean": (1.8, 13.3, 11.8, 22.8, 26.8),
+        "columns": ("task", "task+discussion", "task+model", "additive", "interaction"),
+    }
