@@ -1,0 +1,107 @@
+"""Build ``cached_runs/paper_release/``: paper A's released trajectory metrics as a dataset.
+
+Reads the two metrics files of the public release (features from Qwen3-Embedding-0.6B and,
+for the robustness check of Table 26, from Qwen3-Embedding-4B) through
+``engine.importers.paper_release.read_metrics`` and writes one ``engine.datasets.Dataset``:
+3,702 LLM and 308 human-team conversations, one row each. The 4B features sit beside the
+0.6B ones as ``<feature>_4b`` columns. The manifest states the source, the CC BY-NC-SA 4.0
+licence note and the SHA-256 of each input file. No turns, embeddings or ratings exist in
+the release, so the dataset has none.
+
+    python -m dashboard.build_paper_release [--source DIR] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from engine.datasets import Dataset
+from engine.errors import InputError
+from engine.features import FEATURE_NAMES
+from engine.importers.paper_release import LICENCE_NOTE, read_metrics
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "data" / "paper_release"
+DEFAULT_OUT = REPO_ROOT / "cached_runs" / "paper_release"
+METRICS_06B = "comprehensive_trajectory_metrics.csv"
+METRICS_4B = "comprehensive_trajectory_metrics_4b.csv"
+SUFFIX_4B = "_4b"
+
+
+def build_table(source: Path) -> pd.DataFrame:
+    """One row per conversation: design factors, 0.6B features, and ``*_4b`` features."""
+    base = read_metrics(source / METRICS_06B)
+    robust_path = source / METRICS_4B
+    if not robust_path.exists():
+        return base
+    robust = read_metrics(robust_path)[["conversation_id", *FEATURE_NAMES]]
+    robust = robust.rename(columns={f: f + SUFFIX_4B for f in FEATURE_NAMES})
+    merged = base.merge(robust, on="conversation_id", how="left", validate="one_to_one")
+    if len(merged) != len(base):
+        raise InputError("4B metrics do not name the same conversations", path=str(robust_path))
+    return merged
+
+
+def build(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT) -> Dataset:
+    """Read the release in ``source`` and save the dataset into ``out``."""
+    source, out = Path(source), Path(out)
+    table = build_table(source)
+    inputs = {name: _sha256(source / name) for name in (METRICS_06B, METRICS_4B)
+              if (source / name).exists()}
+    counts = table["source"].value_counts().to_dict()
+    manifest = {
+        "description": ("Paper A's released per-conversation trajectory metrics (nine Table 19 "
+                        "features from Qwen3-Embedding-0.6B; *_4b columns from "
+                        "Qwen3-Embedding-4B, Table 26). No turns, embeddings or ratings."),
+        "source": "GitHub pitehu/llm_multiagent_creativity, data/ (public release of paper A)",
+        "licence": "CC BY-NC-SA 4.0",
+        "licence_note": LICENCE_NOTE,
+        "made_by": "python -m dashboard.build_paper_release",
+        "inputs_sha256": inputs,
+        "n_conversations": int(len(table)),
+        "n_llm": int(counts.get("llm", 0)),
+        "n_human": int(counts.get("human", 0)),
+        "has": {"turns": False, "turn_embeddings": False, "ratings": False,
+                "features_4b": any(c.endswith(SUFFIX_4B) for c in table.columns)},
+        "versions": {p: _version(p) for p in ("pandas", "pyarrow")},
+    }
+    dataset = Dataset(name="paper_release", conversations=table, manifest=manifest)
+    dataset.save(out)
+    return dataset
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
+                        help="folder holding the release's metrics CSV files")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="dataset folder to write")
+    args = parser.parse_args(argv)
+    try:
+        dataset = build(args.source, args.out)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    m = dataset.manifest
+    print(f"wrote {args.out}: {m['n_llm']} LLM + {m['n_human']} human conversations")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
