@@ -1,0 +1,472 @@
+"""Data subcommands: ``import``, ``embed``, ``features``, ``diversity``.
+
+* ``import``: the paper release (metrics CSV, optionally joined with the authors' ratings)
+  -> a table (.csv/.json/.parquet); generic transcripts or a ConvoKit folder -> a corpus
+  (.jsonl/.parquet).
+* ``embed``: a corpus -> turn embeddings ``.npy`` + an index parquet (``conversation_id,
+  turn``) naming its rows, through the on-disk embedding cache.
+* ``features``: a corpus, or embeddings + index -> the nine Table 19 features of paper A
+  per conversation.
+* ``diversity``: final ideas (a corpus, or a CSV/JSONL table with a text column) grouped by
+  task and method -> Vendi Score, Div-BLEU and paper B's inter-session diversity (runs in
+  groups of 5, section 3.2).
+Tables are CSV, JSON (a list of records) or Parquet, chosen by the output file's
+extension or ``--format``; without an output file the table is printed as CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
+from engine.errors import InputError
+
+TABLE_FORMATS = ("csv", "json", "parquet")
+CORPUS_SUFFIXES = (".jsonl", ".parquet")
+EMBED_CHUNK = 2048
+
+
+def register(subparsers) -> None:
+    _register_import(subparsers)
+    _register_embed(subparsers)
+    _register_features(subparsers)
+    _register_diversity(subparsers)
+
+
+# -- import ------------------------------------------------------------------------------
+def _register_import(subparsers) -> None:
+    p = subparsers.add_parser(
+        "import", help="paper release / transcripts / ConvoKit -> corpus or metrics table",
+        description="Import data. The paper release (comprehensive_trajectory_metrics.csv) "
+                    "becomes a metrics table (.csv/.json/.parquet); a transcript CSV/JSONL (one "
+                    "row per turn) or a ConvoKit folder becomes a corpus (.jsonl/.parquet).")
+    p.add_argument("source", help="file or ConvoKit folder to import")
+    p.add_argument("output", help="where to write: .jsonl/.parquet corpus or .csv/.json/.parquet table")
+    p.add_argument("--kind", choices=("auto", "paper-release", "transcripts", "convokit"),
+                   default="auto", help="what SOURCE is (default: guessed from its contents)")
+    p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS",
+                   help="rename a transcript column, e.g. --map dialog_id=conversation_id")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="default for a column the file lacks, e.g. --set source=human")
+    p.add_argument("--ratings", help="ideas_with_ratings_clean.csv to join onto the paper release")
+    p.add_argument("--drop-empty", action="store_true", help="skip turns with empty text")
+    p.add_argument("--format", choices=(*TABLE_FORMATS, "jsonl"),
+                   help="output format (default: from the output extension)")
+    p.set_defaults(handler=run_import)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    source = Path(args.source)
+    kind = args.kind if args.kind != "auto" else guess_kind(source)
+    if kind == "paper-release":
+        from engine.importers.paper_release import read_metrics
+
+        table = read_metrics(source)
+        if args.ratings:
+            from engine.importers.ratings import join_ratings
+
+            table = join_ratings(table, args.ratings)
+            counts = table.attrs["ratings_join"]
+            print(f"ratings joined: {counts['matched']} matched, {counts['metrics_without_rating']} "
+                  f"conversations without rating, {counts['ratings_without_metrics']} ratings "
+                  "without conversation")
+        fmt = table_format(args.output, args.format)
+        write_table(table, args.output, fmt)
+        n_llm = int((table["source"] == "llm").sum())
+        print(f"imported {len(table)} conversations ({n_llm} llm, {len(table) - n_llm} human) "
+              f"-> {args.output}")
+        return 0
+    if args.ratings:
+        raise InputError("--ratings joins onto the paper release only", field="--ratings")
+    if kind == "convokit":
+        from engine.importers.convokit import read_convokit
+
+        corpus = read_convokit(source, drop_empty_text=args.drop_empty,
+                               **_pairs(args.set, "--set"))
+    else:
+        from engine.importers.transcripts import read_transcripts
+
+        corpus = read_transcripts(source, _pairs(args.map, "--map"),
+                                  drop_empty_text=args.drop_empty, **_typed(_pairs(args.set, "--set")))
+    write_corpus(corpus, args.output, args.format)
+    n_turns = sum(len(c.turns) for c in corpus)
+    print(f"imported {len(corpus)} conversations, {n_turns} turns -> {args.output}")
+    return 0
+
+
+def guess_kind(source: Path) -> str:
+    """``convokit`` for a folder, ``paper-release`` for a metrics CSV, else ``transcripts``."""
+    if source.is_dir():
+        return "convokit"
+    if source.suffix.lower() == ".csv" and source.exists():
+        with open(source, "rb") as handle:
+            first_line = handle.readline(100_000).decode("utf-8-sig", errors="replace")
+        header = {cell.strip() for cell in first_line.split(",")}
+        if {"file_id", "question_id", "global_coherence"} <= header:
+            return "paper-release"
+    return "transcripts"
+
+
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"expected NAME=VALUE, got {item!r}", field=option)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _typed(values: dict[str, str]) -> dict[str, Any]:
+    """Integers stay integers (``--set team_size=3``); everything else is text."""
+    return {k: int(v) if v.lstrip("-").isdigit() else v for k, v in values.items()}
+
+
+# -- embed ---------------------------------------------------------------------------------
+def _register_embed(subparsers) -> None:
+    p = subparsers.add_parser(
+        "embed", help="corpus -> turn embeddings (.npy) + index (.parquet), cached",
+        description="Embed every turn of a corpus with a sentence-transformers model "
+                    "(normalised). Vectors are cached on disk by model and text, so a second "
+                    "run makes no model call.")
+    p.add_argument("corpus", help="corpus .jsonl/.parquet (or a transcript .csv/.tsv)")
+    p.add_argument("output", help="embeddings file, .npy")
+    p.add_argument("--index", help="index parquet (default: next to OUTPUT, "
+                                   "turn_embeddings.npy -> turn_index.parquet, x.npy -> x_index.parquet)")
+    _add_model_options(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=run_embed)
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="all-MiniLM-L6-v2",
+                   help="sentence-transformers model name or local path (default: the bundled "
+                        "all-MiniLM-L6-v2; Qwen/Qwen3-Embedding-0.6B is paper A's setting)")
+    p.add_argument("--cache", help="embedding cache file (default: $CDL_CACHE_DIR/embeddings.sqlite)")
+    p.add_argument("--batch-size", type=int, default=64, help="model batch size (default 64)")
+
+
+def run_embed(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    if output.suffix.lower() != ".npy":
+        raise InputError("embeddings are written as .npy", path=str(output))
+    corpus = load_corpus(args.corpus)
+    texts = [turn.text for c in corpus for turn in c.turns]
+    index = pd.DataFrame({
+        "conversation_id": [c.conversation_id for c in corpus for _ in c.turns],
+        "turn": [position for c in corpus for position in range(len(c.turns))],
+    })
+    embedder = _embedder(args)
+    started = time.perf_counter()
+    vectors, hits = embed_texts(embedder, texts, progress=not args.no_progress)
+    elapsed = time.perf_counter() - started
+    index_path = Path(args.index) if args.index else default_index_path(output)
+    buffer = io.BytesIO()
+    np.save(buffer, vectors.astype(np.float32))
+    atomic_write_bytes(output, buffer.getvalue())
+    write_table(index, index_path, "parquet")
+    unique = len(set(texts))
+    print(f"embedded {len(texts)} turns ({unique} distinct texts) with {embedder.model_name} in "
+          f"{elapsed:.2f} s: model calls {embedder.model_calls}, cache hits {hits}, "
+          f"newly embedded {unique - hits}")
+    print(f"wrote {output} {tuple(vectors.shape)} and {index_path}")
+    return 0
+
+
+def default_index_path(embeddings_path: Path) -> Path:
+    stem = embeddings_path.stem
+    name = stem.replace("embeddings", "index") if "embeddings" in stem else f"{stem}_index"
+    return embeddings_path.with_name(name + ".parquet")
+
+
+def _embedder(args: argparse.Namespace):
+    from engine.embed import Embedder
+
+    if args.batch_size < 1:
+        raise InputError("must be at least 1", field="--batch-size")
+    return Embedder(args.model, cache=args.cache, batch_size=args.batch_size)
+
+
+def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
+    """Embeddings of ``texts`` in chunks with a progress bar, and how many distinct texts
+    were already in the cache."""
+    from engine.embed import text_key
+
+    if not texts:
+        raise InputError("nothing to embed: the corpus has no turns")
+    keys = list(dict.fromkeys(text_key(t) for t in texts))
+    hits = len(embedder.cache.get_many(embedder.model_name, keys))
+    chunks = [texts[i:i + EMBED_CHUNK] for i in range(0, len(texts), EMBED_CHUNK)]
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(texts), desc="embedding", unit="turn", disable=not progress,
+               file=sys.stderr)
+    parts = []
+    for chunk in chunks:
+        parts.append(embedder.encode(chunk))
+        bar.update(len(chunk))
+    bar.close()
+    return np.concatenate(parts), hits
+
+
+# -- features ------------------------------------------------------------------------------
+def _register_features(subparsers) -> None:
+    p = subparsers.add_parser(
+        "features", help="corpus or embeddings -> the nine trajectory features per conversation",
+        description="The nine semantic-trajectory features of paper A (Table 19) for each "
+                    "conversation, from a corpus (embedded through the cache) or from an "
+                    "embeddings .npy with its index parquet.")
+    p.add_argument("input", help="corpus .jsonl/.parquet, transcript .csv, or embeddings .npy")
+    p.add_argument("-o", "--output", help="table .csv/.json/.parquet (default: CSV on stdout)")
+    p.add_argument("--index", help="index parquet of an .npy input (default: as `embed` writes it)")
+    p.add_argument("--kmeans", choices=("batched", "sklearn"), default="batched",
+                   help="topic-switching k-means: batched numpy (fast) or scikit-learn per conversation")
+    p.add_argument("--format", choices=TABLE_FORMATS, help="output format (default: from extension)")
+    _add_model_options(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(handler=run_features)
+
+
+def run_features(args: argparse.Namespace) -> int:
+    from engine.features import FEATURE_NAMES, features_for_corpus
+
+    source = Path(args.input)
+    progress = not args.no_progress
+    if source.suffix.lower() == ".npy":
+        ids, arrays = load_embeddings(source, Path(args.index) if args.index else None)
+        info = pd.DataFrame({"conversation_id": ids})
+    else:
+        corpus = load_corpus(source)
+        embedder = _embedder(args)
+        texts = [t.text for c in corpus for t in c.turns]
+        vectors, hits = embed_texts(embedder, texts, progress=progress)
+        arrays = _split_rows(vectors, [len(c.turns) for c in corpus])
+        info = corpus.conversations_frame()[["conversation_id", "source", "task", "model",
+                                             "protocol"]]
+        print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
+              file=sys.stderr)
+    features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
+    table = pd.concat([info.reset_index(drop=True),
+                       pd.DataFrame({"n_turns": [len(a) for a in arrays]}), features], axis=1)
+    table = table[[*info.columns, "n_turns", *FEATURE_NAMES]]
+    emit_table(table, args.output, args.format)
+    return 0
+
+
+def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
+    bounds = np.cumsum([0, *lengths])
+    return [vectors[bounds[i]:bounds[i + 1]] for i in range(len(lengths))]
+
+
+def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], list[np.ndarray]]:
+    """(conversation ids, per-conversation arrays in turn order) from ``embed``'s output."""
+    index_path = index_path or default_index_path(path)
+    try:
+        vectors = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise InputError(f"not a readable .npy array ({error})", path=str(path)) from None
+    if vectors.ndim != 2:
+        raise InputError(f"expected a (turns, dim) array, got shape {vectors.shape}", path=str(path))
+    if not index_path.exists():
+        raise InputError("index not found; pass --index (written by `embed`)", path=str(index_path))
+    try:
+        index = pd.read_parquet(index_path)
+    except Exception as error:  # pyarrow raises several types for a bad file
+        raise InputError(f"not a readable Parquet file ({error})", path=str(index_path)) from None
+    for column in ("conversation_id", "turn"):
+        if column not in index.columns:
+            raise InputError("missing column", path=str(index_path), field=column)
+    if len(index) != len(vectors):
+        raise InputError(f"{len(index)} index rows but {len(vectors)} embedding rows",
+                         path=str(index_path))
+    index = index.assign(row=np.arange(len(index)))
+    duplicated = index.duplicated(["conversation_id", "turn"])
+    if duplicated.any():
+        row = int(np.flatnonzero(duplicated.to_numpy())[0]) + 1
+        raise InputError("duplicate (conversation_id, turn)", path=str(index_path), row=row,
+                         field="turn")
+    ids, arrays = [], []
+    for conversation_id, group in index.groupby("conversation_id", sort=False):
+        ids.append(str(conversation_id))
+        arrays.append(vectors[group.sort_values("turn")["row"].to_numpy()])
+    return ids, arrays
+
+
+# -- diversity -----------------------------------------------------------------------------
+def _register_diversity(subparsers) -> None:
+    p = subparsers.add_parser(
+        "diversity", help="final ideas grouped by task/method -> Vendi, Div-BLEU, inter-session",
+        description="Diversity of final ideas (paper B, section 3.2) per group (default: task "
+                    "and method/protocol): Vendi Score (cosine kernel of the embeddings) and "
+                    "Div-BLEU over all the group's texts, and inter-session diversity: the "
+                    "runs split into consecutive groups of --group-size, scored and averaged.")
+    p.add_argument("input", help="corpus .jsonl/.parquet, or a .csv/.tsv/.jsonl table with a text column")
+    p.add_argument("-o", "--output", help="table .csv/.json/.parquet (default: CSV on stdout)")
+    p.add_argument("--text-column", default="text", help="text column of a table input (default: text)")
+    p.add_argument("--text", choices=("auto", "final-idea", "last-turn"), default="auto",
+                   help="for a corpus: the final idea (auto: final_idea, else the last turn)")
+    p.add_argument("--group-by", default="task,protocol",
+                   help="comma-separated columns (default: task,protocol; missing ones are ignored)")
+    p.add_argument("--group-size", type=int, default=5,
+                   help="runs per inter-session group (paper B: 15 runs -> 3 groups of 5)")
+    p.add_argument("--format", choices=TABLE_FORMATS, help="output format (default: from extension)")
+    _add_model_options(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(handler=run_diversity)
+
+
+def run_diversity(args: argparse.Namespace) -> int:
+    from engine.diversity import div_bleu, inter_session_diversity, vendi_score
+
+    if args.group_size < 2:
+        raise InputError("must be at least 2", field="--group-size")
+    table = load_texts(Path(args.input), args.text_column, args.text)
+    wanted = [c.strip() for c in args.group_by.split(",") if c.strip()]
+    group_columns = [c for c in wanted if c in table.columns and table[c].notna().any()]
+    embedder = _embedder(args)
+    vectors, hits = embed_texts(embedder, table["text"].tolist(), progress=not args.no_progress)
+    print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}", file=sys.stderr)
+    rows = []
+    groups = table.groupby(group_columns, sort=True, dropna=False) if group_columns else [((), table)]
+    for key, group in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        texts = group["text"].tolist()
+        embeddings = vectors[group.index.to_numpy()]
+        row = dict(zip(group_columns, key))
+        row.update(n_texts=len(texts), vendi=vendi_score(embeddings),
+                   div_bleu=div_bleu(texts) if len(texts) >= 2 else float("nan"),
+                   inter_vendi=float("nan"), inter_div_bleu=float("nan"), inter_groups=0)
+        if len(texts) >= args.group_size:
+            inter = inter_session_diversity(texts, embeddings, group_size=args.group_size)
+            row.update(inter_vendi=inter["vendi"], inter_div_bleu=inter["div_bleu"],
+                       inter_groups=inter["n_groups"])
+        rows.append(row)
+    emit_table(pd.DataFrame(rows), args.output, args.format)
+    return 0
+
+
+def load_texts(path: Path, text_column: str, choice: str) -> pd.DataFrame:
+    """A table with a ``text`` column (+ grouping columns), in run order, from a corpus or table."""
+    if _is_corpus(path):
+        corpus = load_corpus(path)
+        rows = []
+        for c in corpus:
+            text = c.final_idea if choice in ("auto", "final-idea") else None
+            if text is None and choice == "final-idea":
+                raise InputError("no final_idea; use --text last-turn", path=str(path),
+                                 field=f"{c.conversation_id}.final_idea")
+            if text is None:
+                if not c.turns:
+                    raise InputError("no turns and no final idea", path=str(path),
+                                     field=f"{c.conversation_id}.turns")
+                text = c.turns[-1].text
+            rows.append({"conversation_id": c.conversation_id, "task": c.task,
+                         "protocol": c.protocol, "model": c.model, "replicate": c.replicate,
+                         "text": text})
+        table = pd.DataFrame(rows)
+    else:
+        from engine.importers.transcripts import read_records
+
+        records = read_records(path)
+        for record in records:
+            value = record.values.get(text_column)
+            if not isinstance(value, str) or not value.strip():
+                raise InputError("missing or empty text", path=str(path), row=record.row,
+                                 field=text_column)
+        table = pd.DataFrame([r.values for r in records])
+        table = table.rename(columns={text_column: "text"})
+    if table.empty:
+        raise InputError("no texts", path=str(path))
+    if "replicate" in table.columns and table["replicate"].notna().all():
+        table = table.sort_values("replicate", kind="stable")
+    return table.reset_index(drop=True)
+
+
+def _is_corpus(path: Path) -> bool:
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return True
+    if suffix == ".jsonl" and path.exists():
+        with open(path, "rb") as handle:
+            first = handle.readline(1_000_000).decode("utf-8-sig", errors="replace")
+        return '"__corpus__"' in first or '"turns"' in first
+    return False
+
+
+# -- files ---------------------------------------------------------------------------------
+def load_corpus(path: str | Path) -> Corpus:
+    """A corpus from .jsonl/.parquet, or a transcript .csv/.tsv read on the fly."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return Corpus.from_jsonl(path)
+    if suffix == ".parquet":
+        if not path.exists():
+            raise InputError("no such file", path=str(path))
+        return Corpus.from_parquet(path)
+    if suffix in (".csv", ".tsv"):
+        from engine.importers.transcripts import read_transcripts
+
+        return read_transcripts(path)
+    raise InputError(f"expected a corpus .jsonl/.parquet or a transcript .csv, got {suffix!r}",
+                     path=str(path))
+
+
+def write_corpus(corpus: Corpus, output: str | Path, fmt: str | None = None) -> Path:
+    output = Path(output)
+    fmt = fmt or output.suffix.lower().lstrip(".")
+    if fmt == "jsonl":
+        return corpus.to_jsonl(output)
+    if fmt == "parquet":
+        return corpus.to_parquet(output)
+    raise InputError("a corpus is written as .jsonl or .parquet", path=str(output))
+
+
+def table_format(output: str | Path | None, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    if output is None:
+        return "csv"
+    suffix = Path(output).suffix.lower().lstrip(".")
+    if suffix not in TABLE_FORMATS:
+        raise InputError(f"unknown table extension {Path(output).suffix!r}; use .csv, .json or "
+                         ".parquet (or --format)", path=str(output))
+    return suffix
+
+
+def write_table(table: pd.DataFrame, output: str | Path, fmt: str) -> Path:
+    """Write a table atomically as CSV, JSON records or Parquet."""
+    if fmt == "csv":
+        return atomic_write_text(output, table.to_csv(index=False))
+    if fmt == "json":
+        records = json.loads(table.to_json(orient="records", force_ascii=False, double_precision=15))
+        return atomic_write_text(output, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
+    if fmt == "parquet":
+        buffer = io.BytesIO()
+        table.to_parquet(buffer, index=False)
+        return atomic_write_bytes(output, buffer.getvalue())
+    raise InputError(f"unknown table format {fmt!r}", field="--format")
+
+
+def emit_table(table: pd.DataFrame, output: str | None, fmt: str | None) -> None:
+    """Write to ``output`` (format from --format or its extension) or print CSV/JSON."""
+    fmt = table_format(output, fmt)
+    if output is None:
+        if fmt == "parquet":
+            raise InputError("parquet needs an output file (-o)", field="--format")
+        if fmt == "json":
+            print(table.to_json(orient="records", indent=1, double_precision=15))
+        else:
+            sys.stdout.write(table.to_csv(index=False))
+        return
+    write_table(table, output, fmt)
+    print(f"wrote {len(table)} rows -> {output}", file=sys.stderr)
