@@ -1,0 +1,31 @@
+"""Statistics of paper A ("Multi-agent AI systems outperform human teams in creativity").
+
+One module per job:
+
+* ``spec``: :class:`RegressionSpec` (data, YAML) and the Table 1 ladder ``hierarchical_specs``
+* ``design``: blocks -> design matrix, with errors for people
+* ``regression``: ``fit`` (OLS + HC3 / clustered, REML mixed model, Nakagawa R²)
+* ``compare``: ``compare_results`` (Table 23)
+* ``collinearity``: ``vif``
+* ``manipulability``: ``manipulability`` and ``interaction_share`` (Tables 2, 24, 25)
+* ``groups``: ``group_comparison``, ``top_share``, ``group_effect_robustness`` (Fig. 1, A.5)
+* ``ratings``: ``minmax_within_task``, ``creativity_product``, ``creativity_additive``, ``icc3k``
+"""
+
+from engine.stats.collinearity import vif
+from engine.stats.compare import compare_results
+from engine.stats.design import BLOCKS, build_design
+from engine.stats.groups import (cohens_d, group_comparison, group_effect_robustness, mean_ci,
+                                 top_share)
+from engine.stats.manipulability import MANIPULABILITY_COLUMNS, interaction_share, manipulability
+from engine.stats.ratings import creativity_additive, creativity_product, icc3k, minmax_within_task
+from engine.stats.regression import RegressionResult, fit, stars
+from engine.stats.spec import ESTIMATORS, RegressionSpec, hierarchical_specs, load_specs
+
+__all__ = [
+    "BLOCKS", "ESTIMATORS", "MANIPULABILITY_COLUMNS", "RegressionResult", "RegressionSpec",
+    "build_design", "cohens_d", "compare_results", "creativity_additive", "creativity_product",
+    "fit", "group_comparison", "group_effect_robustness", "hierarchical_specs", "icc3k",
+    "interaction_share", "load_specs", "manipulability", "mean_ci", "minmax_within_task",
+    "stars", "top_share", "vif",
+]

@@ -1,0 +1,196 @@
+"""Fitting a :class:`RegressionSpec`: OLS with HC3 / clustered SEs, or a REML mixed model.
+
+Paper A reports hierarchical OLS with HC3 robust standard errors (Tables 1, 7, 20, 21, 23)
+and a mixed model with task random intercepts estimated by REML (Model 5 of Tables 20 and
+21) with marginal and conditional R² after Nakagawa & Schielzeth (2013):
+
+    R²_marginal    = σ²_f / (σ²_f + σ²_task + σ²_ε)
+    R²_conditional = (σ²_f + σ²_task) / (σ²_f + σ²_task + σ²_ε)
+
+with σ²_f the variance of the fixed-effect predictions Xβ. The authors' notebook computed
+σ²_f from the fitted values including the random intercepts; that variant is reported as
+``conditional_r2_paper_variant`` so the published numbers can be matched when ratings are
+imported. A mixed model that does not converge is an error by default; with
+``allow_nonconvergence=True`` it is returned with ``converged=False`` and the warnings.
+"""
+
+from __future__ import annotations
+
+import warnings as python_warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from engine.errors import InputError
+from engine.stats.design import build_design
+from engine.stats.spec import RegressionSpec
+
+TABLE_COLUMNS = ("term", "coef", "se", "p", "ci_low", "ci_high", "stars")
+
+
+@dataclass
+class RegressionResult:
+    """A fitted specification: tidy ``table``, ``summary`` dict, the ``spec`` and raw ``model``."""
+
+    spec: RegressionSpec
+    table: pd.DataFrame
+    summary: dict
+    model: object = field(default=None, repr=False)
+
+    def coef(self, term: str) -> float:
+        return float(self.table.set_index("term").loc[term, "coef"])
+
+    def to_dict(self) -> dict:
+        """JSON-ready: spec, summary and the table as records."""
+        table = self.table.replace({np.nan: None})
+        return {"spec": self.spec.to_dict(), "summary": self.summary,
+                "table": table.to_dict(orient="records")}
+
+
+def stars(p: float, levels: tuple[float, float, float] = (0.05, 0.01, 0.001)) -> str:
+    """'*', '**' or '***' when ``p`` is below the first, second or third level."""
+    if p is None or not np.isfinite(p):
+        return ""
+    return "*" * sum(p < level for level in levels)
+
+
+def fit(spec: RegressionSpec, df: pd.DataFrame, *, allow_nonconvergence: bool = False,
+        alpha: float = 0.05) -> RegressionResult:
+    """Fit ``spec`` on ``df`` and return a tidy result (Tables 1, 7, 20, 21 and 29)."""
+    if not isinstance(spec, RegressionSpec):
+        raise InputError(f"expected a RegressionSpec, got {type(spec).__name__}")
+    where = f"specification {spec.name!r}"
+    extra: tuple[str, ...] = ()
+    if spec.estimator == "mixedlm":
+        extra = (spec.columns.get(spec.group, spec.group),)
+        if any(spec.columns.get(b, b) == extra[0] for b in spec.blocks):
+            raise InputError(f"{where}: {extra[0]!r} is both a fixed-effect block and the random-"
+                             "intercept group; remove it from blocks (the paper's mixed model has "
+                             "task as a random intercept only)", field=extra[0])
+    elif spec.estimator == "ols_cluster":
+        extra = (spec.cluster,)
+    design = build_design(df, outcome=spec.outcome, blocks=spec.blocks, zscore=spec.zscore,
+                          reference=spec.reference, columns=spec.columns, extra_columns=extra,
+                          spec_name=where)
+    if spec.estimator == "mixedlm":
+        return _fit_mixed(spec, design, extra[0], allow_nonconvergence, alpha)
+    return _fit_ols(spec, design, alpha)
+
+
+def _fit_ols(spec: RegressionSpec, design, alpha: float) -> RegressionResult:
+    import statsmodels.api as sm
+
+    model = sm.OLS(design.y, design.X)
+    notes = list(design.warnings)
+    with python_warnings.catch_warnings(record=True) as caught:
+        python_warnings.simplefilter("always")
+        if spec.estimator == "ols_hc3":
+            leverage = _leverage(design.X.to_numpy())
+            if np.any(leverage > 1 - 1e-10):
+                notes.append(f"{int((leverage > 1 - 1e-10).sum())} row(s) have leverage 1 (a "
+                             "factor level with a single row); their HC3 standard errors are undefined")
+            result = model.fit(cov_type="HC3")
+        elif spec.estimator == "ols_cluster":
+            codes = pd.factorize(design.rows[spec.cluster])[0]
+            if codes.max() + 1 < 2:
+                raise InputError(f"specification {spec.name!r}: clustered SEs need at least 2 "
+                                 f"clusters in {spec.cluster!r}", field=spec.cluster)
+            result = model.fit(cov_type="cluster", cov_kwds={"groups": codes})
+            notes.append(f"standard errors clustered by {spec.cluster!r} ({codes.max() + 1} clusters)")
+        else:
+            result = model.fit()
+    notes += _warning_texts(caught)
+    table = _tidy(result.params, result.bse, result.pvalues, result.conf_int(alpha), spec)
+    summary = {"name": spec.name, "estimator": spec.estimator, "n": int(result.nobs),
+               "n_dropped": design.n_dropped, "n_parameters": int(design.X.shape[1]),
+               "r2": float(result.rsquared), "adj_r2": float(result.rsquared_adj),
+               "marginal_r2": None, "conditional_r2": None, "conditional_r2_paper_variant": None,
+               "group_variance": None, "converged": True, "warnings": notes}
+    return RegressionResult(spec=spec, table=table, summary=summary, model=result)
+
+
+def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: bool,
+               alpha: float) -> RegressionResult:
+    import statsmodels.api as sm
+
+    where = f"specification {spec.name!r}"
+    groups = design.rows[group].astype(str).to_numpy()
+    n_groups = len(np.unique(groups))
+    if n_groups < 2:
+        raise InputError(f"{where}: the random-intercept group {group!r} has {n_groups} level in "
+                         "the rows used; a mixed model needs at least 2 groups", field=group)
+    notes = list(design.warnings)
+    if n_groups < 5:
+        notes.append(f"only {n_groups} groups in {group!r}: the group variance is poorly estimated")
+    model = sm.MixedLM(design.y.to_numpy(), design.X, groups=groups)
+    with python_warnings.catch_warnings(record=True) as caught:
+        python_warnings.simplefilter("always")
+        try:
+            result = model.fit(reml=True, maxiter=200)
+        except (np.linalg.LinAlgError, ValueError) as error:
+            raise InputError(f"{where}: the mixed model could not be fitted ({error}); the design "
+                             "may be too small or collinear within groups") from None
+    notes += _warning_texts(caught)
+    converged = bool(getattr(result, "converged", False))
+    group_variance = float(np.asarray(result.cov_re)[0, 0])
+    if group_variance <= 1e-8:
+        notes.append(f"the {group!r} variance is estimated at the boundary (0): groups do not "
+                     "differ beyond the fixed effects")
+    if not converged and not allow_nonconvergence:
+        detail = "; ".join(notes[-3:]) or "the optimiser stopped before the likelihood settled"
+        raise InputError(f"{where}: the mixed model did not converge ({detail}). Try fewer fixed "
+                         f"effects, more rows per {group!r}, or an OLS estimator")
+    fe_names = list(design.X.columns)
+    params = pd.Series(np.asarray(result.fe_params), index=fe_names)
+    bse = pd.Series(np.asarray(result.bse_fe), index=fe_names)
+    z = params / bse
+    pvalues = pd.Series(2 * scipy_stats.norm.sf(np.abs(z)), index=fe_names)
+    crit = scipy_stats.norm.ppf(1 - alpha / 2)
+    conf = pd.DataFrame({0: params - crit * bse, 1: params + crit * bse})
+    table = _tidy(params, bse, pvalues, conf, spec)
+    group_se = float(np.asarray(result.bse_re)[0]) if len(np.asarray(result.bse_re)) else np.nan
+    table = pd.concat([table, pd.DataFrame([{"term": "Group Var", "coef": group_variance,
+                                             "se": group_se, "p": np.nan, "ci_low": np.nan,
+                                             "ci_high": np.nan, "stars": ""}])], ignore_index=True)
+
+    fixed_prediction = design.X.to_numpy() @ params.to_numpy()
+    var_fixed = float(np.var(fixed_prediction))
+    residual = float(result.scale)
+    total = var_fixed + group_variance + residual
+    var_fitted = float(np.var(np.asarray(result.fittedvalues)))
+    summary = {"name": spec.name, "estimator": spec.estimator, "n": int(len(design.y)),
+               "n_dropped": design.n_dropped, "n_parameters": int(design.X.shape[1]),
+               "n_groups": n_groups, "r2": None, "adj_r2": None,
+               "marginal_r2": var_fixed / total, "conditional_r2": (var_fixed + group_variance) / total,
+               "conditional_r2_paper_variant":
+                   (var_fitted + group_variance) / (var_fitted + group_variance + residual),
+               "group_variance": group_variance, "residual_variance": residual,
+               "log_likelihood": float(result.llf), "converged": converged, "warnings": notes}
+    return RegressionResult(spec=spec, table=table, summary=summary, model=result)
+
+
+def _tidy(params, bse, pvalues, conf, spec: RegressionSpec) -> pd.DataFrame:
+    conf = pd.DataFrame(conf)
+    table = pd.DataFrame({
+        "term": list(params.index), "coef": np.asarray(params, dtype=float),
+        "se": np.asarray(bse, dtype=float), "p": np.asarray(pvalues, dtype=float),
+        "ci_low": np.asarray(conf.iloc[:, 0], dtype=float),
+        "ci_high": np.asarray(conf.iloc[:, 1], dtype=float)})
+    table["stars"] = [stars(p, spec.star_levels) for p in table["p"]]
+    return table
+
+
+def _leverage(X: np.ndarray) -> np.ndarray:
+    q, _ = np.linalg.qr(X)
+    return np.einsum("ij,ij->i", q, q)
+
+
+def _warning_texts(caught) -> list[str]:
+    texts = []
+    for item in caught:
+        text = str(item.message).strip().splitlines()[0] if str(item.message).strip() else ""
+        if text and text not in texts:
+            texts.append(f"{item.category.__name__}: {text}")
+    return texts

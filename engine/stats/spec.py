@@ -1,0 +1,151 @@
+"""Regression specifications as data (paper A, Tables 1, 7, 20, 21, 23, 29).
+
+A :class:`RegressionSpec` names an outcome, predictor blocks (see ``engine.stats.design``)
+and an estimator; it can be read from YAML or a dict so that users and the dashboard
+define models without code. ``hierarchical_specs`` returns the paper's ladder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from engine.errors import InputError
+
+ESTIMATORS = ("ols_hc3", "ols", "ols_cluster", "mixedlm")
+DEFAULT_STAR_LEVELS = (0.05, 0.01, 0.001)
+
+
+@dataclass
+class RegressionSpec:
+    """One regression: ``outcome ~ blocks`` fitted by ``estimator``.
+
+    * ``estimator``: ``ols_hc3`` (OLS, HC3 robust SEs, the paper's default), ``ols``
+      (classical SEs), ``ols_cluster`` (SEs clustered by ``cluster``, paper A A.5) or
+      ``mixedlm`` (REML, random intercepts for ``group``; Tables 20/21 Model 5).
+    * ``zscore``: standardise the outcome and numeric predictors within the sample used.
+    * ``reference``: reference level per factor column (default: first level sorted).
+    * ``columns``: block-column renames, e.g. ``{"task": "question_id"}``.
+    * ``star_levels``: p thresholds for one, two and three stars (Table 20 uses .10/.05/.01).
+    """
+
+    name: str
+    outcome: str
+    blocks: list[str]
+    estimator: str = "ols_hc3"
+    group: str = "task"
+    zscore: bool = True
+    cluster: str | None = None
+    reference: dict[str, str] = field(default_factory=dict)
+    columns: dict[str, str] = field(default_factory=dict)
+    star_levels: tuple[float, float, float] = DEFAULT_STAR_LEVELS
+
+    def __post_init__(self) -> None:
+        where = f"specification {self.name!r}"
+        if not isinstance(self.name, str) or not self.name:
+            raise InputError("a specification needs a non-empty name", field="name")
+        if not isinstance(self.outcome, str) or not self.outcome:
+            raise InputError(f"{where}: outcome must be a column name", field="outcome")
+        if isinstance(self.blocks, str):
+            self.blocks = [b.strip() for b in self.blocks.split(",") if b.strip()]
+        if not isinstance(self.blocks, (list, tuple)) or not all(isinstance(b, str) for b in self.blocks):
+            raise InputError(f"{where}: blocks must be a list of block names", field="blocks")
+        self.blocks = list(dict.fromkeys(self.blocks))
+        if self.estimator not in ESTIMATORS:
+            raise InputError(f"{where}: estimator {self.estimator!r} is not one of {list(ESTIMATORS)}",
+                             field="estimator")
+        if self.estimator == "ols_cluster" and not self.cluster:
+            raise InputError(f"{where}: estimator ols_cluster needs 'cluster' (the column whose "
+                             "values define the clusters)", field="cluster")
+        if self.estimator != "mixedlm" and not self.blocks:
+            raise InputError(f"{where}: an OLS specification needs at least one block", field="blocks")
+        levels = tuple(self.star_levels)
+        if len(levels) != 3 or not all(0 < p < 1 for p in levels) or not levels[0] > levels[1] > levels[2]:
+            raise InputError(f"{where}: star_levels must be three decreasing p values in (0, 1), "
+                             f"got {list(levels)}", field="star_levels")
+        self.star_levels = tuple(float(p) for p in levels)
+        for attribute in ("reference", "columns"):
+            value = getattr(self, attribute)
+            if not isinstance(value, dict):
+                raise InputError(f"{where}: {attribute} must be a mapping", field=attribute)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RegressionSpec":
+        """A specification from a plain mapping (unknown keys are an error, not ignored)."""
+        if not isinstance(data, dict):
+            raise InputError(f"a specification must be a mapping, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InputError(f"unknown specification key(s) {unknown}; known keys are {sorted(known)}",
+                             field=unknown[0])
+        for required in ("name", "outcome"):
+            if required not in data:
+                raise InputError(f"a specification needs {required!r}", field=required)
+        values = dict(data)
+        values.setdefault("blocks", [])
+        return cls(**values)
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "RegressionSpec":
+        """Read one specification from a YAML mapping (see :func:`load_specs` for several)."""
+        specs = load_specs(path)
+        if len(specs) != 1:
+            raise InputError(f"holds {len(specs)} specifications; use load_specs for a list",
+                             path=str(path))
+        return specs[0]
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["star_levels"] = list(self.star_levels)
+        return data
+
+
+def load_specs(path: str | Path) -> list[RegressionSpec]:
+    """Specifications from YAML: one mapping, a list, or ``{specs: [...]}``."""
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file", path=str(path))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise InputError(f"not valid YAML ({str(error).splitlines()[0]})", path=str(path)) from None
+    if isinstance(data, dict) and "specs" in data:
+        data = data["specs"]
+    items = data if isinstance(data, list) else [data]
+    if not items or data is None:
+        raise InputError("holds no specification", path=str(path))
+    specs = []
+    for position, item in enumerate(items, start=1):
+        try:
+            specs.append(RegressionSpec.from_dict(item))
+        except InputError as error:
+            raise InputError(f"specification {position}: {error.reason}", path=str(path),
+                             field=error.field) from None
+    return specs
+
+
+def hierarchical_specs(outcome: str = "creativity", sample: str = "llm") -> list[RegressionSpec]:
+    """The hierarchical ladder of paper A, Table 1 (Tables 20 and 21 in full).
+
+    LLM: trajectory, + task, + model, + discussion (OLS, HC3), then a mixed model with task
+    random intercepts and trajectory + model + discussion fixed effects. Human: trajectory,
+    + task, then the mixed model with trajectory fixed effects.
+    """
+    if sample == "llm":
+        ladder = [("trajectory", ["trajectory"]), ("+task", ["trajectory", "task"]),
+                  ("+model", ["trajectory", "task", "model"]),
+                  ("+discussion", ["trajectory", "task", "model", "discussion"])]
+        mixed = ["trajectory", "model", "discussion"]
+    elif sample == "human":
+        ladder = [("trajectory", ["trajectory"]), ("+task", ["trajectory", "task"])]
+        mixed = ["trajectory"]
+    else:
+        raise InputError(f"sample must be 'llm' or 'human', got {sample!r}", field="sample")
+    specs = [RegressionSpec(name=f"{sample}: {label}", outcome=outcome, blocks=blocks)
+             for label, blocks in ladder]
+    specs.append(RegressionSpec(name=f"{sample}: mixed effects", outcome=outcome, blocks=mixed,
+                                estimator="mixedlm", group="task"))
+    return specs
