@@ -181,30 +181,37 @@ def batched_kmeans_labels(x: np.ndarray, n_clusters: int = N_CLUSTERS, n_init: i
 
     ``x`` is (batch, n, dim). Squared distances to centroids come from the Gram matrix
     ``G = X X^T``: ``|x_i - c_j|^2 = G_ii - 2 mean_{l in C_j} G_il + mean_{l,m in C_j} G_lm``,
-    so an iteration costs O(n^2 k) per conversation instead of O(n k dim). Each of the
-    ``n_init`` restarts is seeded by greedy k-means++ (as scikit-learn) and the restart
-    with the lowest inertia wins. Returns labels (batch, n).
+    so an iteration costs O(n^2 k) per conversation instead of O(n k dim).
+
+    The seeding replays scikit-learn's: each conversation gets a fresh
+    ``RandomState(seed)``, so every conversation sees the same stream of uniforms, and
+    greedy k-means++ (2 + log k local trials per centre) consumes them in the same order
+    (one draw for the first centre, then one per local trial). Restarts run to label
+    stability and the lowest inertia wins, as in ``sklearn.cluster.KMeans``.
+    Returns labels (batch, n).
     """
-    rng = np.random.default_rng(seed)
     batch, n, _ = x.shape
-    gram = x @ x.transpose(0, 2, 1)
+    trials = 2 + int(np.log(n_clusters))
+    stream = np.random.RandomState(seed)
+    draws = [(stream.random_sample(), [stream.uniform(size=trials) for _ in range(n_clusters - 1)])
+             for _ in range(n_init)]
+    centred = x - x.mean(axis=1, keepdims=True)
+    gram = centred @ centred.transpose(0, 2, 1)
     sq_norms = np.einsum("bii->bi", gram)
     best_labels = np.zeros((batch, n), dtype=np.int64)
     best_inertia = np.full(batch, np.inf)
-    rows = np.arange(batch)
-    for _ in range(n_init):
-        labels = _kmeans_plus_plus_labels(gram, sq_norms, n_clusters, rng)
+    for first_draw, trial_draws in draws:
+        labels = _kmeans_plus_plus_labels(gram, sq_norms, n_clusters, first_draw, trial_draws)
         for _ in range(max_iter):
-            distances = _kernel_distances(gram, sq_norms, labels, n_clusters)
-            new_labels = distances.argmin(axis=2)
+            new_labels = _kernel_distances(gram, sq_norms, labels, n_clusters).argmin(axis=2)
             if np.array_equal(new_labels, labels):
                 break
             labels = new_labels
         distances = _kernel_distances(gram, sq_norms, labels, n_clusters)
         inertia = np.take_along_axis(distances, labels[..., None], axis=2)[..., 0].sum(axis=1)
-        better = inertia < best_inertia - 1e-12
+        better = inertia < best_inertia * (1.0 - 1e-12)
         best_inertia[better] = inertia[better]
-        best_labels[rows[better]] = labels[better]
+        best_labels[better] = labels[better]
     return best_labels
 
 
@@ -218,13 +225,15 @@ def _kernel_distances(gram, sq_norms, labels, n_clusters):
     return np.where(counts[:, None, :] > 0, np.maximum(distances, 0.0), np.inf)
 
 
-def _kmeans_plus_plus_labels(gram, sq_norms, n_clusters, rng):
-    """Greedy k-means++ seeding (2 + log k local trials), returned as initial labels."""
+def _kmeans_plus_plus_labels(gram, sq_norms, n_clusters, first_draw, trial_draws):
+    """Greedy k-means++ seeding driven by given uniforms; returns the initial labels."""
     batch, n = sq_norms.shape
     rows = np.arange(batch)
-    trials = 2 + int(np.log(n_clusters))
+    cdf = np.full(n, 1.0 / n).cumsum()
+    cdf /= cdf[-1]
+    first = int(cdf.searchsorted(first_draw, side="right"))
     centers = np.empty((batch, n_clusters), dtype=np.int64)
-    centers[:, 0] = rng.integers(0, n, size=batch)
+    centers[:, 0] = first
 
     def distance_to(index):  # squared distance of every point to point ``index`` (b, n)
         return np.maximum(sq_norms - 2.0 * gram[rows, index] + sq_norms[rows, index][:, None], 0.0)
@@ -233,12 +242,12 @@ def _kmeans_plus_plus_labels(gram, sq_norms, n_clusters, rng):
     for c in range(1, n_clusters):
         potential = closest.sum(axis=1)
         cumulative = np.cumsum(closest, axis=1)
-        draws = rng.random((batch, trials)) * potential[:, None]
-        candidates = np.minimum((cumulative[:, None, :] < draws[..., None]).sum(axis=2), n - 1)
+        targets = np.asarray(trial_draws[c - 1])[None, :] * potential[:, None]
+        candidates = np.minimum((cumulative[:, None, :] < targets[..., None]).sum(axis=2), n - 1)
         best_candidate = candidates[:, 0]
         best_potential = np.full(batch, np.inf)
         best_closest = closest
-        for t in range(trials):
+        for t in range(candidates.shape[1]):
             trial_closest = np.minimum(closest, distance_to(candidates[:, t]))
             trial_potential = trial_closest.sum(axis=1)
             better = trial_potential < best_potential
