@@ -122,7 +122,7 @@ def test_split_into_groups_and_inter_session():
 
 def test_intra_session_per_round():
     rounds = [0, 0, 0, 1, 1, 1]
-    texts = ["a b c", "d e f", "g h i", "a b c", "a b c", "a b c"]
+    texts = ["a b c d", "e f g h", "i j k l", "a b c d", "a b c d", "a b c d"]
     embeddings = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0], [1, 0, 0], [1, 0, 0.0]])
     table = intra_session_diversity(rounds, texts, embeddings)
     assert table["vendi"].tolist() == pytest.approx([3.0, 1.0])
