@@ -1,0 +1,135 @@
+"""The numbers behind the pages: thin, cached wrappers over ``engine.stats`` and friends.
+
+Plain functions (``feature_comparison``, ``manipulability_percent``, ``regression_ladder``,
+``conversation_map``...) are testable without Streamlit; ``cached`` wraps them with
+``st.cache_data`` so a page re-render with the same selection costs nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine import stats
+from engine.errors import InputError
+from engine.features import FEATURE_NAMES
+
+
+def feature_comparison(frame: pd.DataFrame, columns: list[str], groups=("llm", "human")) -> pd.DataFrame:
+    """LLM minus human on each column: means, Welch p and Cohen's d with its 95% CI."""
+    rows = []
+    for column in columns:
+        try:
+            result = stats.group_comparison(frame, column, group="source", groups=groups)
+        except InputError:
+            continue
+        overall = result[result["by"] == "overall"].iloc[0]
+        rows.append({"feature": column,
+                     f"{groups[0]}_n": int(overall[f"{groups[0]}_n"]),
+                     f"{groups[0]}_mean": overall[f"{groups[0]}_mean"],
+                     f"{groups[1]}_n": int(overall[f"{groups[1]}_n"]),
+                     f"{groups[1]}_mean": overall[f"{groups[1]}_mean"],
+                     "welch_p": overall["welch_p"], "d": overall["cohens_d"],
+                     "ci_low": overall["d_ci_low"], "ci_high": overall["d_ci_high"]})
+    return pd.DataFrame(rows)
+
+
+def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
+    """Table 24 on the trajectory sample of ``frame``, in percent; ``attrs['n']`` kept.
+
+    ``suffix='_4b'`` uses the Qwen3-Embedding-4B features of the paper release.
+    """
+    from dashboard.data import trajectory_sample
+
+    features = [f + suffix for f in FEATURE_NAMES]
+    sample = trajectory_sample(frame) if not suffix else \
+        frame[(frame["source"] == "llm") & frame["discussion"].isin(("instructed", "open", "iterative"))]
+    table = stats.manipulability(sample, features=features)
+    out = table * 100
+    out.index = [str(i)[: len(str(i)) - len(suffix)] if suffix else str(i) for i in table.index]
+    out.attrs.update(table.attrs)
+    return out
+
+
+def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"),
+                      allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str]]:
+    """Table 1: R² of the hierarchical specifications per sample (percent) and any notes."""
+    rows: dict[str, dict[str, float]] = {}
+    notes: list[str] = []
+    for sample in samples:
+        part = frame[frame["source"] == sample]
+        if part.empty:
+            continue
+        for spec in stats.hierarchical_specs(outcome, sample):
+            label = spec.name.split(": ", 1)[1]
+            try:
+                result = stats.fit(spec, part, allow_nonconvergence=allow_nonconvergence)
+            except InputError as error:
+                notes.append(f"{sample} / {label}: {error}")
+                continue
+            s = result.summary
+            value = s["r2"] if s["r2"] is not None else s["conditional_r2"]
+            rows.setdefault(label, {})[sample.upper() if sample == "llm" else sample.capitalize()] = 100 * value
+            if not s.get("converged", True):
+                notes.append(f"{sample} / {label}: did not converge")
+            notes += [f"{sample} / {label}: {w}" for w in s.get("warnings", [])]
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "specification"
+    return table.reset_index(), notes
+
+
+def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: str,
+             name: str) -> stats.RegressionResult:
+    spec = stats.RegressionSpec(name=name, outcome=outcome, blocks=blocks, estimator=estimator,
+                                group="task")
+    return stats.fit(spec, frame, allow_nonconvergence=True)
+
+
+def conversation_map(frame: pd.DataFrame, columns=FEATURE_NAMES) -> pd.DataFrame:
+    """PCA (2 components) of the z-scored nine features, one point per conversation.
+
+    A fallback map for datasets without turn embeddings (the paper release).
+    """
+    from sklearn.decomposition import PCA
+
+    data = frame.dropna(subset=list(columns))
+    if len(data) < 3:
+        return pd.DataFrame(columns=["conversation_id", "x", "y"])
+    values = data[list(columns)].to_numpy(dtype=float)
+    sd = values.std(axis=0)
+    values = (values - values.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    points = PCA(n_components=2, random_state=42).fit_transform(values)
+    out = data[["conversation_id", "source", "model", "discussion", "task"]].copy() \
+        if {"model", "discussion", "task"} <= set(data.columns) else data[["conversation_id", "source"]].copy()
+    out["x"], out["y"] = points[:, 0], points[:, 1]
+    return out
+
+
+# ---------------------------------------------------------------------------- cached versions
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_feature_comparison(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    return feature_comparison(frame, list(columns))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_manipulability(frame: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
+    return manipulability_percent(frame, suffix)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list[str]]:
+    return regression_ladder(frame, outcome)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_fit(frame: pd.DataFrame, outcome: str, blocks: tuple[str, ...], estimator: str,
+               name: str) -> dict:
+    """A fitted spec as plain data (table + summary), so it can be cached and copied."""
+    result = fit_spec(frame, outcome, list(blocks), estimator, name)
+    return {"table": result.table, "summary": result.summary}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_conversation_map(frame: pd.DataFrame) -> pd.DataFrame:
+    return conversation_map(frame)

@@ -1,0 +1,39 @@
+"""Small Streamlit helpers shared by the pages."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import data
+
+PUBLISHED_BADGE = ":orange-badge[published]"
+OURS_BADGE = ":blue-badge[computed from this dataset]"
+
+
+def page_context():
+    """(dataset, filtered table, availability) of the current selection, or stop the page
+    with a message when there is no dataset or the filters leave no row."""
+    dataset = data.current_dataset()
+    if dataset is None:
+        st.info("No dataset yet: build one (`python -m dashboard.build_paper_release`) or "
+                "upload a file on the Data page.")
+        st.stop()
+    frame = data.filtered_conversations()
+    if frame.empty:
+        st.warning("The sidebar filters leave no conversation: widen them.")
+        st.stop()
+    return dataset, frame, data.availability(dataset)
+
+
+def published(title: str) -> None:
+    """Heading of a block of the papers' own numbers, always labelled as published."""
+    st.markdown(f"**{title}** {PUBLISHED_BADGE}")
+
+
+def ours(title: str) -> None:
+    st.markdown(f"**{title}** {OURS_BADGE}")
+
+
+def percent_table(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
+    return table.astype(float).round(digits)

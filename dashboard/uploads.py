@@ -1,0 +1,162 @@
+"""Read an uploaded file into a Dataset, or raise an InputError a person can act on.
+
+Accepted: CSV/TSV, JSONL/NDJSON and Parquet (pyarrow; no pickle-based format is ever
+read). What the file holds is recognised from its columns:
+
+* paper A's released metrics (``file_id``, ``question_id`` + the nine features) ->
+  ``engine.importers.paper_release.read_metrics``;
+* a conversation table (``conversation_id`` + at least one Table 19 feature, no ``turn``)
+  -> used as it is;
+* transcripts (one row per turn, or a Corpus JSONL/Parquet with nested ``turns``) ->
+  ``engine.importers.transcripts`` / ``engine.corpus``, then embedded and measured.
+
+Size is checked before anything is parsed; the upload is written to a private temporary
+folder under a fixed name (the user's file name is never used as a path).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from engine.corpus import Corpus
+from engine.datasets import Dataset
+from engine.errors import InputError
+from engine.features import FEATURE_NAMES
+
+DEFAULT_MAX_MB = 50.0
+ALLOWED_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
+
+
+def check_upload(filename: str, payload: bytes, max_mb: float = DEFAULT_MAX_MB) -> str:
+    """Reject empty, oversized and wrong-type uploads; returns the lower-case suffix."""
+    suffix = Path(filename).suffix.lower()
+    if suffix not in ALLOWED_SUFFIXES:
+        raise InputError(f"unsupported file type {suffix or '(no extension)'!r}; upload one of "
+                         f"{', '.join(ALLOWED_SUFFIXES)}", path=filename)
+    if not payload or not payload.strip():
+        raise InputError("is empty", path=filename)
+    size_mb = len(payload) / 1_000_000
+    if size_mb > max_mb:
+        raise InputError(f"is {size_mb:.1f} MB, over the {max_mb:g} MB upload limit "
+                         "(set CDL_MAX_UPLOAD_MB to change it)", path=filename)
+    if suffix == ".parquet" and not payload.startswith(b"PAR1"):
+        raise InputError("is not a Parquet file (no PAR1 header)", path=filename)
+    return suffix
+
+
+def read_upload(filename: str, payload: bytes, *, max_mb: float = DEFAULT_MAX_MB,
+                embedder_factory: Callable[[], object] | None = None) -> Dataset:
+    """The Dataset an upload describes (see module docstring). ``embedder_factory`` is
+    called only for transcripts, which need turn embeddings."""
+    suffix = check_upload(filename, payload, max_mb)
+    with tempfile.TemporaryDirectory(prefix="cdl-upload-") as folder:
+        path = Path(folder) / f"upload{suffix}"
+        path.write_bytes(payload)
+        try:
+            return _read(path, suffix, filename, embedder_factory)
+        except InputError as error:
+            # Name the user's file, not our temporary copy.
+            raise InputError(error.reason, path=filename, row=error.row, field=error.field) from None
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as error:
+            raise InputError(f"could not be read ({type(error).__name__}: {error})", path=filename) from None
+
+
+def _read(path: Path, suffix: str, filename: str, embedder_factory) -> Dataset:
+    name = Path(filename).stem or "upload"
+    manifest = {"description": f"uploaded file {Path(filename).name}", "source": "upload"}
+    if suffix == ".parquet":
+        table = _read_parquet(path)
+        if "turns" in table.columns:
+            return _from_corpus(Corpus.from_parquet(path), name, manifest, embedder_factory)
+        return _from_table(table, name, manifest, path)
+    if suffix in (".jsonl", ".ndjson"):
+        first = _first_json_object(path)
+        if "turns" in first or "__corpus__" in first:
+            return _from_corpus(Corpus.from_jsonl(path), name, manifest, embedder_factory)
+        columns = set(first)
+    else:
+        columns = set(_csv_header(path, "\t" if suffix == ".tsv" else ","))
+    if {"file_id", "question_id"} <= columns and set(FEATURE_NAMES) <= columns:
+        from engine.importers.paper_release import LICENCE_NOTE, read_metrics
+
+        if suffix != ".csv":
+            raise InputError("paper-release metrics must be the released CSV file")
+        manifest["licence_note"] = LICENCE_NOTE
+        return Dataset(name=name, conversations=read_metrics(path), manifest=manifest)
+    if "conversation_id" in columns and "turn" not in columns and columns & set(FEATURE_NAMES):
+        table = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv") \
+            else pd.read_json(path, lines=True)
+        return _from_table(table, name, manifest, path)
+    from engine.importers import transcripts
+
+    reader = getattr(transcripts, "read_any", None) or transcripts.read_transcripts
+    corpus = reader(path)
+    return _from_corpus(corpus, name, manifest, embedder_factory)
+
+
+def _from_table(table: pd.DataFrame, name: str, manifest: dict, path: Path) -> Dataset:
+    if table.empty:
+        raise InputError("has a header but no rows", path=str(path))
+    if "conversation_id" not in table.columns:
+        raise InputError("a conversation table needs a 'conversation_id' column",
+                         path=str(path), field="conversation_id")
+    if "source" not in table.columns:
+        table = table.assign(source="llm")
+    for feature in FEATURE_NAMES:
+        if feature in table.columns:
+            values = pd.to_numeric(table[feature], errors="coerce")
+            bad = values.isna() & table[feature].notna()
+            if bad.any():
+                row = int(bad.to_numpy().nonzero()[0][0]) + 1
+                raise InputError(f"expected a number, got {table[feature].iloc[row - 1]!r}",
+                                 path=str(path), row=row, field=feature)
+            table[feature] = values
+    return Dataset(name=name, conversations=table.reset_index(drop=True), manifest=manifest)
+
+
+def _from_corpus(corpus: Corpus, name: str, manifest: dict, embedder_factory) -> Dataset:
+    from dashboard.corpus_dataset import dataset_from_corpus
+
+    if len(corpus) == 0:
+        raise InputError("holds no conversation")
+    embedder = embedder_factory() if embedder_factory is not None else None
+    return dataset_from_corpus(corpus, embedder, name=name, manifest=manifest)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path).to_pandas()
+    except Exception as error:  # pyarrow raises several types for a broken file
+        raise InputError(f"not a readable Parquet file ({type(error).__name__})", path=str(path)) from None
+
+
+def _first_json_object(path: Path) -> dict:
+    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(f"not valid JSON ({error.msg})", path=str(path), row=row) from None
+            if not isinstance(value, dict):
+                raise InputError(f"expected a JSON object per line, got {type(value).__name__}",
+                                 path=str(path), row=row)
+            return value
+    raise InputError("is empty", path=str(path))
+
+
+def _csv_header(path: Path, delimiter: str) -> list[str]:
+    import csv
+
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte at position {error.start})", path=str(path)) from None
+    first = text.splitlines()[0] if text.strip() else ""
+    return [c.strip() for c in next(csv.reader([first], delimiter=delimiter), [])]

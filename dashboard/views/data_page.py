@@ -1,0 +1,92 @@
+"""Data page: what the chosen dataset holds, a preview of the filtered rows, and uploads."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import data, ui, uploads
+from dashboard.resources import get_embedder
+from engine.errors import InputError
+
+st.title("Data")
+dataset, frame, have = ui.page_context()
+
+manifest = dataset.manifest
+st.markdown(f"**{dataset.name}**: {manifest.get('description', '')}")
+if manifest.get("licence_note"):
+    st.caption(f"Source: {manifest.get('source', 'unknown')}. {manifest['licence_note']}")
+
+counts = frame["source"].value_counts() if "source" in frame else pd.Series(dtype=int)
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Conversations selected", f"{len(frame):,}")
+c2.metric("LLM conversations", f"{int(counts.get('llm', 0)):,}")
+c3.metric("Human conversations", f"{int(counts.get('human', 0)):,}")
+c4.metric("Mean turns", f"{frame['n_turns'].mean():.1f}" if "n_turns" in frame else "n/a")
+
+missing = [label for label, ok in (("turn texts", have.turns), ("turn embeddings", have.turn_embeddings),
+                                   ("ratings (novelty/usefulness/creativity)", bool(have.ratings)),
+                                   ("paper-B debate methods", bool(have.paper_b_methods))) if not ok]
+if missing:
+    st.info("This dataset has no " + ", no ".join(missing) + ". Pages that need them say so; "
+            "everything else works on what is here.")
+
+if {"source", "model", "task"} <= set(frame.columns):
+    st.subheader("Conversations by model and task")
+    st.dataframe(pd.crosstab(frame["model"].fillna(data.MISSING_LABEL), frame["task"].fillna(data.MISSING_LABEL),
+                             margins=True, margins_name="total"), key="data_counts")
+
+st.subheader("Rows")
+st.dataframe(frame.head(500), key="data_rows", hide_index=True)
+st.caption(f"First {min(500, len(frame))} of {len(frame):,} rows; the Export page writes them all.")
+
+st.divider()
+st.subheader("Upload a dataset")
+max_mb = float(os.environ.get("CDL_MAX_UPLOAD_MB", uploads.DEFAULT_MAX_MB))
+st.caption(f"CSV/TSV, JSONL or Parquet, at most {max_mb:g} MB: the paper's metrics CSV, a table "
+           "with one row per conversation, or transcripts with one row per turn "
+           "(`conversation_id, turn, speaker, text`, which are embedded on upload). "
+           "Nothing uploaded is executed or unpickled; it stays in this session only.")
+upload = st.file_uploader("File", type=[s.lstrip(".") for s in uploads.ALLOWED_SUFFIXES], key="upload_file")
+if upload is not None and st.button("Load this file", key="upload_load"):
+    try:
+        with st.spinner("Reading…"):
+            loaded = uploads.read_upload(upload.name, upload.getvalue(), max_mb=max_mb,
+                                         embedder_factory=get_embedder)
+    except InputError as error:
+        st.error(f"Could not use this upload: {error}")
+    else:
+        label = data.add_upload(loaded.name, loaded)
+        st.session_state["pending_dataset_choice"] = label
+        st.success(f"Loaded {len(loaded.conversations):,} conversations as “{label}”.")
+        st.rerun()
+
+if {"file_id", "question_id"} <= set(dataset.conversations.columns) and not have.ratings:
+    st.subheader("Add the authors' ratings")
+    st.caption("The release's `ideas_with_ratings_clean.csv` (not redistributed here) joins onto "
+               "this table by file_id + question_id and unlocks the rating views and regressions.")
+    ratings = st.file_uploader("Ratings CSV", type=["csv"], key="ratings_file")
+    if ratings is not None and st.button("Join ratings", key="ratings_join"):
+        from engine.importers.ratings import join_ratings
+
+        try:
+            uploads.check_upload(ratings.name, ratings.getvalue(), max_mb)
+            import tempfile
+            from pathlib import Path
+
+            with tempfile.TemporaryDirectory(prefix="cdl-ratings-") as folder:
+                path = Path(folder) / "ratings.csv"
+                path.write_bytes(ratings.getvalue())
+                joined = join_ratings(dataset.conversations, path)
+        except InputError as error:
+            st.error(f"Could not join these ratings: {error}")
+        else:
+            from engine.datasets import Dataset
+
+            info = dict(joined.attrs.get("ratings_join", {}), ratings_path=ratings.name)
+            rated = Dataset(name=f"{dataset.name}+ratings", conversations=joined,
+                            manifest=dict(manifest, ratings_join=info))
+            st.session_state["pending_dataset_choice"] = data.add_upload(rated.name, rated)
+            st.rerun()

@@ -1,0 +1,75 @@
+"""Design levers page: trajectory features by model × discussion structure and the
+manipulability table (paper A, Tables 2, 24 and 25), ours beside the published one."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import analyses, charts, published, ui
+from dashboard.published import MANIPULABILITY_COLUMNS
+from engine.errors import InputError
+from engine.stats import interaction_share
+
+st.title("Design levers")
+dataset, frame, have = ui.page_context()
+llm = frame[frame["source"] == "llm"] if "source" in frame else frame
+features = list(have.features)
+if llm.empty or not features:
+    st.info("Design levers need LLM conversations with trajectory features; this selection has "
+            f"{len(llm)} LLM rows and {len(features)} features.")
+    st.stop()
+
+st.subheader("Features by model × discussion")
+left, right = st.columns([1, 3])
+feature = left.selectbox("Feature", features, key="levers_feature")
+x_axis = left.selectbox("Bars", ["discussion", "model", "task", "persona", "team_size"], key="levers_x")
+colour = left.selectbox("Colour", ["model", "discussion", "task", "persona", "team_size"], key="levers_colour")
+if x_axis == colour:
+    left.warning("Choose two different factors.")
+else:
+    right.plotly_chart(charts.group_means_with_ci(llm, feature, x_axis, colour), key="levers_means",
+                       width="stretch")
+
+st.subheader("Manipulability: R² of each feature by design choices (Table 24)")
+st.caption("OLS of each feature on task; task + discussion; task + model; task + discussion + "
+           "model; task + discussion × model. LLM conversations of the turn-by-turn structures "
+           "(instructed, open, iterative) with all nine features.")
+try:
+    ours = analyses.cached_manipulability(frame)
+except InputError as error:
+    st.warning(f"Cannot compute the manipulability table on this selection: {error}")
+    ours = None
+
+col_ours, col_paper = st.columns(2)
+with col_ours:
+    if ours is not None:
+        ui.ours(f"This selection, N = {ours.attrs['n']:,}")
+        st.metric("Mean R², interaction model", f"{ours['interaction'].mean():.1f}%")
+        st.plotly_chart(charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
+                        key="levers_heatmap_ours", width="stretch")
+with col_paper:
+    paper = published.table24()
+    ui.published("Paper A, Table 24, N = 3,574")
+    st.metric("Mean R², interaction model", f"{paper['interaction'].mean():.1f}%")
+    st.plotly_chart(charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60),
+                    key="levers_heatmap_paper", width="stretch")
+
+if ours is not None:
+    with st.expander("Tables (ours, difference from published, Table 25 decomposition)"):
+        st.markdown("Ours (%)")
+        st.dataframe(ui.percent_table(ours), key="levers_table_ours")
+        st.markdown("Ours − published (percentage points)")
+        st.dataframe(ui.percent_table(ours[list(MANIPULABILITY_COLUMNS)] - paper.loc[ours.index]),
+                     key="levers_table_diff")
+        st.markdown("Table 25: interaction share")
+        st.dataframe(interaction_share(ours / 100).round(3), key="levers_table25")
+    if have.features_4b:
+        with st.expander("Robustness: features from Qwen3-Embedding-4B"):
+            try:
+                robust = analyses.cached_manipulability(frame, "_4b")
+            except InputError as error:
+                st.warning(str(error))
+            else:
+                st.plotly_chart(charts.percent_heatmap(robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
+                                                       colorscale="Greens", zmax=60),
+                                key="levers_heatmap_4b", width="stretch")

@@ -1,0 +1,5 @@
+"""diversity page (in progress)."""
+import streamlit as st
+
+st.title("diversity")
+st.info("coming")

@@ -1,0 +1,78 @@
+"""LLM vs human page: feature and rating distributions, effect sizes, top-5% views (paper A,
+Figure 1, Tables 5 and 12), with the paper's published numbers beside."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import analyses, charts, published, ui
+from engine import stats
+from engine.errors import InputError
+
+st.title("LLM vs human teams")
+dataset, frame, have = ui.page_context()
+
+counts = frame["source"].value_counts()
+n_llm, n_human = int(counts.get("llm", 0)), int(counts.get("human", 0))
+c1, c2, c3 = st.columns(3)
+c1.metric("LLM conversations", f"{n_llm:,}")
+c2.metric("Human conversations", f"{n_human:,}")
+both = n_llm >= 2 and n_human >= 2
+if not both:
+    st.info("This selection has fewer than two conversations of one source: group comparisons "
+            "need both LLM and human teams (the paper release has both). Distributions are shown "
+            "for what is here.")
+
+features = list(have.features)
+tab_features, tab_ratings, tab_published = st.tabs(["Trajectory features", "Ratings", "Published"], key="lvh_tabs")
+
+with tab_features:
+    if not features:
+        st.info("No trajectory features in this dataset.")
+    else:
+        chosen = st.multiselect("Features", features, default=features, key="lvh_features")
+        st.plotly_chart(charts.distributions_by_group(frame, chosen, title="Trajectory features by source "
+                                                      "(box = quartiles, dashed = mean)"),
+                        key="lvh_feature_boxes", width="stretch")
+        if both:
+            table = analyses.cached_feature_comparison(frame, tuple(chosen))
+            c3.metric("Features compared", len(table))
+            ui.ours("LLM − human: Cohen's d (pooled SD) with 95% CI, Welch's t-test")
+            st.dataframe(table.round(4), key="lvh_effects", hide_index=True)
+            st.plotly_chart(charts.effect_size_forest(table), key="lvh_forest", width="stretch")
+
+with tab_ratings:
+    if not have.ratings:
+        st.info("No ratings (novelty, usefulness, creativity) in this dataset: the paper release "
+                "does not include them. Join the authors' `ideas_with_ratings_clean.csv` on the Data "
+                "page, or open a dataset with judge ratings. The published Table 5 is in the next tab.")
+    else:
+        outcomes = list(have.ratings)
+        st.plotly_chart(charts.distributions_by_group(frame, outcomes, title="Ratings by source"),
+                        key="lvh_rating_boxes", width="stretch")
+        if have.ratings and {"novelty", "usefulness"} <= set(outcomes):
+            st.plotly_chart(charts.novelty_usefulness_scatter(frame), key="lvh_scatter", width="stretch")
+        outcome = st.selectbox("Outcome for the top-5% view", outcomes, key="lvh_top_outcome")
+        try:
+            top = stats.top_share(frame, outcome, q=0.95)
+        except InputError as error:
+            st.warning(str(error))
+        else:
+            overall = top[top["by"] == "overall"]
+            ui.ours(f"Who is in the pooled top 5% of {outcome} (threshold = 95th percentile "
+                    f"{overall['threshold'].iloc[0]:.3f})")
+            st.dataframe(overall.drop(columns="by").round(4), key="lvh_top_table", hide_index=True)
+            st.plotly_chart(charts.top_share_bar(overall, title=f"Share of the top 5% of {outcome}"),
+                            key="lvh_top_bar", width="stretch")
+            p95 = frame.groupby("source")[outcome].quantile(0.95).rename("95th percentile")
+            st.dataframe(p95.to_frame().round(4), key="lvh_p95")
+        if both:
+            ratings_table = analyses.cached_feature_comparison(frame, tuple(outcomes))
+            ui.ours("LLM − human on the ratings: Cohen's d with 95% CI")
+            st.dataframe(ratings_table.round(4), key="lvh_rating_effects", hide_index=True)
+
+with tab_published:
+    ui.published("Paper A, Table 5: creativity ratings by task and group, mean (SD), scaled to [0, 1]")
+    st.dataframe(published.table5(), key="lvh_table5", hide_index=True)
+    st.caption("These ratings come from five human raters per idea in the paper; they are not "
+               "recomputed here unless ratings are imported.")

@@ -1,0 +1,5 @@
+"""trajectories page (in progress)."""
+import streamlit as st
+
+st.title("trajectories")
+st.info("coming")
