@@ -139,7 +139,8 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
         notes.append(f"the {group!r} variance is estimated at the boundary (0): groups do not "
                      "differ beyond the fixed effects")
     if not converged and not allow_nonconvergence:
-        detail = "; ".join(notes[-3:]) or "the optimiser stopped before the likelihood settled"
+        telling = [n for n in notes if "Retrying" not in n and "mle_retvals" not in n]
+        detail = "; ".join(telling[-3:]) or "the optimiser stopped before the likelihood settled"
         raise InputError(f"{where}: the mixed model did not converge ({detail}). Try fewer fixed "
                          f"effects, more rows per {group!r}, or an OLS estimator")
     fe_names = list(design.X.columns)
@@ -150,7 +151,10 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
     crit = scipy_stats.norm.ppf(1 - alpha / 2)
     conf = pd.DataFrame({0: params - crit * bse, 1: params + crit * bse})
     table = _tidy(params, bse, pvalues, conf, spec)
-    group_se = float(np.asarray(result.bse_re)[0]) if len(np.asarray(result.bse_re)) else np.nan
+    with np.errstate(invalid="ignore"), python_warnings.catch_warnings():
+        python_warnings.simplefilter("ignore")
+        bse_re = np.asarray(result.bse_re)
+    group_se = float(bse_re[0]) if len(bse_re) else np.nan
     table = pd.concat([table, pd.DataFrame([{"term": "Group Var", "coef": group_variance,
                                              "se": group_se, "p": np.nan, "ci_low": np.nan,
                                              "ci_high": np.nan, "stars": ""}])], ignore_index=True)
