@@ -1,34 +1,27 @@
-# NOTE to the other engineer on issue 2 (from a second helper given the same brief, 19:20 UTC):
-# I overwrote your transcripts.py by accident before seeing your files; sorry. This version
-# keeps the API your convokit.py, ratings.py and cli/data.py import (read_text, is_blank,
-# as_int/as_float/as_text with path=/row=/field= raising InputError, Record,
-# read_csv_records, read_jsonl_records, read_records, read_transcripts(..., drop_empty_text=),
-# plus read_any). Replace it with yours if you prefer. From now on I only write
-# benchmarks/bench_embed_cache.py and tests/test_transcripts.py (tests of this module); I
-# will not touch convokit.py, ratings.py, cli/data.py or your tests. Delete this note.
-"""Generic transcripts: one row per turn, as CSV (or TSV) or JSONL, into a Corpus.
+"""Import generic transcripts: a CSV or JSONL file with one row per turn -> Corpus.
 
-Columns (after an optional ``mapping`` renames the user's names to ours):
+Required columns: ``conversation_id``, ``turn`` (an integer that orders the turns of a
+conversation; gaps allowed), ``speaker``, ``text``. Optional columns are recognised by name:
 
-* required: ``conversation_id``, ``turn`` (an integer; turns are ordered by it),
-  ``speaker``, ``text``;
-* optional, per conversation: ``source`` (llm|human), ``task``, ``model``, ``protocol``
-  (alias ``discussion``: paper A's discussion structure or paper B's method), ``persona``,
-  ``team_size``, ``order``, ``replicate``, ``final_idea`` and the outcomes ``novelty``,
-  ``usefulness``, ``creativity``;
-* optional, per turn: ``round``, ``phase``, ``tokens``, ``latency_s``, ``prompt_hash``;
-* anything else goes to ``meta``: the conversation's when the column is constant within
-  every conversation of the file, otherwise each turn's.
+* conversation level (the design factors of paper A, Table 6, and paper B, section 3):
+  ``source`` (llm | human), ``task``, ``model``, ``protocol`` (or ``discussion``, paper A's
+  name for it; or ``method``, paper B's), ``persona``, ``team_size``, ``order``,
+  ``replicate``, ``final_idea``; ratings ``novelty``, ``usefulness``, ``creativity`` go to
+  the conversation's outcomes. Their value must agree on every row of a conversation,
+  except ``model``: a team whose turns name different models (paper B's hetero-MAD) gets
+  ``model = "Mixed"`` and each turn keeps its own in ``Turn.meta["model"]``.
+* turn level: ``round``, ``phase``, ``tokens``, ``latency_s``, ``prompt_hash``.
+* any other column is kept, per turn, in ``Turn.meta`` (empty cells left out).
 
-The original ``turn`` numbers only order the turns (gaps are allowed); the Corpus keeps
-the order, not the numbers. A conversation whose ``model`` differs between turns (a
-heterogeneous team, paper B's hetero-MAD) gets ``model = "Mixed"`` and each turn keeps its
-own model in ``turn.meta["model"]``.
+``mapping`` renames the user's columns to ours first, e.g.
+``{"dialog_id": "conversation_id", "utterance": "text"}``. Keyword ``defaults`` fill a
+column that the file lacks or leaves empty (``read_transcripts(p, source="human")``).
 
-Every malformed file raises ``InputError`` naming the file, the row (1-based data row:
-for CSV the header is not counted; for JSONL the line number) and the column.
-``read_any`` opens whatever a user hands the dashboard: a corpus file, transcripts, a
-ConvoKit folder (or a .zip of one) or a paper-release metrics CSV.
+Every problem is an ``InputError`` naming the file, the row and the column. Rows are
+counted as a person reads them: in a CSV, row 1 is the first data row under the header;
+in a JSONL file, row N is line N. The helpers ``read_csv_records`` and
+``read_jsonl_records`` are shared with the other importers; ``read_any`` opens whatever a
+user hands the dashboard (corpus, transcripts, ConvoKit folder or .zip, paper release).
 """
 
 from __future__ import annotations
@@ -38,35 +31,43 @@ import io
 import json
 import math
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Mapping
 
-import pandas as pd
-
-from engine.corpus import Conversation, Corpus, Turn
+from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
 
 REQUIRED_COLUMNS = ("conversation_id", "turn", "speaker", "text")
-CONVERSATION_TEXT = ("source", "task", "model", "protocol", "persona", "order", "final_idea")
-CONVERSATION_INT = ("team_size", "replicate")
+CONVERSATION_TEXT_COLUMNS = ("source", "task", "model", "protocol", "persona", "order",
+                             "final_idea")
+CONVERSATION_INT_COLUMNS = ("team_size", "replicate")
 OUTCOME_COLUMNS = ("novelty", "usefulness", "creativity")
-TURN_TEXT = ("phase", "prompt_hash")
-TURN_INT = ("round", "tokens")
-TURN_FLOAT = ("latency_s",)
-COLUMN_ALIASES = {"discussion": "protocol"}
-CONVERSATION_COLUMNS = (*CONVERSATION_TEXT, *CONVERSATION_INT, *OUTCOME_COLUMNS)
-KNOWN_COLUMNS = (*REQUIRED_COLUMNS, *CONVERSATION_COLUMNS, *TURN_TEXT, *TURN_INT, *TURN_FLOAT)
-
-CSV_ROWS_NOTE = "rows are data rows counted from 1, the header not counted"
-JSONL_ROWS_NOTE = "rows are line numbers counted from 1"
-_INTEGER = re.compile(r"^[+-]?\d+$")
+TURN_TEXT_COLUMNS = ("phase", "prompt_hash")
+TURN_INT_COLUMNS = ("round", "tokens")
+TURN_FLOAT_COLUMNS = ("latency_s",)
+PROTOCOL_ALIASES = ("discussion", "method")
+MIXED_MODEL = "Mixed"
+CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
-# -- small shared helpers (also used by the ConvoKit and ratings importers) -------------------
-def read_text(path: Path, *, header_lines: int = 0, note: str = "") -> str:
-    """The file decoded as UTF-8 (BOM allowed), or an InputError naming the bad byte's row."""
+@dataclass
+class Record:
+    """One data row of a tabular file: its values and where it came from."""
+
+    values: dict[str, Any]
+    row: int
+
+
+# -- reading files ---------------------------------------------------------------------
+def read_text(path: str | Path) -> str:
+    """The file's text (UTF-8, BOM allowed); empty, unreadable or non-UTF-8 -> InputError.
+
+    A bad byte is reported with the physical line it is on, as ``row`` (for a CSV the
+    caller converts this to a data row).
+    """
+    path = Path(path)
     if not path.exists():
         raise InputError("no such file", path=str(path))
     if path.is_dir():
@@ -75,22 +76,125 @@ def read_text(path: Path, *, header_lines: int = 0, note: str = "") -> str:
         data = path.read_bytes()
     except OSError as error:
         raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
-    if not data.strip():
-        raise InputError("is empty (no rows at all)", path=str(path))
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        row = line - header_lines
-        where = f"line {line}" if row < 1 else f"line {line}"
-        suffix = f"; {note}" if note and row >= 1 else ""
-        raise InputError(f"not UTF-8 text: byte 0x{data[error.start]:02x} at offset {error.start} "
-                         f"({where}); save the file as UTF-8{suffix}", path=str(path),
-                         row=row if row >= 1 else None) from None
+        raise InputError(f"not UTF-8 text: byte 0x{data[error.start]:02x} at offset "
+                         f"{error.start} (line {line} of the file)", path=str(path),
+                         row=line) from None
+    if not text.strip():
+        raise InputError("is empty", path=str(path))
+    return text
 
 
+def read_csv_records(path: str | Path, *, delimiter: str = ",") -> tuple[list[str], list[Record]]:
+    """Header and data rows of a CSV; row numbers are 1-based data rows (header excluded).
+
+    Blank lines are skipped. A row with more or fewer cells than the header, an
+    unterminated quote or a repeated header name are InputErrors; an unnamed header cell
+    (pandas writes one for its index) becomes ``unnamed_<position>``.
+    """
+    path = Path(path)
+    try:
+        text = read_text(path)
+    except InputError as error:
+        if error.row is not None:  # a bad byte: line L of the file is data row L - 1
+            data_row = error.row - 1
+            raise InputError(error.reason + (" (in the header)" if data_row < 1 else ""),
+                             path=error.path, row=data_row if data_row >= 1 else None) from None
+        raise
+    previous_limit = csv.field_size_limit()
+    csv.field_size_limit(max(previous_limit, 1 << 30))
+    try:
+        return _parse_csv(text, path, delimiter)
+    finally:
+        csv.field_size_limit(previous_limit)
+
+
+def _parse_csv(text: str, path: Path, delimiter: str) -> tuple[list[str], list[Record]]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    header: list[str] | None = None
+    records: list[Record] = []
+    data_row = 0
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            where = data_row + 1 if header is not None else None
+            raise InputError(f"not a readable CSV row ({error}; line {reader.line_num} of the "
+                             "file)", path=str(path), row=where) from None
+        if not cells or (len(cells) == 1 and not cells[0].strip()):
+            continue
+        if header is None:
+            header = [c.strip() for c in cells]
+            _check_header(header, path)
+            continue
+        data_row += 1
+        if len(cells) != len(header):
+            raise InputError(f"has {len(cells)} cells but the header has {len(header)} "
+                             f"(line {reader.line_num} of the file)", path=str(path), row=data_row,
+                             field=header[min(len(cells), len(header)) - 1])
+        records.append(Record(dict(zip(header, cells)), data_row))
+    if header is None:
+        raise InputError("is empty", path=str(path))
+    if not records:
+        raise InputError("has a header but no data rows", path=str(path))
+    return header, records
+
+
+def _check_header(header: list[str], path: Path) -> None:
+    for position, name in enumerate(header, start=1):
+        if not name:
+            header[position - 1] = f"unnamed_{position}"
+    seen = set()
+    for name in header:
+        if name in seen:
+            raise InputError("column name appears twice in the header", path=str(path), field=name)
+        seen.add(name)
+
+
+def read_jsonl_records(path: str | Path) -> list[Record]:
+    """One JSON object per line; row N is line N; blank lines skipped."""
+    path = Path(path)
+    text = read_text(path)
+    records = []
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"not valid JSON ({error.msg} at column {error.colno})",
+                             path=str(path), row=line_number) from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply", path=str(path), row=line_number) from None
+        if not isinstance(value, dict):
+            raise InputError(f"expected a JSON object, got {type(value).__name__}",
+                             path=str(path), row=line_number)
+        records.append(Record(value, line_number))
+    if not records:
+        raise InputError("has no JSON lines", path=str(path))
+    return records
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Rows of a .csv/.tsv or .jsonl/.ndjson file; any other extension is an InputError."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in CSV_SUFFIXES:
+        return read_csv_records(path, delimiter=CSV_SUFFIXES[suffix])[1]
+    if suffix in JSONL_SUFFIXES:
+        return read_jsonl_records(path)
+    raise InputError(f"unknown extension {path.suffix or '(none)'!r}; expected one of "
+                     f"{sorted([*CSV_SUFFIXES, *JSONL_SUFFIXES])}", path=str(path))
+
+
+# -- values ----------------------------------------------------------------------------
 def is_blank(value: Any) -> bool:
-    """True for None, NaN and whitespace-only text: a cell the user left empty."""
+    """None, NaN or an all-whitespace string: a cell with nothing in it."""
     if value is None:
         return True
     if isinstance(value, float) and math.isnan(value):
@@ -98,397 +202,237 @@ def is_blank(value: Any) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-def _bad(expected: str, value: Any, path, row, field) -> InputError:
-    return InputError(f"expected {expected}, got {_describe(value)}",
-                      path=None if path is None else str(path), row=row, field=field)
+_INTEGER_TEXT = re.compile(r"^[+-]?\d+(\.0*)?$")
 
 
-def as_int(value: Any, *, path: str | Path | None = None, row: int | None = None,
-           field: str | None = None) -> int | None:
-    """An integer from an int, an integral float or an integer string; None when blank.
-
-    Anything else raises InputError (a ValueError) naming ``path``, ``row`` and ``field``.
-    """
-    if is_blank(value):
-        return None
+def as_int(value: Any, *, path: Path, row: int | None, field: str) -> int:
+    """An integer from a CSV cell or JSON value; 3, "3", "3.0" and 3.0 are fine, 3.5 is not."""
     if isinstance(value, bool):
-        raise _bad("an integer", value, path, row, field)
+        raise InputError(f"expected an integer, got {value!r}", path=str(path), row=row, field=field)
     if isinstance(value, int):
         return value
-    if isinstance(value, float):
-        if value.is_integer():
-            return int(value)
-        raise _bad("an integer", value, path, row, field)
-    if isinstance(value, str):
-        text = value.strip()
-        if _INTEGER.match(text):
-            return int(text)
-        try:
-            number = float(text)
-        except ValueError:
-            raise _bad("an integer", value, path, row, field) from None
-        if math.isfinite(number) and number.is_integer():
-            return int(number)
-    raise _bad("an integer", value, path, row, field)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INTEGER_TEXT.match(value.strip()):
+        return int(value.strip().split(".")[0])
+    raise InputError(f"expected an integer, got {value!r}", path=str(path), row=row, field=field)
 
 
-def as_float(value: Any, *, path: str | Path | None = None, row: int | None = None,
-             field: str | None = None) -> float | None:
-    """A finite float from a number or a numeric string; None when blank or NaN."""
-    if is_blank(value):
-        return None
-    if isinstance(value, bool):
-        raise _bad("a number", value, path, row, field)
-    if isinstance(value, (int, float)):
+def as_float(value: Any, *, path: Path, row: int | None, field: str) -> float:
+    """A number from a CSV cell or JSON value (NaN allowed, infinities not)."""
+    number = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
     elif isinstance(value, str):
         try:
-            number = float(value)
+            number = float(value.strip())
         except ValueError:
-            raise _bad("a number", value, path, row, field) from None
-    else:
-        raise _bad("a number", value, path, row, field)
-    if math.isnan(number):
-        return None
-    if math.isinf(number):
-        raise _bad("a finite number", value, path, row, field)
+            number = None
+    if number is None or math.isinf(number):
+        raise InputError(f"expected a number, got {value!r}", path=str(path), row=row, field=field)
     return number
 
 
-def as_text(value: Any, *, path: str | Path | None = None, row: int | None = None,
-            field: str | None = None) -> str | None:
-    """Text from a string (returned as is) or a number (ids often are); None for None/NaN."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, bool):
-        raise _bad("text", value, path, row, field)
-    if isinstance(value, (int, float)):
-        return str(value)
+def as_text(value: Any, *, path: Path, row: int | None, field: str) -> str:
+    """Text from a CSV cell or JSON value; numbers are accepted as ids and written as text."""
     if isinstance(value, str):
         return value
-    raise _bad("text", value, path, row, field)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(f"expected text, got {type(value).__name__} {value!r}", path=str(path),
+                     row=row, field=field)
 
 
-def guess_scalar(value: str | None) -> Any:
-    """A CSV cell of an extra column as int, float or text (None when empty)."""
-    if is_blank(value):
-        return None
-    try:
-        return as_int(value)
-    except ValueError:
-        pass
-    try:
-        return as_float(value)
-    except ValueError:
-        return value
-
-
-def _describe(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-# -- reading rows ------------------------------------------------------------------------
-class _Rows:
-    """Rows of a transcript file as dicts, with the note explaining its row numbers."""
-
-    def __init__(self, path: Path, columns: list[str], rows: list[tuple[int, dict]], note: str):
-        self.path, self.columns, self.rows, self.note = path, columns, rows, note
-
-    def error(self, message: str, row: int | None = None, field: str | None = None) -> InputError:
-        suffix = f" ({self.note})" if row is not None else ""
-        return InputError(message + suffix, path=str(self.path), row=row, field=field)
-
-
-def _read_csv_rows(path: Path, delimiter: str) -> _Rows:
-    text = read_text(path, header_lines=1, note=CSV_ROWS_NOTE)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    rows: list[tuple[int, dict]] = []
-    try:
-        header = next(reader, None)
-        if header is None or not any(cell.strip() for cell in header):
-            raise InputError("has no header row", path=str(path))
-        header = [cell.strip() for cell in header]
-        for position, name in enumerate(header, start=1):
-            if not name:
-                raise InputError(f"header column {position} has no name", path=str(path),
-                                 field=f"column {position}")
-        duplicated = sorted({name for name in header if header.count(name) > 1})
-        if duplicated:
-            raise InputError(f"the header names column {duplicated[0]!r} twice", path=str(path),
-                             field=duplicated[0])
-        for row, cells in enumerate(reader, start=1):
-            if not cells or (len(cells) == 1 and not cells[0].strip()):
-                continue  # a blank line
-            if len(cells) != len(header):
-                field = header[len(cells)] if len(cells) < len(header) else f"column {len(header) + 1}"
-                raise InputError(
-                    f"has {len(cells)} values but the header has {len(header)} columns ({CSV_ROWS_NOTE})",
-                    path=str(path), row=row, field=field)
-            rows.append((row, dict(zip(header, cells))))
-    except csv.Error as error:
-        raise InputError(f"not a readable CSV ({error}) ({CSV_ROWS_NOTE})", path=str(path),
-                         row=max(reader.line_num - 1, 1), field=None) from None
-    if not rows:
-        raise InputError(f"has a header ({', '.join(header)}) but no data rows", path=str(path),
-                         row=1, field=header[0])
-    return _Rows(path, header, rows, CSV_ROWS_NOTE)
-
-
-def _read_jsonl_rows(path: Path) -> _Rows:
-    text = read_text(path, note=JSONL_ROWS_NOTE)
-    rows: list[tuple[int, dict]] = []
-    columns: dict[str, None] = {}
-    for row, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(f"not valid JSON: {error.msg} at character {error.colno} "
-                             f"({JSONL_ROWS_NOTE})", path=str(path), row=row,
-                             field=f"character {error.colno}") from None
-        if not isinstance(record, dict):
-            raise InputError(f"expected a JSON object per line, got {type(record).__name__} "
-                             f"({JSONL_ROWS_NOTE})", path=str(path), row=row, field="(line)")
-        for key in record:
-            if not isinstance(key, str) or not key.strip():
-                raise InputError(f"a key is empty ({JSONL_ROWS_NOTE})", path=str(path), row=row,
-                                 field=repr(key))
-            columns.setdefault(key, None)
-        rows.append((row, record))
-    if not rows:
-        raise InputError("is empty (no JSON lines)", path=str(path))
-    return _Rows(path, list(columns), rows, JSONL_ROWS_NOTE)
-
-
-@dataclass
-class Record:
-    """One data row of a file: its 1-based row number and its values by column."""
-
-    row: int
-    values: dict[str, Any]
-
-
-def read_csv_records(path: str | Path, *, delimiter: str | None = None) -> tuple[list[str], list[Record]]:
-    """(header, rows) of a CSV/TSV; cells are text ("" when empty); errors name the row."""
-    path = Path(path)
-    if delimiter is None:
-        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    rows = _read_csv_rows(path, delimiter)
-    return rows.columns, [Record(row, values) for row, values in rows.rows]
-
-
-def read_jsonl_records(path: str | Path) -> list[Record]:
-    """The JSON objects of a JSONL file with their line numbers; errors name the line."""
-    rows = _read_jsonl_rows(Path(path))
-    return [Record(row, values) for row, values in rows.rows]
-
-
-def read_records(path: str | Path) -> list[Record]:
-    """Rows of a .csv/.tsv or .jsonl table, by extension."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in (".csv", ".tsv"):
-        return read_csv_records(path)[1]
-    if suffix in (".jsonl", ".ndjson"):
-        return read_jsonl_records(path)
-    raise InputError(f"unknown table format {suffix or '(no extension)'!r}: expected .csv, .tsv "
-                     "or .jsonl", path=str(path))
-
-
-def _rename(rows: _Rows, mapping: dict[str, str] | None) -> None:
-    """Apply the user's mapping, then our aliases (``discussion`` -> ``protocol``)."""
-    mapping = dict(mapping or {})
-    for source, target in mapping.items():
-        if source not in rows.columns:
-            raise InputError(f"the column mapping names {source!r}, which is not in the file "
-                             f"(its columns: {', '.join(rows.columns)})", path=str(rows.path),
-                             field=source)
-    for alias, target in COLUMN_ALIASES.items():
-        if alias in rows.columns and target not in rows.columns and target not in mapping.values():
-            mapping.setdefault(alias, target)
-    if not mapping:
-        return
-    renamed = [mapping.get(name, name) for name in rows.columns]
-    duplicated = sorted({name for name in renamed if renamed.count(name) > 1})
-    if duplicated:
-        raise InputError(f"after the column mapping two columns are named {duplicated[0]!r}",
-                         path=str(rows.path), field=duplicated[0])
-    rows.columns = renamed
-    rows.rows = [(row, {mapping.get(k, k): v for k, v in record.items()}) for row, record in rows.rows]
-
-
-# -- building conversations ----------------------------------------------------------------
-def _convert(rows: _Rows, row: int, field: str, value: Any, kind: str) -> Any:
-    try:
-        if kind == "int":
-            return as_int(value)
-        if kind == "float":
-            return as_float(value)
-        text = as_text(value)
-        return None if text is None or not text.strip() else text
-    except ValueError:
-        expected = {"int": "an integer", "float": "a number", "text": "text"}[kind]
-        raise rows.error(f"expected {expected}, got {_describe(value)}", row, field) from None
-
-
-def _kind(column: str) -> str:
-    if column in CONVERSATION_INT or column in TURN_INT:
-        return "int"
-    if column in OUTCOME_COLUMNS or column in TURN_FLOAT:
-        return "float"
-    return "text"
-
-
-def _build_corpus(rows: _Rows, defaults: dict[str, Any], name: str) -> Corpus:
-    missing = [c for c in REQUIRED_COLUMNS if c not in rows.columns]
-    if missing:
-        hint = "; pass a column mapping, e.g. {'your_name': '%s'}" % missing[0]
-        raise InputError(f"missing required column {missing[0]!r} (the file has: "
-                         f"{', '.join(rows.columns)}){hint}", path=str(rows.path),
-                         row=rows.rows[0][0] if rows.rows else None, field=missing[0])
-    extra_columns = [c for c in rows.columns if c not in KNOWN_COLUMNS]
-    is_csv = rows.note == CSV_ROWS_NOTE
-
-    groups: dict[str, list[tuple[int, dict]]] = {}
-    for row, record in rows.rows:
-        conversation_id = _convert(rows, row, "conversation_id", record.get("conversation_id"), "text")
-        if conversation_id is None:
-            raise rows.error("empty: every turn needs the id of its conversation", row, "conversation_id")
-        groups.setdefault(conversation_id, []).append((row, record))
-
-    # an extra column belongs to the conversation when constant inside every conversation
-    per_conversation_extras = [
-        column for column in extra_columns
-        if all(len({json.dumps(_extra(r.get(column), is_csv), sort_keys=True, default=str)
-                    for _, r in members}) == 1 for members in groups.values())
-    ]
-
-    conversations = []
-    for conversation_id, members in groups.items():
-        conversations.append(_build_conversation(rows, conversation_id, members, defaults,
-                                                 extra_columns, per_conversation_extras, is_csv))
-    return Corpus(conversations, name=name)
-
-
-def _extra(value: Any, is_csv: bool) -> Any:
-    return guess_scalar(value) if is_csv else value
-
-
-def _build_conversation(rows: _Rows, conversation_id: str, members: list[tuple[int, dict]],
-                        defaults: dict[str, Any], extra_columns: list[str],
-                        per_conversation_extras: list[str], is_csv: bool) -> Conversation:
-    first_row = members[0][0]
-    numbered: dict[int, int] = {}
-    turns: list[tuple[int, Turn]] = []
-    values: dict[str, Any] = {}
-    first_seen: dict[str, int] = {}
-    turn_models: list[str | None] = []
-    for row, record in members:
-        number = _convert(rows, row, "turn", record.get("turn"), "int")
-        if number is None:
-            raise rows.error("empty: every row needs its turn number (an integer)", row, "turn")
-        if number in numbered:
-            raise rows.error(f"duplicate turn number {number} in conversation {conversation_id!r} "
-                             f"(also at row {numbered[number]})", row, "turn")
-        numbered[number] = row
-        speaker = _convert(rows, row, "speaker", record.get("speaker"), "text")
-        if speaker is None:
-            raise rows.error("empty: every turn needs a speaker", row, "speaker")
-        text = record.get("text")
-        if text is not None and not isinstance(text, str):
-            raise rows.error(f"expected text, got {_describe(text)}", row, "text")
-        if text is None or not text.strip():
-            raise rows.error("empty text: every turn needs what was said", row, "text")
-        turn_values = {c: _convert(rows, row, c, record.get(c), _kind(c))
-                       for c in (*TURN_TEXT, *TURN_INT, *TURN_FLOAT)}
-        meta = {c: _extra(record.get(c), is_csv) for c in extra_columns
-                if c not in per_conversation_extras}
-        for column in CONVERSATION_COLUMNS:
-            value = _convert(rows, row, column, record.get(column), _kind(column))
-            if column == "model":
-                turn_models.append(value)
-            if value is None:
-                continue
-            if column not in values:
-                values[column], first_seen[column] = value, row
-            elif values[column] != value and column != "model":
-                raise rows.error(f"conversation {conversation_id!r} has {column} {values[column]!r} "
-                                 f"at row {first_seen[column]} but {value!r} here; a conversation "
-                                 f"has one {column}", row, column)
-        turns.append((number, Turn(speaker=speaker, text=text, meta=meta, **turn_values)))
-
-    models = {m for m in turn_models if m is not None}
-    if len(models) > 1:
-        values["model"] = "Mixed"
-        for (_, turn), model in zip(turns, turn_models):
-            turn.meta["model"] = model
-    conversation_meta = {c: _extra(members[0][1].get(c), is_csv) for c in per_conversation_extras}
-    for key, value in defaults.items():
-        if key in CONVERSATION_COLUMNS:
-            if values.get(key) is None and value is not None:
-                values[key] = value
-        else:
-            conversation_meta.setdefault(key, value)
-    outcomes = {k: values.pop(k) for k in OUTCOME_COLUMNS if k in values}
-    if "source" in values and isinstance(values["source"], str):
-        values["source"] = values["source"].strip().lower()
-    turns.sort(key=lambda item: item[0])
-    conversation = Conversation(conversation_id=conversation_id, turns=[t for _, t in turns],
-                                outcomes=outcomes, meta=conversation_meta, **values)
-    try:
-        conversation.validate(path=str(rows.path), row=first_row)
-    except InputError as error:
-        raise rows.error(error.reason, first_row, error.field) from None
-    return conversation
-
-
-# -- public API ---------------------------------------------------------------------------
-def read_transcripts(path: str | Path, mapping: dict[str, str] | None = None, *,
+# -- transcripts -----------------------------------------------------------------------
+def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None, *,
                      drop_empty_text: bool = False, **defaults: Any) -> Corpus:
-    """Read a CSV/TSV/JSONL transcript file (one row per turn) into a Corpus.
+    """Read a one-row-per-turn CSV/TSV/JSONL transcript file into a Corpus.
 
-    ``mapping`` renames the file's columns to ours, e.g.
-    ``{"dialog_id": "conversation_id", "utterance": "text"}``. ``defaults`` fill
-    conversation fields the file leaves out (``source="human"``, ``task="plastic_waste"``);
-    keys that are not conversation fields go to each conversation's ``meta``.
-    ``drop_empty_text`` skips turns whose text is empty instead of raising.
+    Conversations keep the order in which they first appear; turns are sorted by ``turn``.
+    ``drop_empty_text=True`` skips turns whose text is empty instead of raising (the
+    counts land in ``corpus.meta``).
     """
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in (".csv", ".tsv"):
-        rows = _read_csv_rows(path, "\t" if suffix == ".tsv" else ",")
-    elif suffix in (".jsonl", ".ndjson"):
-        rows = _read_jsonl_rows(path)
-    else:
-        raise InputError(f"unknown transcript format {suffix or '(no extension)'!r}: expected "
-                         ".csv, .tsv or .jsonl with one row per turn", path=str(path))
-    _rename(rows, mapping)
-    for key in defaults:
-        if key in REQUIRED_COLUMNS:
-            raise InputError(f"{key!r} cannot have a default; it must be a column", path=str(path),
-                             field=key)
-    if drop_empty_text and "text" in rows.columns:
-        kept = [(row, r) for row, r in rows.rows if isinstance(r.get("text"), str) and r["text"].strip()
-                or (r.get("text") is not None and not isinstance(r.get("text"), str))]
-        if not kept:
-            raise InputError("every turn has empty text: nothing left", path=str(path), field="text")
-        rows.rows = kept
-    return _build_corpus(rows, defaults, name=path.stem)
+    records = read_records(path)
+    mapping = dict(mapping or {})
+    _check_mapping(mapping, records, path, defaults)
+    builders: dict[str, _ConversationBuilder] = {}
+    for record in records:
+        values = _rename(record.values, mapping, path, record.row)
+        for name, default in defaults.items():
+            if is_blank(values.get(name)):
+                values[name] = default
+        _require_columns(values, path, record.row)
+        conversation_id = as_text(values.pop("conversation_id"), path=path, row=record.row,
+                                  field="conversation_id").strip()
+        if not conversation_id:
+            raise InputError("empty conversation id", path=str(path), row=record.row,
+                             field="conversation_id")
+        builder = builders.get(conversation_id)
+        if builder is None:
+            builder = builders[conversation_id] = _ConversationBuilder(conversation_id, path)
+        builder.add_row(values, record.row, drop_empty_text=drop_empty_text)
+    conversations = [builder.build() for builder in builders.values()]
+    kept = [c for c in conversations if c is not None]
+    if not kept:
+        raise InputError("every turn has empty text: no conversation left", path=str(path),
+                         field="text")
+    meta = {"imported_from": str(path),
+            "dropped_empty_turns": sum(b.dropped for b in builders.values()),
+            "dropped_empty_conversations": len(conversations) - len(kept)}
+    return Corpus(kept, name=path.stem, meta=meta)
 
 
-def read_any(path: str | Path, mapping: dict[str, str] | None = None,
-             **defaults: Any) -> Corpus | pd.DataFrame:
-    """Open what a user uploads: a Corpus, or a metrics DataFrame for a paper-release CSV.
+def _check_mapping(mapping: dict[str, str], records: list[Record], path: Path,
+                   defaults: dict[str, Any]) -> None:
+    columns = set().union(*(r.values.keys() for r in records[:1000]))
+    for source_name in mapping:
+        if source_name not in columns:
+            raise InputError(f"the column mapping renames {source_name!r} but the file has no "
+                             f"such column (it has {sorted(columns)})", path=str(path),
+                             field=source_name)
+    renamed = {mapping.get(c, c) for c in columns}
+    missing = [c for c in REQUIRED_COLUMNS if c not in renamed and c not in defaults]
+    if missing:
+        raise InputError(f"missing required column(s) {missing}; the file has {sorted(columns)} "
+                         "(rename yours with a column mapping, e.g. "
+                         "{'dialog_id': 'conversation_id'} or --map dialog_id=conversation_id)",
+                         path=str(path), field=missing[0])
 
-    * a folder with ``utterances.jsonl`` (or a .zip of one): ConvoKit;
-    * ``.parquet``: a corpus written by ``engine.corpus`` (a ``turns`` column) or a
-      metrics table (returned as a DataFrame);
-    * ``.jsonl``: a corpus (one conversation per line, with ``turns``) or transcripts;
-    * ``.csv``/``.tsv``: the paper release's metrics (``file_id``, ``question_id`` and the
-      nine features) or transcripts.
+
+def _rename(values: dict[str, Any], mapping: dict[str, str], path: Path, row: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        target = mapping.get(name, name)
+        if target in PROTOCOL_ALIASES:
+            target = "protocol"
+        if target in out and not (is_blank(value) or is_blank(out[target])):
+            raise InputError(f"two columns give {target!r} (after renaming); keep one",
+                             path=str(path), row=row, field=name)
+        if target not in out or not is_blank(value):
+            out[target] = value
+    return out
+
+
+def _require_columns(values: dict[str, Any], path: Path, row: int) -> None:
+    for name in REQUIRED_COLUMNS:
+        if name not in values:
+            raise InputError("missing", path=str(path), row=row, field=name)
+        if name != "text" and is_blank(values[name]):
+            raise InputError("empty", path=str(path), row=row, field=name)
+
+
+class _ConversationBuilder:
+    """Collects the rows of one conversation, checking turn numbers and shared factors."""
+
+    def __init__(self, conversation_id: str, path: Path):
+        self.conversation_id = conversation_id
+        self.path = path
+        self.turns: dict[int, tuple[int, Turn]] = {}
+        self.factors: dict[str, tuple[Any, int]] = {}
+        self.models: set[str] = set()
+        self.dropped = 0
+
+    def add_row(self, values: dict[str, Any], row: int, *, drop_empty_text: bool) -> None:
+        path = self.path
+        number = as_int(values.pop("turn"), path=path, row=row, field="turn")
+        if number in self.turns:
+            first_row = self.turns[number][0]
+            raise InputError(f"turn {number} of conversation {self.conversation_id!r} appears "
+                             f"twice (also on row {first_row})", path=str(path), row=row,
+                             field="turn")
+        speaker = as_text(values.pop("speaker"), path=path, row=row, field="speaker").strip()
+        raw_text = values.pop("text")
+        text = "" if is_blank(raw_text) else as_text(raw_text, path=path, row=row, field="text")
+        factors = self._conversation_values(values, row)
+        model = factors.pop("model", None)
+        for name, value in factors.items():
+            self._agree(name, value, row)
+        turn = self._turn(values, speaker, text, row)
+        if model is not None:
+            self.models.add(model)
+            turn.meta["model"] = model
+        if not text.strip():
+            if drop_empty_text:
+                self.dropped += 1
+                return
+            raise InputError("empty text (pass drop_empty_text=True / --drop-empty to skip such "
+                             "turns)", path=str(path), row=row, field="text")
+        self.turns[number] = (row, turn)
+
+    def _conversation_values(self, values: dict[str, Any], row: int) -> dict[str, Any]:
+        path, out = self.path, {}
+        for name in CONVERSATION_TEXT_COLUMNS:
+            value = values.pop(name, None)
+            if not is_blank(value):
+                out[name] = as_text(value, path=path, row=row, field=name).strip()
+        if "source" in out:
+            out["source"] = out["source"].lower()
+            if out["source"] not in SOURCES:
+                raise InputError(f"must be one of {SOURCES}, got {out['source']!r}",
+                                 path=str(path), row=row, field="source")
+        for name in CONVERSATION_INT_COLUMNS:
+            value = values.pop(name, None)
+            if not is_blank(value):
+                out[name] = as_int(value, path=path, row=row, field=name)
+        for name in OUTCOME_COLUMNS:
+            value = values.pop(name, None)
+            if not is_blank(value):
+                out[name] = as_float(value, path=path, row=row, field=name)
+        return out
+
+    def _agree(self, name: str, value: Any, row: int) -> None:
+        if name in self.factors and self.factors[name][0] != value:
+            first, first_row = self.factors[name]
+            raise InputError(f"conversation {self.conversation_id!r} has {name} {first!r} on row "
+                             f"{first_row} but {value!r} here; a conversation-level column must "
+                             "agree on all its rows", path=str(self.path), row=row, field=name)
+        self.factors.setdefault(name, (value, row))
+
+    def _turn(self, values: dict[str, Any], speaker: str, text: str, row: int) -> Turn:
+        path = self.path
+        if not speaker:
+            raise InputError("empty", path=str(path), row=row, field="speaker")
+        fields: dict[str, Any] = {}
+        for name in TURN_TEXT_COLUMNS:
+            value = values.pop(name, None)
+            if not is_blank(value):
+                fields[name] = as_text(value, path=path, row=row, field=name)
+        for name in TURN_INT_COLUMNS:
+            value = values.pop(name, None)
+            if not is_blank(value):
+                fields[name] = as_int(value, path=path, row=row, field=name)
+        for name in TURN_FLOAT_COLUMNS:
+            value = values.pop(name, None)
+            if not is_blank(value):
+                fields[name] = as_float(value, path=path, row=row, field=name)
+        meta = {name: value for name, value in values.items() if not is_blank(value)}
+        return Turn(speaker=speaker, text=text, meta=meta, **fields)
+
+    def build(self) -> Conversation | None:
+        if not self.turns:
+            return None
+        factors = {name: value for name, (value, _) in self.factors.items()}
+        outcomes = {name: factors.pop(name) for name in OUTCOME_COLUMNS if name in factors}
+        turns = [turn for _, (_, turn) in sorted(self.turns.items())]
+        if len(self.models) == 1:  # one model: a conversation factor, not per-turn meta
+            factors["model"] = self.models.pop()
+            for turn in turns:
+                turn.meta.pop("model", None)
+        elif self.models:
+            factors["model"] = MIXED_MODEL
+        return Conversation(conversation_id=self.conversation_id, turns=turns,
+                            outcomes=outcomes, **factors)
+
+
+# -- open anything ---------------------------------------------------------------------
+def read_any(path: str | Path, mapping: Mapping[str, str] | None = None, **defaults: Any):
+    """Open what a user hands over: a Corpus, or a metrics DataFrame for the paper release.
+
+    A folder (or .zip) with ``utterances.jsonl`` is ConvoKit; ``.parquet`` with a ``turns``
+    column and ``.jsonl`` whose first line has ``turns``/``__corpus__`` are corpus files; a
+    ``.csv`` with ``file_id``, ``question_id`` and ``global_coherence`` is the paper
+    release; any other ``.csv``/``.tsv``/``.jsonl`` is a transcript file.
     """
     from engine.importers.convokit import read_convokit
 
@@ -496,72 +440,35 @@ def read_any(path: str | Path, mapping: dict[str, str] | None = None,
     if not path.exists():
         raise InputError("no such file or folder", path=str(path))
     if path.is_dir():
-        if (path / "utterances.jsonl").exists():
-            return read_convokit(path)
-        raise InputError("a folder must be a ConvoKit corpus (utterances.jsonl + "
-                         "conversations.json)", path=str(path), field="utterances.jsonl")
+        return read_convokit(path, **defaults)
     suffix = path.suffix.lower()
     if suffix == ".zip":
         return _read_zip(path, mapping, defaults)
     if suffix == ".parquet":
-        return _read_parquet(path)
-    if suffix in (".jsonl", ".ndjson"):
-        if _first_jsonl_record_is_corpus(path):
-            return Corpus.from_jsonl(path)
-        return read_transcripts(path, mapping, **defaults)
-    if suffix in (".csv", ".tsv"):
-        if suffix == ".csv" and _looks_like_metrics(path):
-            from engine.importers.paper_release import read_metrics
-
-            return read_metrics(path)
-        return read_transcripts(path, mapping, **defaults)
-    raise InputError(f"unknown format {suffix or '(no extension)'!r}: expected a corpus "
-                     "(.jsonl/.parquet), transcripts (.csv/.tsv/.jsonl), a ConvoKit folder or "
-                     ".zip, or a paper-release metrics .csv", path=str(path))
-
-
-def _first_jsonl_record_is_corpus(path: Path) -> bool:
-    text = read_text(path, note=JSONL_ROWS_NOTE)
-    for line in text.splitlines():
-        if line.strip():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                return False  # read_transcripts reports it with its row
-            return isinstance(record, dict) and ("__corpus__" in record or "turns" in record)
-    return False
-
-
-def _looks_like_metrics(path: Path) -> bool:
-    from engine.features import FEATURE_NAMES
-
-    text = read_text(path, header_lines=1, note=CSV_ROWS_NOTE)
-    header_line = text.splitlines()[0] if text.splitlines() else ""
-    try:
-        header = {cell.strip() for cell in next(csv.reader([header_line]))}
-    except (csv.Error, StopIteration):
-        return False
-    return {"file_id", "question_id"} <= header and len(header & set(FEATURE_NAMES)) >= 1
-
-
-def _read_parquet(path: Path) -> Corpus | pd.DataFrame:
-    import pyarrow.parquet as pq
-
-    try:
-        names = pq.read_schema(path).names
-    except Exception as error:  # pyarrow raises several types for a bad file
-        raise InputError(f"not a readable Parquet file ({error})", path=str(path)) from None
-    if "turns" in names:
         return Corpus.from_parquet(path)
-    if {"conversation_id", "task"} <= set(names):
-        return pd.read_parquet(path)
-    raise InputError("a Parquet upload must be a corpus (with a 'turns' column) or a metrics "
-                     f"table (with 'conversation_id' and 'task'); it has {names}", path=str(path),
-                     field="turns")
+    if suffix in JSONL_SUFFIXES and _first_line_is_corpus(path):
+        return Corpus.from_jsonl(path)
+    if suffix == ".csv" and _looks_like_release(path):
+        from engine.importers.paper_release import read_metrics
+
+        return read_metrics(path)
+    return read_transcripts(path, mapping, **defaults)
 
 
-def _read_zip(path: Path, mapping, defaults) -> Corpus | pd.DataFrame:
-    """A .zip holding one ConvoKit folder or one data file: extract to a temp dir, read."""
+def _first_line_is_corpus(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        first = handle.readline(1_000_000).decode("utf-8-sig", errors="replace")
+    return '"__corpus__"' in first or '"turns"' in first
+
+
+def _looks_like_release(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        first = handle.readline(100_000).decode("utf-8-sig", errors="replace")
+    return {"file_id", "question_id", "global_coherence"} <= {c.strip() for c in first.split(",")}
+
+
+def _read_zip(path: Path, mapping, defaults):
+    """A .zip of one ConvoKit folder or one data file: extracted to a temp folder, then read."""
     import tempfile
     import zipfile
 
@@ -569,36 +476,21 @@ def _read_zip(path: Path, mapping, defaults) -> Corpus | pd.DataFrame:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as error:
         raise InputError(f"not a readable .zip ({error})", path=str(path)) from None
-    with archive, tempfile.TemporaryDirectory() as temp:
+    with archive, tempfile.TemporaryDirectory() as folder:
         names = [n for n in archive.namelist() if not n.endswith("/") and "__MACOSX" not in n]
-        for name in names:
-            if name.startswith("/") or ".." in Path(name).parts:
-                raise InputError(f"unsafe path {name!r} inside the archive", path=str(path), field=name)
+        unsafe = [n for n in names if n.startswith("/") or ".." in Path(n).parts]
+        if unsafe:
+            raise InputError(f"unsafe path {unsafe[0]!r} inside the archive", path=str(path))
         try:
-            archive.extractall(temp, members=names)
-        except (zipfile.BadZipFile, OSError, RuntimeError) as error:
+            archive.extractall(folder, members=names)
+        except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as error:
             raise InputError(f"cannot extract ({error})", path=str(path)) from None
-        utterances = [n for n in names if Path(n).name == "utterances.jsonl"]
-        if len(utterances) == 1:
-            from engine.importers.convokit import read_convokit
-
-            return read_convokit(Path(temp) / Path(utterances[0]).parent)
-        data_files = [n for n in names if Path(n).suffix.lower() in (".csv", ".tsv", ".jsonl", ".parquet")]
-        if len(data_files) != 1:
-            raise InputError("a .zip must hold one ConvoKit folder (utterances.jsonl) or exactly "
-                             f"one data file; found {len(data_files)} data files", path=str(path))
-        return read_any(Path(temp) / data_files[0], mapping, **defaults)
-
-
-def corpus_to_transcripts(corpus: Iterable[Conversation]) -> pd.DataFrame:
-    """The inverse view: one row per turn with ``turn`` numbered from 0 (handy for exports)."""
-    rows = []
-    for conversation in corpus:
-        for number, turn in enumerate(conversation.turns):
-            rows.append({"conversation_id": conversation.conversation_id, "turn": number,
-                         "speaker": turn.speaker, "text": turn.text, "source": conversation.source,
-                         "task": conversation.task, "model": conversation.model,
-                         "protocol": conversation.protocol, "round": turn.round,
-                         "phase": turn.phase})
-    return pd.DataFrame(rows, columns=["conversation_id", "turn", "speaker", "text", "source",
-                                       "task", "model", "protocol", "round", "phase"])
+        conversations = [n for n in names if Path(n).name == "utterances.jsonl"]
+        if len(conversations) == 1:
+            return read_any(Path(folder) / Path(conversations[0]).parent, mapping, **defaults)
+        data = [n for n in names if Path(n).suffix.lower() in
+                (*CSV_SUFFIXES, *JSONL_SUFFIXES, ".parquet")]
+        if len(data) != 1:
+            raise InputError("a .zip must hold one ConvoKit folder or exactly one data file; "
+                             f"found {len(data)} data files", path=str(path))
+        return read_any(Path(folder) / data[0], mapping, **defaults)
