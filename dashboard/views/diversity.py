@@ -1,5 +1,89 @@
-"""diversity page (in progress)."""
+"""Diversity page: Vendi Score and Div-BLEU by method and task, intra-session diversity
+across debate rounds, inter-session PCA of final outputs (paper B, sections 6 and 7)."""
+
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("diversity")
-st.info("coming")
+from dashboard import charts, diversity_data, published, ui
+from dashboard.resources import get_embedder
+
+st.title("Diversity")
+dataset, frame, have = ui.page_context()
+
+if not have.paper_b_methods or not have.final_ideas:
+    st.info(f"“{dataset.name}” has no paper-B debate runs (methods such as homo_mad, creative_mad "
+            "with final outputs and replicates), so set-level diversity cannot be measured here. "
+            "Open the engine's runs (e.g. `local_smollm2`) to see Vendi and Div-BLEU.")
+    ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
+    st.dataframe(published.paper_b_gains(), key="div_published", hide_index=True)
+    st.stop()
+
+methods = st.multiselect("Methods", list(have.paper_b_methods), default=list(have.paper_b_methods),
+                         key="div_methods")
+group_size = st.number_input("Runs per diversity group", min_value=2, max_value=15, value=5,
+                             key="div_group_size", help="Paper B: 15 runs per query in 3 groups of 5.")
+dataset_key = f"{dataset.path or dataset.name}:{len(dataset.conversations)}"
+
+
+@st.cache_data(show_spinner="Embedding final outputs…", max_entries=16)
+def inter_table(selection: pd.DataFrame, chosen: tuple[str, ...], size: int) -> pd.DataFrame:
+    return diversity_data.inter_session_table(selection, chosen, get_embedder().encode, group_size=size)
+
+
+@st.cache_data(show_spinner="Measuring each debate round…", max_entries=16)
+def intra_table(key: str, selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
+    return diversity_data.intra_session_table(dataset, selection, chosen, get_embedder().encode)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def output_map(selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
+    return diversity_data.final_output_map(selection, chosen, get_embedder().encode)
+
+
+if not methods:
+    st.warning("Choose at least one method.")
+    st.stop()
+chosen = tuple(methods)
+inter = inter_table(frame, chosen, int(group_size))
+ui.ours(f"Inter-session diversity of final outputs, groups of {int(group_size)} runs")
+metric_columns = st.columns(2)
+for column, metric in zip(metric_columns, ("vendi", "div_bleu")):
+    gain = diversity_data.gain_over(inter, metric)
+    column.metric(f"Creative-MAD vs Homo MAD, {metric}", "n/a" if gain is None else f"{gain:+.1f}%")
+short = inter[inter["n_groups"] == 0]
+if len(short):
+    st.caption(f"{len(short)} method/task cell(s) have fewer than {int(group_size)} runs and are left out.")
+c1, c2 = st.columns(2)
+c1.plotly_chart(charts.diversity_bars(inter.dropna(subset=["vendi"]), "vendi", "Vendi Score (semantic)"),
+                key="div_vendi", width="stretch")
+c2.plotly_chart(charts.diversity_bars(inter.dropna(subset=["div_bleu"]), "div_bleu", "Div-BLEU (lexical)"),
+                key="div_bleu", width="stretch")
+st.dataframe(inter.round(4), key="div_inter_table", hide_index=True)
+
+st.subheader("Intra-session diversity across rounds (section 7.2)")
+if not have.turns:
+    st.info("No turns in this dataset: per-round diversity needs the debate transcripts.")
+else:
+    intra = intra_table(dataset_key, frame, chosen)
+    if intra.empty:
+        st.info("No session has two or more responses in a round.")
+    else:
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(charts.rounds_lines(intra, "vendi"), key="div_intra_vendi", width="stretch")
+        c2.plotly_chart(charts.rounds_lines(intra, "div_bleu"), key="div_intra_bleu", width="stretch")
+
+st.subheader("Inter-session map of final outputs (section 7.3)")
+tasks = sorted(frame.loc[frame["discussion"].isin(chosen), "task"].dropna().unique())
+task = st.selectbox("Task", tasks, key="div_task") if tasks else None
+if task is not None:
+    points = output_map(frame[frame["task"] == task], chosen)
+    if points.empty:
+        st.info("Fewer than three final outputs for this task.")
+    else:
+        st.plotly_chart(charts.scatter_map(points, "method", f"Final outputs, PCA ({task})"),
+                        key="div_map", width="stretch")
+
+ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
+st.dataframe(published.paper_b_gains(), key="div_published", hide_index=True)

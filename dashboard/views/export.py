@@ -1,5 +1,48 @@
-"""export page (in progress)."""
+"""Export page: every figure as PNG/SVG and interactive HTML, every table as CSV and LaTeX,
+and a one-file HTML report of the current selection."""
+
+from __future__ import annotations
+
 import streamlit as st
 
-st.title("export")
-st.info("coming")
+from dashboard import data, export, report, ui
+
+st.title("Export")
+dataset, frame, have = ui.page_context()
+items = report.catalog(dataset, frame, have)
+context = report.selection_context(dataset, frame, data.current_selections())
+
+st.subheader("One-file HTML report")
+st.caption("Every item below in one self-contained HTML page (plotly.js inlined, opens offline, "
+           "charts stay interactive), with the dataset, licence and filters on top.")
+title = st.text_input("Report title", value=f"Creativity dynamics: {dataset.name}", key="export_title")
+st.download_button("Download the HTML report", key="export_report",
+                   data=lambda: export.html_report(title, items, context=context).encode("utf-8"),
+                   file_name=f"{export.slugify(title)}.html", mime="text/html", icon=":material/description:")
+
+st.subheader("Figures and tables")
+names = [item.title for item in items]
+name = st.selectbox("Item", names, key="export_item")
+item = items[names.index(name)]
+if item.published:
+    st.markdown(ui.PUBLISHED_BADGE + " numbers printed in the paper, not computed here")
+if item.figure is not None:
+    st.plotly_chart(item.figure, key="export_preview", width="stretch")
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Interactive HTML", key="export_fig_html",
+                       data=lambda: export.figure_to_html(item.figure).encode("utf-8"),
+                       file_name=f"{item.slug}.html", mime="text/html")
+    for column, fmt in ((c2, "png"), (c3, "svg")):
+        column.download_button(fmt.upper(), key=f"export_fig_{fmt}",
+                               data=lambda fmt=fmt: export.figure_to_image(item.figure, fmt),
+                               file_name=f"{item.slug}.{fmt}",
+                               mime="image/png" if fmt == "png" else "image/svg+xml")
+if item.table is not None:
+    st.dataframe(item.table.head(200), key="export_table_preview")
+    c1, c2 = st.columns(2)
+    c1.download_button("CSV", key="export_table_csv", data=export.table_to_csv(item.table),
+                       file_name=f"{item.slug}.csv", mime="text/csv")
+    c2.download_button("LaTeX", key="export_table_latex",
+                       data=lambda: export.table_to_latex(item.table, caption=item.title,
+                                                          label=f"tab:{item.slug}").encode("utf-8"),
+                       file_name=f"{item.slug}.tex", mime="text/x-tex")

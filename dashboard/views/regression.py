@@ -1,5 +1,139 @@
-"""regression page (in progress)."""
+"""Regression page: toggle predictor blocks, estimator (OLS HC3 / mixed effects) and sample;
+coefficients with CIs for two samples side by side (paper A, Figure 3a, Table 23), the R²
+ladder (Table 1), convergence warnings shown."""
+
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("regression")
-st.info("coming")
+from dashboard import analyses, charts, published, ui
+from engine import stats
+from engine.errors import InputError
+from engine.features import FEATURE_NAMES
+
+st.title("Regression")
+dataset, frame, have = ui.page_context()
+
+SAMPLES = {"LLM": ["llm"], "Human": ["human"], "Both (side by side)": ["llm", "human"]}
+FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
+
+outcomes = [*have.ratings, *have.features]
+if not outcomes:
+    st.info("No outcome to model: this dataset has neither ratings nor trajectory features.")
+    st.stop()
+if not have.ratings:
+    st.info("No ratings in this dataset, so creativity cannot be the outcome (Tables 1, 23 need the "
+            "authors' ratings: join them on the Data page). You can model a trajectory feature from "
+            "the design factors and the other features; the paper's published tables are below.")
+
+controls, results = st.columns([1, 3])
+outcome = controls.selectbox("Outcome", outcomes, key="reg_outcome")
+available_samples = [label for label, sources in SAMPLES.items()
+                     if all(s in have.sources for s in sources)]
+sample_label = controls.radio("Sample", available_samples, key="reg_sample")
+estimator = controls.radio("Estimator", ["ols_hc3", "mixedlm"], key="reg_estimator",
+                           format_func={"ols_hc3": "OLS, HC3 SEs", "mixedlm": "Mixed effects (task intercepts, REML)"}.get)
+controls.caption("Predictor blocks")
+use_trajectory = controls.checkbox("Trajectory features", value=True, key="reg_block_trajectory")
+factor_choice = {b: controls.checkbox(b.replace("_", " "), value=b == "task", key=f"reg_block_{b}",
+                                      disabled=b not in frame.columns)
+                 for b in FACTOR_BLOCKS}
+all_terms = controls.checkbox("Plot every term (not only the features)", value=False, key="reg_all_terms")
+
+
+def blocks_for(sample_frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Blocks to use on one sample, and the ones skipped because they do not vary there."""
+    blocks, skipped = [], []
+    if use_trajectory:
+        if outcome in FEATURE_NAMES:
+            blocks += [f for f in have.features if f != outcome]
+        else:
+            blocks.append("trajectory")
+    for block, on in factor_choice.items():
+        if not on:
+            continue
+        if estimator == "mixedlm" and block == "task":
+            continue  # task is the random-intercept group
+        if block in sample_frame.columns and sample_frame[block].nunique(dropna=True) >= 2 \
+                and sample_frame[block].notna().all():
+            blocks.append(block)
+        else:
+            skipped.append(block)
+    return blocks, skipped
+
+
+fits: dict[str, dict] = {}
+for source in SAMPLES[sample_label]:
+    part = frame[frame["source"] == source]
+    label = "LLM" if source == "llm" else "Human"
+    blocks, skipped = blocks_for(part)
+    if skipped:
+        results.caption(f"{label}: skipped block(s) {', '.join(skipped)} (one level or missing in this sample).")
+    if not blocks and estimator != "mixedlm":
+        results.warning(f"{label}: choose at least one predictor block.")
+        continue
+    try:
+        fits[label] = analyses.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}")
+    except InputError as error:
+        results.error(f"{label}: {error}")
+
+with results:
+    if fits:
+        metric_columns = st.columns(len(fits))
+        for column, (label, fitted) in zip(metric_columns, fits.items()):
+            s = fitted["summary"]
+            column.metric(f"{label}: N", f"{s['n']:,}")
+            if s.get("r2") is not None:
+                column.metric(f"{label}: R²", f"{100 * s['r2']:.1f}%")
+            else:
+                column.metric(f"{label}: conditional R²", f"{100 * s['conditional_r2']:.1f}%")
+                column.caption(f"marginal R² {100 * s['marginal_r2']:.1f}%")
+            if not s.get("converged", True):
+                column.error(f"{label}: the mixed model did NOT converge; read its estimates with care.")
+            for note in s.get("warnings", []):
+                column.warning(f"{label}: {note}")
+        tables = {label: f["table"] for label, f in fits.items()}
+        if all_terms:
+            terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
+        else:
+            terms = [f for f in FEATURE_NAMES if all(f in set(t["term"]) for t in tables.values())]
+            if not terms:
+                terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
+        st.plotly_chart(charts.coefficient_plot(tables, title=f"Standardized coefficients on {outcome} (95% CI)",
+                                                terms=terms), key="reg_coefficients", width="stretch")
+        for label, table in tables.items():
+            with st.expander(f"{label}: all coefficients"):
+                st.dataframe(table.round(4), key=f"reg_table_{label}", hide_index=True)
+        if len(fits) == 2:
+            try:
+                (a_label, a), (b_label, b) = fits.items()
+                compared = stats.compare_results(stats.RegressionResult(None, a["table"], a["summary"]),
+                                                 stats.RegressionResult(None, b["table"], b["summary"]),
+                                                 labels=(a_label, b_label))
+            except InputError as error:
+                st.caption(f"No side-by-side table: {error}")
+            else:
+                ui.ours("LLM vs human coefficients (as Table 23)")
+                st.dataframe(compared.round(4), key="reg_compare", hide_index=True)
+
+st.divider()
+st.subheader("R² ladder (Table 1)")
+if have.ratings:
+    ladder_outcome = "creativity" if "creativity" in have.ratings else have.ratings[0]
+    ladder, notes = analyses.cached_ladder(frame, ladder_outcome)
+    ui.ours(f"Hierarchical specifications on {ladder_outcome}")
+    st.plotly_chart(charts.r2_ladder(ladder), key="reg_ladder", width="stretch")
+    st.dataframe(ladder.round(1), key="reg_ladder_table", hide_index=True)
+    for note in notes:
+        st.warning(note)
+else:
+    st.caption("Needs ratings; the published ladder is shown.")
+ui.published("Paper A, Table 1 (R² %, creativity)")
+st.plotly_chart(charts.r2_ladder(published.table1(), title="Published R² ladder"), key="reg_ladder_paper",
+                width="stretch")
+with st.expander("Published coefficient tables (Tables 23 and 26)"):
+    ui.published("Table 23: LLM vs human, trajectory + task, standardized")
+    st.dataframe(published.table23(), key="reg_table23", hide_index=True)
+    ui.published("Table 26: 0.6B vs 4B embedding features")
+    st.dataframe(published.table26(), key="reg_table26", hide_index=True)

@@ -1,0 +1,99 @@
+"""Paper B's diversity measures on a dataset (section 6 and Figures of section 7).
+
+* ``inter_session_table``: per method and task, Vendi Score and Div-BLEU of the final
+  outputs of independent sessions, in groups of 5 runs (15 runs -> 3 groups), mean and SD
+  across groups (``engine.diversity.inter_session_diversity``);
+* ``intra_session_table``: per session and debate round, diversity among the agents'
+  responses (``engine.diversity.intra_session_diversity``);
+* ``final_output_map``: PCA of the final outputs' embeddings, for the inter-session picture.
+
+``embed`` is any callable texts -> (n, dim) unit vectors (the cached project embedder).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from engine.datasets import Dataset
+from engine.diversity import inter_session_diversity, intra_session_diversity
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+def paper_b_rows(frame: pd.DataFrame, methods) -> pd.DataFrame:
+    """Sessions of paper-B methods that have a final output, in replicate order."""
+    rows = frame[frame["discussion"].isin(methods)]
+    if "final_idea" in rows:
+        rows = rows[rows["final_idea"].fillna("").astype(str).str.strip() != ""]
+    if "status" in rows:
+        rows = rows[rows["status"].fillna("ok") == "ok"]
+    sort = [c for c in ("discussion", "task", "replicate", "conversation_id") if c in rows]
+    return rows.sort_values(sort)
+
+
+def inter_session_table(frame: pd.DataFrame, methods, embed: Embed, group_size: int = 5) -> pd.DataFrame:
+    rows = []
+    data = paper_b_rows(frame, methods)
+    for (method, task), part in data.groupby(["discussion", "task"], sort=True):
+        texts = part["final_idea"].astype(str).tolist()
+        if len(texts) < group_size:
+            rows.append({"method": method, "task": task, "n_runs": len(texts), "n_groups": 0,
+                         "vendi": np.nan, "vendi_sd": np.nan, "div_bleu": np.nan, "div_bleu_sd": np.nan})
+            continue
+        result = inter_session_diversity(texts, embed(texts), group_size=group_size)
+        rows.append({"method": method, "task": task, "n_runs": result["n_runs"],
+                     "n_groups": result["n_groups"], "vendi": result["vendi"],
+                     "vendi_sd": float(np.std(result["vendi_per_group"])),
+                     "div_bleu": result["div_bleu"],
+                     "div_bleu_sd": float(np.std(result["div_bleu_per_group"]))})
+    return pd.DataFrame(rows, columns=["method", "task", "n_runs", "n_groups", "vendi", "vendi_sd",
+                                       "div_bleu", "div_bleu_sd"])
+
+
+def intra_session_table(dataset: Dataset, frame: pd.DataFrame, methods, embed: Embed) -> pd.DataFrame:
+    """One row per session and round with at least two responses."""
+    columns = ["conversation_id", "method", "task", "round", "n_responses", "vendi", "div_bleu"]
+    if dataset.corpus is None:
+        return pd.DataFrame(columns=columns)
+    parts = []
+    for _, row in paper_b_rows(frame, methods).iterrows():
+        cid = row["conversation_id"]
+        if cid not in dataset.corpus:
+            continue
+        turns = dataset.corpus[cid].turns
+        keep = [i for i, t in enumerate(turns) if t.round is not None]
+        if len(keep) < 2:
+            continue
+        texts = [turns[i].text for i in keep]
+        stored = dataset.embeddings_for(cid)
+        vectors = stored[keep] if stored is not None and len(stored) == len(turns) else embed(texts)
+        table = intra_session_diversity([turns[i].round for i in keep], texts, vectors)
+        if len(table):
+            parts.append(table.assign(conversation_id=cid, method=row["discussion"], task=row["task"]))
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def final_output_map(frame: pd.DataFrame, methods, embed: Embed) -> pd.DataFrame:
+    """PCA (2-D) of final outputs' embeddings: ``conversation_id, method, task, x, y``."""
+    from sklearn.decomposition import PCA
+
+    data = paper_b_rows(frame, methods)
+    if len(data) < 3:
+        return pd.DataFrame(columns=["conversation_id", "method", "task", "x", "y"])
+    vectors = embed(data["final_idea"].astype(str).tolist())
+    points = PCA(n_components=2, random_state=42).fit_transform(vectors)
+    return pd.DataFrame({"conversation_id": data["conversation_id"].to_numpy(),
+                         "method": data["discussion"].to_numpy(), "task": data["task"].to_numpy(),
+                         "x": points[:, 0], "y": points[:, 1]})
+
+
+def gain_over(table: pd.DataFrame, metric: str, method: str = "creative_mad",
+              baseline: str = "homo_mad") -> float | None:
+    """Percent gain of ``method`` over ``baseline`` in the task-averaged ``metric`` (paper B, §6)."""
+    means = table.groupby("method")[metric].mean()
+    if method not in means or baseline not in means or not np.isfinite(means[baseline]) or means[baseline] == 0:
+        return None
+    return float(100 * (means[method] - means[baseline]) / means[baseline])

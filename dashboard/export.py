@@ -1,0 +1,134 @@
+"""Figures and tables out of the dashboard: PNG/SVG, interactive HTML, CSV, LaTeX, and a
+one-file HTML report of the current selection (no Streamlit here).
+
+Static images go through kaleido, which drives the system Chromium; the report embeds
+plotly.js once so it opens offline, with every figure still interactive.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+
+IMAGE_FORMATS = ("png", "svg")
+
+
+@dataclass
+class ReportItem:
+    """One figure or table of a report, with where its numbers come from."""
+
+    title: str
+    figure: go.Figure | None = None
+    table: pd.DataFrame | None = None
+    caption: str = ""
+    published: bool = False
+    slug: str = field(default="")
+
+    def __post_init__(self):
+        if not self.slug:
+            self.slug = slugify(self.title)
+
+
+def slugify(text: str) -> str:
+    out = "".join(c.lower() if c.isalnum() else "_" for c in text)
+    while "__" in out:
+        out = out.replace("__", "_")
+    return out.strip("_")[:60] or "item"
+
+
+def figure_to_html(fig: go.Figure, *, full_html: bool = True) -> str:
+    """Interactive HTML of one figure, plotly.js inlined (opens offline)."""
+    return pio.to_html(fig, include_plotlyjs=True, full_html=full_html)
+
+
+def figure_to_image(fig: go.Figure, fmt: str = "png", *, width: int = 1000, height: int | None = None,
+                    scale: float = 2.0) -> bytes:
+    """PNG or SVG bytes through kaleido (needs Chromium; raises RuntimeError without it)."""
+    if fmt not in IMAGE_FORMATS:
+        raise ValueError(f"image format must be one of {IMAGE_FORMATS}, got {fmt!r}")
+    height = height or int(fig.layout.height or 600)
+    try:
+        return pio.to_image(fig, format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
+    except Exception as error:  # kaleido reports a missing browser in several ways
+        raise RuntimeError(f"static export failed ({type(error).__name__}: {error}); PNG/SVG need "
+                           "Chromium (`make browser`). HTML export works without it.") from None
+
+
+def table_to_csv(table: pd.DataFrame) -> bytes:
+    return table.to_csv(index=_keeps_index(table)).encode("utf-8")
+
+
+def table_to_latex(table: pd.DataFrame, *, caption: str = "", label: str = "", digits: int = 3) -> str:
+    """A booktabs LaTeX table; numbers rounded to ``digits``, special characters escaped."""
+    frame = table.copy()
+    frame.columns = [str(c) for c in frame.columns]
+    styler = frame.style.format(precision=digits, na_rep="--", escape="latex")
+    styler = styler.format_index(escape="latex", axis=1)
+    if _keeps_index(frame):
+        styler = styler.format_index(escape="latex", axis=0)
+    else:
+        styler = styler.hide(axis="index")
+    return styler.to_latex(caption=caption or None, label=label or None, hrules=True,
+                           position_float="centering")
+
+
+def _keeps_index(table: pd.DataFrame) -> bool:
+    return not isinstance(table.index, pd.RangeIndex)
+
+
+def html_report(title: str, items: list[ReportItem], *, context: dict[str, str] | None = None) -> str:
+    """One self-contained HTML page: a header with the selection, then each item in order.
+
+    Published numbers are badged "published"; ours "computed from this dataset".
+    """
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+             f"<style>{_CSS}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1>",
+             f"<p class='meta'>Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC} by the "
+             "Creativity Dynamics Lab dashboard.</p>"]
+    if context:
+        parts.append("<table class='context'>")
+        parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in context.items()]
+        parts.append("</table>")
+    plotly_included = False
+    for item in items:
+        badge = "<span class='badge pub'>published</span>" if item.published else \
+            "<span class='badge ours'>computed from this dataset</span>"
+        parts.append(f"<section id='{html.escape(item.slug)}'><h2>{html.escape(item.title)} {badge}</h2>")
+        if item.caption:
+            parts.append(f"<p>{html.escape(item.caption)}</p>")
+        if item.figure is not None:
+            parts.append(pio.to_html(item.figure, full_html=False,
+                                     include_plotlyjs=not plotly_included, default_width="100%"))
+            plotly_included = True
+        if item.table is not None:
+            parts.append(_table_html(item.table))
+        parts.append("</section>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _table_html(table: pd.DataFrame, max_rows: int = 200) -> str:
+    shown = table.head(max_rows)
+    buffer = io.StringIO()
+    shown.to_html(buffer, index=_keeps_index(shown), float_format=lambda v: f"{v:.4g}",
+                  classes="data", border=0, na_rep="–")
+    note = f"<p class='meta'>First {max_rows} of {len(table):,} rows.</p>" if len(table) > max_rows else ""
+    return buffer.getvalue() + note
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;color:#222;padding:0 1em}
+h1{color:#3b5ba5} h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+.meta{color:#777;font-size:.9em} table.data,table.context{border-collapse:collapse;font-size:.85em}
+table.data td,table.data th,table.context td,table.context th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
+table.context th{text-align:left;color:#555}
+.badge{font-size:.7em;padding:2px 6px;border-radius:8px;vertical-align:middle}
+.pub{background:#fde8d4;color:#a05a14}.ours{background:#dde6f6;color:#2d4a8a}
+"""
