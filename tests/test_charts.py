@@ -1,0 +1,105 @@
+"""Dashboard figures (dashboard/charts.py): the plotted numbers equal numbers worked out here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import charts
+
+
+@pytest.fixture
+def groups_frame():
+    return pd.DataFrame({
+        "source": ["llm", "llm", "llm", "human", "human"],
+        "global_coherence": [0.1, 0.2, 0.6, 0.4, 0.5],
+        "path_length": [1.0, 2.0, 3.0, np.nan, 5.0],
+    })
+
+
+def test_distributions_plot_each_group_values_with_means(groups_frame):
+    fig = charts.distributions_by_group(groups_frame, ["global_coherence", "path_length"])
+    assert len(fig.data) == 4  # 2 columns x 2 groups
+    by_name = {(t.name, t.xaxis): t for t in fig.data}
+    human_gc = by_name[("human", "x")]
+    assert list(human_gc.y) == [0.4, 0.5]
+    assert human_gc.boxmean is True
+    human_path = by_name[("human", "x2")]
+    assert list(human_path.y) == [5.0]  # the NaN is dropped, not plotted as 0
+    assert [a.text for a in fig.layout.annotations] == ["Global Coherence", "Path Length"]
+
+
+def test_distributions_without_columns_say_so():
+    fig = charts.distributions_by_group(pd.DataFrame({"source": ["llm"]}), ["novelty"])
+    assert fig.layout.annotations[0].text == "no data for these columns"
+
+
+def test_group_means_with_ci_match_hand_values():
+    frame = pd.DataFrame({"discussion": ["open", "open", "open", "iterative", "iterative"],
+                          "model": ["gpt", "gpt", "gpt", "gpt", "gpt"],
+                          "max_distance": [1.0, 2.0, 3.0, 4.0, 6.0]})
+    fig = charts.group_means_with_ci(frame, "max_distance", "discussion", "model")
+    bar = fig.data[0]
+    means = dict(zip(bar.x, bar.y))
+    assert means == {"iterative": 5.0, "open": 2.0}
+    halves = dict(zip(bar.x, bar.error_y.array))
+    # open: sd = 1, n = 3 -> 1.96 / sqrt(3); iterative: sd = sqrt(2), n = 2 -> 1.96
+    assert halves["open"] == pytest.approx(1.96 / np.sqrt(3))
+    assert halves["iterative"] == pytest.approx(1.96)
+
+
+def test_percent_heatmap_carries_the_table():
+    table = pd.DataFrame({"task": [5.9, 6.4], "interaction": [52.6, 51.7]},
+                         index=["global_coherence", "max_distance"])
+    fig = charts.percent_heatmap(table, "t")
+    heat = fig.data[0]
+    assert np.asarray(heat.z).tolist() == [[5.9, 52.6], [6.4, 51.7]]
+    assert list(heat.y) == ["Global Coherence", "Max Distance"]
+    assert heat.text[0][1] == "52.6"
+
+
+def test_coefficient_plot_error_bars_reach_the_interval():
+    llm = pd.DataFrame({"term": ["a", "b"], "coef": [0.5, -0.2], "ci_low": [0.3, -0.5], "ci_high": [0.9, 0.0]})
+    human = pd.DataFrame({"term": ["b", "a"], "coef": [0.1, 0.2], "ci_low": [0.0, 0.1], "ci_high": [0.2, 0.4]})
+    fig = charts.coefficient_plot({"LLM": llm, "Human": human}, terms=["a", "b"])
+    first, second = fig.data
+    assert list(first.x) == [0.5, -0.2]
+    assert list(first.error_x.array) == pytest.approx([0.4, 0.2])
+    assert list(first.error_x.arrayminus) == pytest.approx([0.2, 0.3])
+    assert list(second.x) == [0.2, 0.1]  # reordered to the requested terms
+    assert list(second.customdata) == ["a", "b"]
+    assert first.marker.color == charts.SOURCE_COLOURS["llm"]
+
+
+def test_trajectory_paths_follow_turn_order_and_colour_by_turn():
+    points = pd.DataFrame({"conversation_id": ["c1", "c1", "c1", "c2"], "turn": [2, 0, 1, 0],
+                           "x": [3.0, 1.0, 2.0, 9.0], "y": [30.0, 10.0, 20.0, 90.0],
+                           "speaker": ["A", "B", "C", "D"], "text": ["third", "first", "second", "x"]})
+    fig = charts.trajectory_paths(points, ["c1"])
+    background, path = fig.data
+    assert len(background.x) == 4
+    assert list(path.x) == [1.0, 2.0, 3.0]
+    assert list(path.marker.color) == [0, 1, 2]
+    assert "B: first" in path.text[0]
+
+
+def test_top_share_bar_in_percent():
+    table = pd.DataFrame({"group": ["human", "llm"], "share_of_top": [0.25, 0.75]})
+    fig = charts.top_share_bar(table)
+    assert list(fig.data[0].y) == [25.0, 75.0]
+
+
+def test_rounds_lines_average_sessions():
+    table = pd.DataFrame({"method": ["homo_mad"] * 4, "round": [0, 1, 0, 1],
+                          "vendi": [3.0, 2.0, 4.0, 1.0]})
+    fig = charts.rounds_lines(table, "vendi")
+    assert list(fig.data[0].x) == [0, 1]
+    assert list(fig.data[0].y) == [3.5, 1.5]
+
+
+def test_effect_size_forest_sorted_by_d():
+    table = pd.DataFrame({"feature": ["a", "b"], "d": [0.5, -0.1], "ci_low": [0.4, -0.3], "ci_high": [0.6, 0.1]})
+    fig = charts.effect_size_forest(table)
+    assert list(fig.data[0].x) == [-0.1, 0.5]
+    assert list(fig.data[0].error_x.array) == pytest.approx([0.2, 0.1])
