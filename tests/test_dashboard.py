@@ -1,0 +1,211 @@
+"""AppTest page tests on the cached paper-release dataset.
+
+Every number checked here is recomputed in the test straight from the Parquet file (pandas,
+numpy, statsmodels' formula API), not through the dashboard's or engine's own functions.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "dashboard" / "app.py")
+RELEASE = REPO / "cached_runs" / "paper_release"
+FEATURES = ["local_coherence", "global_coherence", "path_length", "convergence_ratio", "max_distance",
+            "trajectory_curvature", "topic_switching_rate", "revisit_score", "semantic_spread"]
+PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "diversity",
+         "pilot", "export"]
+
+pytestmark = pytest.mark.skipif(not (RELEASE / "manifest.json").exists(),
+                                reason="cached_runs/paper_release is not built")
+
+
+@pytest.fixture(scope="module")
+def release() -> pd.DataFrame:
+    return pd.read_parquet(RELEASE / "conversations.parquet")
+
+
+@pytest.fixture
+def runs_root(tmp_path, monkeypatch):
+    """A cached_runs folder holding only the paper release (so the default choice is fixed)."""
+    root = tmp_path / "cached_runs"
+    root.mkdir()
+    (root / "paper_release").symlink_to(RELEASE, target_is_directory=True)
+    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    return root
+
+
+def open_page(page: str, sidebar=None, widgets=None) -> AppTest:
+    """Render ``page``; ``sidebar(at)`` sets filters first, ``widgets(at)`` then the page's own."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    if sidebar is not None:
+        sidebar(at)
+        at.run()
+    if page != "data_page":
+        at.switch_page(f"views/{page}.py")
+        at.run()
+    if widgets is not None:
+        widgets(at)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def decode(values):
+    """Plotly arrays arrive either as lists or as base64 typed arrays ({dtype, bdata, shape})."""
+    if isinstance(values, dict) and "bdata" in values:
+        array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
+        shape = values.get("shape")
+        if shape:
+            array = array.reshape([int(s) for s in str(shape).split(",")])
+        return array
+    return np.asarray(values, dtype=object)
+
+
+def trajectory_sample(frame: pd.DataFrame) -> pd.DataFrame:
+    llm = frame[(frame["source"] == "llm") & frame["discussion"].isin(["instructed", "open", "iterative"])]
+    return llm.dropna(subset=FEATURES)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_without_exception(runs_root, page):
+    at = open_page(page)
+    assert at.title, f"{page} shows no title"
+
+
+def test_data_page_counts_llm_and_human(runs_root, release):
+    shown = metrics(open_page("data_page"))
+    assert shown["Conversations selected"] == f"{len(release):,}"
+    assert shown["LLM conversations"] == f"{(release['source'] == 'llm').sum():,}" == "3,702"
+    assert shown["Human conversations"] == f"{(release['source'] == 'human').sum():,}" == "308"
+    assert shown["Mean turns"] == f"{release['n_turns'].mean():.1f}"
+
+
+def test_sidebar_filters_reach_every_page(runs_root, release):
+    def only_o3_high(at):
+        at.multiselect(key="filter_model").set_value(["o3-high"])
+
+    expected = int((release["model"] == "o3-high").sum())
+    assert metrics(open_page("data_page", only_o3_high))["Conversations selected"] == f"{expected:,}"
+    shown = metrics(open_page("llm_vs_human", only_o3_high))
+    assert shown["LLM conversations"] == f"{expected:,}" and shown["Human conversations"] == "0"
+    at = open_page("llm_vs_human", only_o3_high)
+    assert any("fewer than two conversations" in i.value for i in at.info)
+
+
+def test_llm_vs_human_effect_sizes(runs_root, release):
+    at = open_page("llm_vs_human")
+    table = next(d.value for d in at.dataframe if "d" in d.value.columns)
+    row = table.set_index("feature").loc["global_coherence"]
+    llm = release.loc[release["source"] == "llm", "global_coherence"].dropna().to_numpy()
+    human = release.loc[release["source"] == "human", "global_coherence"].dropna().to_numpy()
+    pooled = np.sqrt(((len(llm) - 1) * llm.var(ddof=1) + (len(human) - 1) * human.var(ddof=1))
+                     / (len(llm) + len(human) - 2))
+    d = (llm.mean() - human.mean()) / pooled
+    se = np.sqrt((len(llm) + len(human)) / (len(llm) * len(human)) + d ** 2 / (2 * (len(llm) + len(human))))
+    assert row["d"] == pytest.approx(d, abs=1e-4)
+    assert row["ci_low"] == pytest.approx(d - 1.959964 * se, abs=1e-4)
+    assert row["llm_mean"] == pytest.approx(llm.mean(), abs=1e-4)
+    # no ratings in the release: the page says so and shows the published Table 5
+    assert any("No ratings" in i.value for i in at.info)
+    table5 = next(d.value for d in at.dataframe if "creativity_mean" in d.value.columns)
+    assert table5.query("task == 'Overall' and group == 'LLM'")["creativity_mean"].item() == 0.30
+
+
+def test_design_levers_heatmap_matches_ols_r2(runs_root, release):
+    at = open_page("design_levers")
+    heatmaps = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap"]
+    ours, paper = heatmaps[0], heatmaps[1]
+    z = decode(ours["data"][0]["z"]).astype(float)
+    rows = list(ours["data"][0]["y"])
+    columns = list(ours["data"][0]["x"])
+    assert columns == ["task", "task+discussion", "task+model", "additive", "interaction"]
+    sample = trajectory_sample(release)
+    assert len(sample) == 3574
+    formulas = {"task": "C(task)", "task+discussion": "C(task) + C(discussion)", "task+model": "C(task) + C(model)",
+                "additive": "C(task) + C(discussion) + C(model)", "interaction": "C(task) + C(discussion) * C(model)"}
+    for feature, label in (("global_coherence", "Global Coherence"), ("semantic_spread", "Semantic Spread")):
+        for column, rhs in formulas.items():
+            r2 = smf.ols(f"{feature} ~ {rhs}", data=sample).fit().rsquared
+            assert z[rows.index(label), columns.index(column)] == pytest.approx(100 * r2, abs=1e-6)
+    # the published heatmap carries Table 24 as printed
+    published = decode(paper["data"][0]["z"]).astype(float)
+    assert published[list(paper["data"][0]["y"]).index("Global Coherence")].tolist() == [5.9, 27.0, 28.8, 47.5, 52.6]
+    shown = [m.value for m in at.metric]
+    assert shown[1] == "26.8%"  # published mean of the interaction column (Table 2)
+    assert shown[0] == f"{z[:, 4].mean():.1f}%"
+
+
+def test_regression_page_r2_and_samples(runs_root, release):
+    at = open_page("regression")
+    shown = metrics(at)
+    llm = release[release["source"] == "llm"]
+    others = [f for f in FEATURES if f != "local_coherence"]
+    data = llm.dropna(subset=FEATURES)
+    fit = smf.ols("local_coherence ~ " + " + ".join(others) + " + C(task)", data=data).fit()
+    assert shown["LLM: N"] == f"{len(data):,}"
+    assert shown["LLM: R²"] == f"{100 * fit.rsquared:.1f}%"
+
+    def both_samples(at):
+        at.radio(key="reg_sample").set_value("Both (side by side)")
+
+    at = open_page("regression", widgets=both_samples)
+    human = release[release["source"] == "human"].dropna(subset=FEATURES)
+    assert metrics(at)["Human: N"] == f"{len(human):,}"
+    coefficients = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Standardized"))
+    assert [t["name"] for t in coefficients["data"]] == ["LLM", "Human"]
+    assert any("LLM vs human" in m.value for m in at.markdown)
+
+
+def test_regression_mixed_model_shows_conditional_r2(runs_root):
+    def mixed_human(at):
+        at.radio(key="reg_sample").set_value("Human")
+        at.radio(key="reg_estimator").set_value("mixedlm")
+
+    shown = metrics(open_page("regression", widgets=mixed_human))
+    assert "Human: conditional R²" in shown
+
+
+def test_trajectories_without_embeddings_say_so_and_map_conversations(runs_root, release):
+    at = open_page("trajectories")
+    assert any("no turn embeddings" in i.value for i in at.info)
+    points = figures(at)[0]
+    n_points = sum(len(decode(trace["x"])) for trace in points["data"])
+    assert n_points == len(release.dropna(subset=FEATURES))
+
+
+def test_diversity_without_debate_runs_shows_published_gain(runs_root):
+    at = open_page("diversity")
+    assert any("no paper-B debate runs" in i.value for i in at.info)
+    gains = at.dataframe[0].value
+    assert gains.loc[gains["model"] == "Qwen3-8B", "semantic (Vendi) gain %"].item() == 26.2
+
+
+def test_export_page_lists_items_and_report(runs_root):
+    at = open_page("export")
+    options = at.selectbox(key="export_item").options
+    assert "Paper A, Table 24 (R² %)" in options
+    assert any(o.startswith("Manipulability (Table 24 layout), N = 3,574") for o in options)
+    at.selectbox(key="export_item").set_value("Paper A, Table 1: R² ladder (%)").run()
+    assert not at.exception
+    preview = next(d.value for d in at.dataframe)
+    assert preview["LLM"].tolist() == [8.6, 17.6, 22.3, 24.4, 32.6]
