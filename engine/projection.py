@@ -1,0 +1,197 @@
+"""2-D projections of turn embeddings, so a conversation can be drawn as a path (paper A, Fig. 4).
+
+``project_turns`` fits PCA (as the paper's Figure 4) or UMAP on the turns of a chosen set
+of conversations (``fit_on``; default all) and places every turn with that fit, returning
+``conversation_id, turn, x, y`` in input order. Results are seeded and cached on disk under
+a key hashed from the embeddings, the index, the method, its parameters, the seed and the
+library version, so the same input gives the same picture and a second call is a file read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from engine.errors import InputError
+
+METHODS = ("pca", "umap")
+CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    """``$CDL_CACHE_DIR/projections`` or ``~/.cache/creativity-dynamics-lab/projections``."""
+    root = os.environ.get("CDL_CACHE_DIR") or Path.home() / ".cache" / "creativity-dynamics-lab"
+    return Path(root) / "projections"
+
+
+def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_on: Iterable[str] | None = None,
+                  seed: int = 42, cache_dir: str | Path | None = None, progress: bool | Callable[[str], None] = False,
+                  *, use_cache: bool = True, n_neighbors: int = 15, min_dist: float = 0.1,
+                  metric: str = "cosine") -> pd.DataFrame:
+    """Per-turn 2-D coordinates: DataFrame ``conversation_id, turn, x, y`` (input row order).
+
+    ``embeddings`` is ``(n_turns_total, dim)`` with ``index_df`` naming each row
+    (``conversation_id``, ``turn``). ``fit_on`` restricts the fit to those conversations;
+    every turn is then transformed with the fitted map. ``progress`` is ``True`` (messages
+    and UMAP's epoch bar on stderr) or a callable receiving stage messages. UMAP parameters
+    (``n_neighbors``, ``min_dist``, ``metric``) are ignored by PCA.
+    """
+    report = _reporter(progress)
+    if method not in METHODS:
+        raise InputError(f"projection method must be one of {list(METHODS)}, got {method!r}", field="method")
+    x, index = _validate(embeddings, index_df)
+    fit_mask = _fit_mask(index, fit_on)
+    params = {"method": method, "seed": int(seed)}
+    if method == "umap":
+        params.update(n_neighbors=int(min(n_neighbors, int(fit_mask.sum()) - 1)), min_dist=float(min_dist), metric=metric)
+    key = _cache_key(x, index, fit_mask, params) if use_cache else None
+    path = Path(cache_dir or default_cache_dir()) / f"projection-{method}-{key}.parquet" if key else None
+    if path is not None and path.exists():
+        try:
+            cached = pd.read_parquet(path)
+            report(f"projection: cached result {path.name}")
+            return cached
+        except Exception:  # a damaged cache file is recomputed, never trusted
+            pass
+    started = time.perf_counter()
+    report(f"projection: {method.upper()} fitted on {int(fit_mask.sum()):,} of {len(x):,} turns")
+    if method == "pca":
+        coordinates, extra = _pca(x, fit_mask, seed)
+    else:
+        coordinates, extra = _umap(x, fit_mask, params, progress, report)
+    out = pd.DataFrame({"conversation_id": index["conversation_id"].to_numpy(),
+                        "turn": index["turn"].to_numpy(), "x": coordinates[:, 0], "y": coordinates[:, 1]})
+    out.attrs.update(params, **extra)
+    report(f"projection: done in {time.perf_counter() - started:.1f} s")
+    if path is not None:
+        from engine.corpus import atomic_write_bytes
+
+        buffer = io.BytesIO()
+        out.to_parquet(buffer, index=False)
+        atomic_write_bytes(path, buffer.getvalue())
+    return out
+
+
+def trajectory_paths(projected: pd.DataFrame) -> pd.DataFrame:
+    """Turns ordered within each conversation, with ``step`` (0..n-1) and ``progress`` in [0, 1].
+
+    Drawing consecutive rows of one conversation as a line, coloured by ``progress``
+    (early blue to late red), gives Figure 4's trajectory.
+    """
+    missing = [c for c in ("conversation_id", "turn", "x", "y") if c not in projected.columns]
+    if missing:
+        raise InputError(f"a projection needs column {missing[0]!r}", field=missing[0])
+    ordered = projected.sort_values(["conversation_id", "turn"], kind="stable").reset_index(drop=True)
+    step = ordered.groupby("conversation_id", sort=False).cumcount()
+    length = ordered.groupby("conversation_id", sort=False)["turn"].transform("size")
+    ordered["step"] = step
+    ordered["progress"] = np.where(length > 1, step / (length - 1).clip(lower=1), 0.0)
+    return ordered
+
+
+def _reporter(progress) -> Callable[[str], None]:
+    if callable(progress):
+        return progress
+    if progress:
+        return lambda message: print(message, file=sys.stderr, flush=True)
+    return lambda message: None
+
+
+def _validate(embeddings, index_df) -> tuple[np.ndarray, pd.DataFrame]:
+    try:
+        x = np.asarray(embeddings, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise InputError("embeddings must be a numeric (n_turns, dim) array") from None
+    if x.ndim != 2:
+        raise InputError(f"embeddings must be a 2-D (n_turns, dim) array, got shape {x.shape}")
+    if not isinstance(index_df, pd.DataFrame):
+        raise InputError("index_df must be a table with columns conversation_id and turn")
+    missing = [c for c in ("conversation_id", "turn") if c not in index_df.columns]
+    if missing:
+        raise InputError(f"the turn index needs column {missing[0]!r}", field=missing[0])
+    if len(index_df) != len(x):
+        raise InputError(f"the turn index has {len(index_df)} rows but there are {len(x)} embeddings; "
+                         "each embedding row needs one (conversation_id, turn)")
+    if len(x) < 3:
+        raise InputError(f"a projection needs at least 3 turns, got {len(x)}")
+    if not np.isfinite(x).all():
+        row = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0]) + 1
+        raise InputError("embedding has a missing or infinite value", row=row)
+    index = index_df[["conversation_id", "turn"]].reset_index(drop=True)
+    if index.duplicated().any():
+        row = int(np.flatnonzero(index.duplicated().to_numpy())[0]) + 1
+        raise InputError(f"turn {index.turn[row - 1]!r} of {index.conversation_id[row - 1]!r} appears twice", row=row)
+    return np.ascontiguousarray(x), index
+
+
+def _fit_mask(index: pd.DataFrame, fit_on) -> np.ndarray:
+    if fit_on is None:
+        return np.ones(len(index), dtype=bool)
+    wanted = {str(c) for c in ([fit_on] if isinstance(fit_on, str) else fit_on)}
+    mask = index["conversation_id"].astype(str).isin(wanted).to_numpy()
+    if mask.sum() < 3:
+        raise InputError(f"fit_on names {len(wanted)} conversation(s) with {int(mask.sum())} turn(s) "
+                         "in the index; the fit needs at least 3 turns", field="fit_on")
+    return mask
+
+
+def _cache_key(x: np.ndarray, index: pd.DataFrame, fit_mask: np.ndarray, params: dict) -> str:
+    import sklearn
+
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(json.dumps({"format": CACHE_FORMAT, "shape": x.shape, "params": params,
+                              "sklearn": sklearn.__version__, "umap": _umap_version()}, sort_keys=True).encode())
+    digest.update(x.tobytes())
+    digest.update(index["conversation_id"].astype(str).str.cat(sep="\x1f").encode())
+    digest.update(np.asarray(index["turn"], dtype=np.int64).tobytes())
+    digest.update(np.packbits(fit_mask).tobytes())
+    return digest.hexdigest()
+
+
+def _umap_version() -> str | None:
+    if "umap" not in sys.modules:
+        try:
+            from importlib.metadata import version
+
+            return version("umap-learn")
+        except Exception:
+            return None
+    return getattr(sys.modules["umap"], "__version__", None)
+
+
+def _pca(x: np.ndarray, fit_mask: np.ndarray, seed: int):
+    from sklearn.decomposition import PCA
+
+    pca = PCA(n_components=2, random_state=seed).fit(x[fit_mask].astype(np.float64))
+    coordinates = pca.transform(x.astype(np.float64))
+    return coordinates, {"explained_variance_ratio": [float(v) for v in pca.explained_variance_ratio_]}
+
+
+def _umap(x: np.ndarray, fit_mask: np.ndarray, params: dict, progress, report):
+    import warnings
+
+    report("projection: loading UMAP (the first call compiles numba code)")
+    import umap
+
+    reducer = umap.UMAP(n_components=2, n_neighbors=params["n_neighbors"], min_dist=params["min_dist"],
+                        metric=params["metric"], random_state=params["seed"], verbose=bool(progress is True),
+                        tqdm_kwds={"disable": progress is not True, "file": sys.stderr})
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*n_jobs value.*")
+        report("projection: nearest neighbours and layout")
+        fitted = reducer.fit(x[fit_mask])
+        coordinates = np.empty((len(x), 2), dtype=np.float64)
+        coordinates[fit_mask] = fitted.embedding_
+        if (~fit_mask).any():
+            report(f"projection: placing {int((~fit_mask).sum()):,} turns outside the fit")
+            coordinates[~fit_mask] = fitted.transform(x[~fit_mask])
+    return coordinates, {}
