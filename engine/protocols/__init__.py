@@ -1,0 +1,86 @@
+"""Discussion structures of paper A and debate methods of paper B, one module each.
+
+``run_session`` runs one session of any method and returns a Conversation; a backend that
+fails mid-session gives a Conversation with status "failed", the turns received so far and
+the error (never a key). ``expected_calls`` gives the number of chat calls a session makes
+(exact for paper B, an upper bound for paper A's stopping rules).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from engine.corpus import Conversation
+from engine.llm.base import Backend
+from engine.llm.secrets import scrub
+from engine.protocols.config import METHODS, PAPER_A, PAPER_B, ProtocolConfig, make_config
+from engine.protocols.session import OnTurn, Session
+from engine.tasks import Task, get_task
+
+__all__ = ["METHODS", "PAPER_A", "PAPER_B", "ProtocolConfig", "Session", "expected_calls",
+           "make_config", "run_session"]
+
+
+def protocol_module(method: str):
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}")
+    return importlib.import_module(f"engine.protocols.{method}")
+
+
+async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig, *,
+                      conversation_id: str, seed: int = 0, replicate: int = 0,
+                      on_turn: OnTurn | None = None,
+                      embedder: Callable[[Sequence[str]], np.ndarray] | None = None) -> Conversation:
+    """Run one session; never raises for a backend failure (the Conversation says 'failed')."""
+    task = get_task(task)
+    session = Session(backend, task, config, conversation_id=conversation_id, seed=seed,
+                      replicate=replicate, on_turn=on_turn, embedder=embedder)
+    conversation = Conversation(
+        conversation_id=conversation_id, source="llm", task=task.id, model=backend.model,
+        protocol=config.method, persona=config.persona if config.paper == "A" else _paper_b_persona(config),
+        team_size=config.agents, order=config.order if config.paper == "A" else None,
+        replicate=replicate, meta={"paper": config.paper, **config.meta(), "seed": seed})
+    try:
+        final = await protocol_module(config.method).run(session)
+        conversation.final_idea = final
+    except Exception as error:  # a failed session is data, kept with its turns
+        conversation.status = "failed"
+        conversation.error = scrub(f"{type(error).__name__}: {error}")
+    conversation.turns = list(session.turns)
+    conversation.meta.update(session.meta)
+    conversation.meta["calls"] = session._calls
+    return conversation
+
+
+def _paper_b_persona(config: ProtocolConfig) -> str:
+    return {"hetero_mad": "different", "creative_mad": "lens"}.get(config.method, "none")
+
+
+def expected_calls(config: ProtocolConfig) -> int:
+    """Chat calls of one session: exact for paper B, the maximum for paper A."""
+    n, r, m = config.agents, config.rounds, config.method
+    if m == "direct":
+        return 1
+    if m == "self_refine":
+        return 1 + 2 * r
+    if m == "voting":
+        return n + 1
+    if m in ("homo_mad", "hetero_mad", "creative_mad"):
+        return n * (r + 1) + 1
+    initial = 2 * n if config.initial_generation else 0
+    limit = config.turn_limit
+    if m == "none":
+        return initial
+    if m == "open":
+        return initial + limit + 1
+    if m == "instructed":
+        per_turn = 2 * n if config.order == "raise" else 1
+        return initial + limit * per_turn
+    if m == "iterative":
+        return initial + limit * (1 + n)
+    if m == "progressive":
+        return initial + 4 * n
+    raise ValueError(m)

@@ -1,0 +1,143 @@
+"""``python -m engine run``: run a pilot or a grid of sessions on a real model (issue 4, item 5).
+
+    python -m engine run --method homo_mad --task plastic_waste --agents 5 --rounds 2 \\
+        --replicates 3 --model local --out runs/pilot
+    python -m engine run --grid cached_runs/grids/local_smollm2.yaml --out runs/local
+Re-running the same command with the same --out resumes without duplicating sessions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from engine.errors import InputError
+
+SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "agents", "rounds",
+                      "replicates", "model", "base_url", "api_key_env", "azure_api_version",
+                      "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
+                      "turn_limit", "min_rounds", "pool", "generation", "no_initial_generation",
+                      "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
+                      "judge_model", "judge_base_url")
+PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
+                  "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k")
+
+
+def register(subparsers) -> None:
+    from engine.protocols.config import METHODS
+
+    p = subparsers.add_parser("run", help="run debate / discussion sessions on a model",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = p.add_argument_group("what to run")
+    what.add_argument("--grid", help="grid YAML file (conditions x tasks x replicates)")
+    what.add_argument("--method", choices=METHODS, help="discussion structure or debate method")
+    what.add_argument("--task", action="append", help="built-in task id (repeatable, or 'all')")
+    what.add_argument("--task-text", help="your own task prompt")
+    what.add_argument("--task-id", default="custom", help="id for --task-text (default: custom)")
+    what.add_argument("--tasks-file", help="JSONL file of {\"id\": ..., \"prompt\": ...} tasks")
+    what.add_argument("--agents", type=int, help="team size N")
+    what.add_argument("--rounds", type=int, help="debate rounds R (paper B; self_refine iterations)")
+    what.add_argument("--replicates", type=int, default=1, help="sessions per task (default 1)")
+    model = p.add_argument_group("model")
+    model.add_argument("--model", default=None, help="'local' (default), a .gguf path, or a model name")
+    model.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint)")
+    model.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                       help="environment variable holding the API key (default OPENAI_API_KEY)")
+    model.add_argument("--azure-api-version", help="use Azure OpenAI with this API version")
+    model.add_argument("--reasoning-effort", help="low/medium/high for reasoning models (o3...)")
+    model.add_argument("--temperature", type=float, help="sampling temperature (default 1.0)")
+    model.add_argument("--max-tokens", type=int, help="max tokens per reply (default 512)")
+    model.add_argument("--seed", type=int, default=0, help="grid seed (default 0)")
+    options = p.add_argument_group("protocol options (paper A)")
+    options.add_argument("--persona", choices=("none", "same", "different"))
+    options.add_argument("--order", choices=("fixed", "random", "raise"))
+    options.add_argument("--turn-limit", type=int)
+    options.add_argument("--min-rounds", type=int, help="instructed: turns before agreeing is allowed")
+    options.add_argument("--pool", type=int, help="instructed: replacement pool size (ranks 2..pool+1)")
+    options.add_argument("--generation", choices=("interactive", "nominal"))
+    options.add_argument("--no-initial-generation", action="store_true",
+                         help="skip the initial generation-and-selection phase")
+    options.add_argument("--ideas-per-agent", type=int)
+    options.add_argument("--idea-words", help="target idea length, e.g. 80-100")
+    options.add_argument("--convergence", type=int, help="iterative: same selection this many times")
+    options.add_argument("--refine-top", type=int, help="progressive: ideas carried forward")
+    options.add_argument("--k", type=int, help="creative_mad: distant peers per agent (default 2)")
+    judge = p.add_argument_group("judge")
+    judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
+    judge.add_argument("--judge-base-url", help="server of the judge model")
+    run = p.add_argument_group("running")
+    run.add_argument("--out", required=True, help="output folder (corpus.jsonl + manifest.json)")
+    run.add_argument("--concurrency", type=int, help="sessions in flight (default 4)")
+    run.add_argument("--max-requests", type=int, help="chat requests in flight (default 8 x concurrency)")
+    run.add_argument("--cache", help="response cache file (default: <out>/llm_cache.sqlite)")
+    run.add_argument("--no-cache", action="store_true", help="do not cache responses")
+    run.add_argument("--replay", action="store_true", help="answer only from the cache; a miss is an error")
+    run.add_argument("--dry-run", action="store_true", help="print the number of calls and tokens, run nothing")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=run_command)
+
+
+def grid_from_args(args: argparse.Namespace) -> dict:
+    """The one-condition grid that a command line describes."""
+    if not args.method:
+        raise InputError("give --method (or --grid FILE)", field="method")
+    condition = {"method": args.method, "replicates": args.replicates}
+    if args.agents is not None:
+        condition["agents"] = args.agents
+    if args.rounds is not None:
+        condition["rounds"] = args.rounds
+    for name in PROTOCOL_FLAGS:
+        value = getattr(args, name)
+        if value is not None:
+            condition[name] = value
+    if args.no_initial_generation:
+        condition["initial_generation"] = False
+    grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
+            "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
+            "reasoning_effort": args.reasoning_effort, "seed": args.seed,
+            "concurrency": args.concurrency or 4, "conditions": [condition]}
+    if args.tasks_file:
+        grid["tasks_file"] = args.tasks_file
+    if args.task_text:
+        grid["task_texts"] = {args.task_id: args.task_text}
+    if args.task and args.task != ["all"]:
+        grid["tasks"] = [t.strip() for item in args.task for t in item.split(",") if t.strip()]
+    elif not args.task and not args.task_text and not args.tasks_file:
+        raise InputError("give --task ID (or 'all'), --task-text or --tasks-file", field="task")
+    elif args.task_text and not args.task:
+        grid["tasks"] = [args.task_id]
+    if args.judge_model:
+        grid["judge"] = {"model": args.judge_model, "base_url": args.judge_base_url,
+                         "api_key_env": args.api_key_env}
+    return grid
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from engine.grid import load_grid
+    from engine.runner import run_grid
+
+    if args.grid:
+        given = [name for name in SINGLE_RUN_OPTIONS
+                 if getattr(args, name) not in (None, False, [], "OPENAI_API_KEY", 0, 1, "custom")]
+        if given:
+            raise InputError(f"--{given[0].replace('_', '-')} cannot be combined with --grid "
+                             f"(put it in the grid file)", field=given[0])
+        grid = load_grid(args.grid)
+        if args.concurrency:
+            grid = grid.model_copy(update={"concurrency": args.concurrency})
+    else:
+        grid = load_grid(grid_from_args(args))
+    cache = False if args.no_cache else (args.cache or True)
+    if args.replay and args.no_cache:
+        raise InputError("--replay needs the cache (drop --no-cache)", field="replay")
+    result = run_grid(grid, args.out, dry_run=args.dry_run, progress=not args.no_progress,
+                      cache=cache, replay=args.replay, max_requests=args.max_requests,
+                      command="python -m engine " + " ".join(sys.argv[1:]))
+    if args.dry_run:
+        return 0
+    summary = {"out": str(result.out_dir), "planned": result.planned, "skipped_done": result.skipped,
+               "ok": result.ok, "failed": result.failed, "usage": result.usage,
+               "cost_usd": result.cost_usd, "elapsed_s": round(result.elapsed_s, 1)}
+    print(json.dumps(summary))
+    return 1 if result.failed else 0

@@ -1,0 +1,177 @@
+"""A grid file: conditions x tasks x replicates, the model, the judge (issue 4, item 5).
+
+YAML (or a dict) with these keys; anything else is an error naming the key::
+
+    name: my-grid
+    model: local                # or an OpenAI-compatible model name; base_url, api_key_env,
+    seed: 0                     #   azure_api_version as on the command line
+    concurrency: 4
+    tasks: all                  # or a list of task ids; tasks_file: a JSONL of {id, prompt};
+                                #   task_texts: {my_task: "prompt text"}
+    defaults: {max_tokens: 200} # protocol options applied to every condition
+    judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas
+    prices: {my-model: [0.5, 1.5]}                        # USD per 1M input, output tokens
+    conditions:
+      - {method: homo_mad, agents: 5, rounds: 2, replicates: 5}
+      - {method: open, turn_limit: 6, replicates: 2, tasks: [plastic_waste]}
+
+Each session gets a stable id ``method-task-<options hash>-r<replicate>`` and a seed derived
+from the grid seed and that id, so a re-run finds the same sessions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.errors import InputError
+from engine.protocols.config import ProtocolConfig, make_config
+from engine.tasks import TASK_IDS, Task, get_task, load_tasks_file, task_from_text
+
+
+class JudgeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str = "local"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    azure_api_version: str | None = None
+    max_tokens: int = Field(24, ge=4)
+    temperature: float = 0.0
+    rubric: bool = True
+
+
+class ConditionSpec(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    method: str
+    replicates: int = Field(1, ge=1, le=10000)
+    tasks: list[str] | None = None
+
+
+class GridSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = "grid"
+    model: str = "local"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    azure_api_version: str | None = None
+    reasoning_effort: str | None = None
+    seed: int = 0
+    concurrency: int = Field(4, ge=1, le=1024)
+    tasks: str | list[str] = "all"
+    tasks_file: str | None = None
+    task_texts: dict[str, str] = Field(default_factory=dict)
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    judge: JudgeSpec | None = None
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    conditions: list[ConditionSpec] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    conversation_id: str
+    task: Task
+    config: ProtocolConfig
+    replicate: int
+    seed: int
+
+
+def load_grid(source: "str | Path | dict | GridSpec") -> GridSpec:
+    """Read and validate a grid from a YAML path, a dict, or a GridSpec."""
+    if isinstance(source, GridSpec):
+        return source
+    path = None
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        try:
+            source = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise InputError(f"cannot read grid file ({error.strerror})", path=str(path)) from None
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            raise InputError(f"not valid YAML ({getattr(error, 'problem', error)})", path=str(path),
+                             row=mark.line + 1 if mark else None) from None
+    if not isinstance(source, dict):
+        raise InputError("a grid must be a mapping with a 'conditions' list",
+                         path=str(path) if path else None)
+    try:
+        grid = GridSpec(**source)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        message = "unknown key" if first.get("type") == "extra_forbidden" else first.get("msg")
+        raise InputError(str(message).removeprefix("Value error, "), path=str(path) if path else None,
+                         field=where or None) from None
+    if path is not None and grid.tasks_file and not Path(grid.tasks_file).is_absolute():
+        grid = grid.model_copy(update={"tasks_file": str(path.parent / grid.tasks_file)})
+    for index in range(len(grid.conditions)):  # validate every condition now, naming it
+        condition_config(grid, index)
+    grid_tasks(grid)
+    return grid
+
+
+def condition_config(grid: GridSpec, index: int) -> ProtocolConfig:
+    condition = grid.conditions[index]
+    options = {**grid.defaults, **(condition.model_extra or {})}
+    try:
+        return make_config(condition.method, **options)
+    except InputError as error:
+        raise InputError(error.reason, field=f"conditions[{index}].{error.field or 'method'}") from None
+
+
+def grid_tasks(grid: GridSpec) -> dict[str, Task]:
+    tasks: dict[str, Task] = {}
+    if grid.tasks_file:
+        tasks.update({t.id: t for t in load_tasks_file(grid.tasks_file)})
+    for task_id, text in grid.task_texts.items():
+        tasks[task_id] = task_from_text(text, task_id)
+    ids = list(TASK_IDS) if grid.tasks == "all" else ([grid.tasks] if isinstance(grid.tasks, str)
+                                                       else list(grid.tasks))
+    if tasks and grid.tasks == "all":
+        ids = list(tasks)
+    for task_id in ids:
+        if task_id not in tasks:
+            try:
+                tasks[task_id] = get_task(task_id)
+            except InputError as error:
+                raise InputError(error.reason, field="tasks") from None
+    return tasks
+
+
+def options_hash(config: ProtocolConfig) -> str:
+    payload = json.dumps(config.model_dump(), sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:8]
+
+
+def session_seed(grid_seed: int, conversation_id: str) -> int:
+    digest = hashlib.sha256(f"{grid_seed}:{conversation_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % (2 ** 31 - 1)
+
+
+def plan(grid: GridSpec) -> list[SessionSpec]:
+    """Every session of the grid, in order: condition, task, replicate."""
+    tasks = grid_tasks(grid)
+    specs, seen = [], set()
+    for index, condition in enumerate(grid.conditions):
+        config = condition_config(grid, index)
+        task_ids = condition.tasks or list(tasks)
+        for task_id in task_ids:
+            if task_id not in tasks:
+                try:
+                    tasks[task_id] = get_task(task_id)
+                except InputError as error:
+                    raise InputError(error.reason, field=f"conditions[{index}].tasks") from None
+            for replicate in range(condition.replicates):
+                cid = f"{config.method}-{task_id}-{options_hash(config)}-r{replicate}"
+                if cid in seen:
+                    raise InputError(f"condition repeats an earlier one (session {cid})",
+                                     field=f"conditions[{index}]")
+                seen.add(cid)
+                specs.append(SessionSpec(cid, tasks[task_id], config, replicate,
+                                         session_seed(grid.seed, cid)))
+    return specs

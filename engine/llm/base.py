@@ -1,0 +1,191 @@
+"""The one chat interface every protocol talks through (issue 4, item 1).
+
+A backend implements a single method, ``_complete(messages, temperature, max_tokens, seed)``
+returning a :class:`ChatResult`. The base class adds what every backend needs the same way:
+a bounded number of requests in flight, retries with exponential backoff and jitter (see
+``engine.llm.retry``), usage counters, and a synchronous ``chat`` wrapper.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from engine.llm.retry import RetryPolicy, call_with_retries
+from engine.llm.secrets import scrub
+
+Message = dict[str, str]
+ROLES = ("system", "user", "assistant")
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One reply: its text, token usage (None when the server did not say), wall time."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+class BackendError(RuntimeError):
+    """A call that failed for good; the message never contains an API key."""
+
+    def __init__(self, message: str):
+        super().__init__(scrub(message))
+
+
+class RetryableError(BackendError):
+    """A failure worth retrying (429, 5xx, timeout, empty or malformed reply)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass
+class Usage:
+    """Counters shared by a backend and anything wrapping it (the cache)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def record(self, result: ChatResult) -> None:
+        with self._lock:
+            self.calls += 1
+            self.prompt_tokens += result.prompt_tokens or 0
+            self.completion_tokens += result.completion_tokens or 0
+
+    def bump(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            setattr(self, name, getattr(self, name) + amount)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
+                "failures": self.failures, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}
+
+
+def prompt_hash(messages: Sequence[Message]) -> str:
+    """A short stable hash of the prompt messages (recorded on every turn)."""
+    payload = json.dumps(list(messages), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def check_messages(messages: Sequence[Message]) -> list[Message]:
+    """Validate the chat messages: a non-empty list of {role, content} with known roles."""
+    if not messages:
+        raise ValueError("messages must be a non-empty list")
+    cleaned = []
+    for position, message in enumerate(messages):
+        if not isinstance(message, dict) or set(message) - {"role", "content"}:
+            raise ValueError(f"message {position} must be a dict with 'role' and 'content'")
+        if message.get("role") not in ROLES:
+            raise ValueError(f"message {position} has unknown role {message.get('role')!r}")
+        if not isinstance(message.get("content"), str):
+            raise ValueError(f"message {position} content must be text")
+        cleaned.append({"role": message["role"], "content": message["content"]})
+    return cleaned
+
+
+class Backend:
+    """Base class: subclasses implement ``_complete``; callers use ``achat`` or ``chat``."""
+
+    kind = "base"
+
+    def __init__(self, *, model: str, concurrency: int = 8, retry: RetryPolicy | None = None):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.model = model
+        self.concurrency = concurrency
+        self.retry = retry or RetryPolicy()
+        self.usage = Usage()
+        self._semaphores: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]" = (
+            weakref.WeakKeyDictionary())
+
+    # -- the one method a backend writes ------------------------------------------------
+    async def _complete(self, messages: list[Message], *, temperature: float | None,
+                        max_tokens: int, seed: int | None) -> ChatResult:
+        raise NotImplementedError
+
+    # -- what callers use ---------------------------------------------------------------
+    @property
+    def identity(self) -> str:
+        """What the response cache keys on besides the request (never a key)."""
+        return f"{self.kind}:{self.model}"
+
+    def describe(self) -> dict[str, Any]:
+        """Configuration safe to write into a manifest."""
+        return {"backend": self.kind, "model": self.model, "concurrency": self.concurrency}
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        semaphore = self._semaphores.get(loop)
+        if semaphore is None:
+            semaphore = self._semaphores[loop] = asyncio.Semaphore(self.concurrency)
+        return semaphore
+
+    async def achat(self, messages: Sequence[Message], *, temperature: float | None = 1.0,
+                    max_tokens: int = 512, seed: int | None = None,
+                    replicate: int | None = None) -> ChatResult:
+        """One chat completion, retried on transient failures, at most ``concurrency`` in flight.
+
+        ``replicate`` only matters to the response cache (it keys on it); backends ignore it.
+        """
+        messages = check_messages(messages)
+
+        async def attempt() -> ChatResult:
+            async with self._semaphore():
+                return await self._complete(messages, temperature=temperature,
+                                            max_tokens=max_tokens, seed=seed)
+
+        def on_retry(_error: Exception) -> None:
+            self.usage.bump("retries")
+
+        try:
+            result = await call_with_retries(attempt, self.retry, on_retry=on_retry)
+        except BackendError:
+            self.usage.bump("failures")
+            raise
+        self.usage.record(result)
+        return result
+
+    def chat(self, messages: Sequence[Message], **options: Any) -> ChatResult:
+        """Synchronous ``achat`` (runs its own event loop; safe inside a running loop too)."""
+        return run_sync(self.achat(messages, **options))
+
+    def close(self) -> None:
+        """Release resources (clients, models); the backend may be used again afterwards."""
+
+
+def run_sync(coroutine):
+    """Run a coroutine to completion from synchronous code, even if a loop is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    box: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            box["value"] = asyncio.run(coroutine)
+        except BaseException as error:  # re-raised in the caller's thread
+            box["error"] = error
+
+    thread = threading.Thread(target=runner)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

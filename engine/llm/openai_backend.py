@@ -1,0 +1,154 @@
+"""OpenAI-compatible chat backend through the ``openai`` SDK (issue 4, item 1).
+
+Works with api.openai.com, Azure OpenAI (``azure_api_version``), and any compatible server
+(vLLM, Ollama, llama.cpp server) via ``base_url``. The key comes from the environment
+variable named by ``api_key_env`` (default ``OPENAI_API_KEY``) or is passed in memory; it is
+kept only on the client object and scrubbed from every error. Reasoning models (o1/o3/o4,
+gpt-5: paper A's o3) take no temperature and count ``max_completion_tokens``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+import weakref
+from typing import Any
+
+from engine.errors import InputError
+from engine.llm.base import Backend, BackendError, ChatResult, RetryableError
+from engine.llm.retry import RetryPolicy
+from engine.llm.secrets import remember_secret, scrub
+
+_REASONING = re.compile(r"^(o\d|gpt-5)([-_.].*)?$", re.IGNORECASE)
+
+
+def is_reasoning_model(model: str) -> bool:
+    """o1, o3, o3-mini, o4-mini, gpt-5...: models that reject a temperature."""
+    return bool(_REASONING.match(model.split("/")[-1]))
+
+
+class OpenAIBackend(Backend):
+    kind = "openai"
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 api_key_env: str = "OPENAI_API_KEY", azure_api_version: str | None = None,
+                 timeout: float = 120.0, concurrency: int = 16, retry: RetryPolicy | None = None,
+                 reasoning: bool | None = None, reasoning_effort: str | None = None):
+        super().__init__(model=model, concurrency=concurrency, retry=retry)
+        key = api_key or os.environ.get(api_key_env)
+        if not key:
+            if base_url is None or azure_api_version:
+                raise InputError(f"no API key: set the environment variable {api_key_env} "
+                                 f"(or pass --api-key-env NAME), or use --model local",
+                                 field="api_key")
+            key = "not-needed"  # local OpenAI-compatible servers ignore the key
+        remember_secret(key)
+        self._api_key = key
+        self.base_url = base_url
+        self.azure_api_version = azure_api_version
+        self.timeout = timeout
+        self.reasoning = is_reasoning_model(model) if reasoning is None else reasoning
+        self.reasoning_effort = reasoning_effort
+        self._omit_temperature = self.reasoning
+        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def identity(self) -> str:
+        return f"{self.kind}:{self.base_url or 'api.openai.com'}:{self.model}"
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "azure" if self.azure_api_version else self.kind, "model": self.model,
+                "base_url": self.base_url, "azure_api_version": self.azure_api_version,
+                "reasoning": self.reasoning, "reasoning_effort": self.reasoning_effort,
+                "concurrency": self.concurrency}
+
+    def _client(self):
+        import openai
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            if self.azure_api_version:
+                client = openai.AsyncAzureOpenAI(api_key=self._api_key, azure_endpoint=self.base_url,
+                                                 api_version=self.azure_api_version,
+                                                 timeout=self.timeout, max_retries=0)
+            else:
+                client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                            timeout=self.timeout, max_retries=0)
+            self._clients[loop] = client
+        return client
+
+    def _params(self, messages, temperature, max_tokens, seed) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.reasoning:
+            params["max_completion_tokens"] = max_tokens
+            if self.reasoning_effort:
+                params["reasoning_effort"] = self.reasoning_effort
+        else:
+            params["max_tokens"] = max_tokens
+        if temperature is not None and not self._omit_temperature:
+            params["temperature"] = temperature
+        if seed is not None:
+            params["seed"] = seed
+        return params
+
+    async def _complete(self, messages, *, temperature, max_tokens, seed) -> ChatResult:
+        import openai
+
+        started = time.perf_counter()
+        try:
+            response = await self._client().chat.completions.create(
+                **self._params(messages, temperature, max_tokens, seed))
+        except openai.APIStatusError as error:
+            status = error.status_code
+            detail = scrub(_short(error.message))
+            if status == 400 and "temperature" in detail.lower() and not self._omit_temperature:
+                self._omit_temperature = True  # a model that rejects temperature: ask again without
+                raise RetryableError(f"HTTP 400 (temperature unsupported), retrying without it",
+                                     retry_after=0.0) from None
+            if status in (408, 409, 429) or status >= 500:
+                raise RetryableError(f"HTTP {status}: {detail}",
+                                     retry_after=_retry_after(error.response)) from None
+            raise BackendError(f"HTTP {status} from {self.base_url or 'OpenAI'}: {detail}") from None
+        except (openai.APITimeoutError, openai.APIConnectionError) as error:
+            raise RetryableError(f"{type(error).__name__}: {scrub(_short(str(error)))}") from None
+        except (openai.APIError, ValueError, KeyError, TypeError) as error:
+            raise RetryableError(f"malformed response ({type(error).__name__}: "
+                                 f"{scrub(_short(str(error)))})") from None
+        latency = time.perf_counter() - started
+        try:
+            text = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            raise RetryableError("malformed response (no choices)") from None
+        if not isinstance(text, str) or not text.strip():
+            raise RetryableError("empty response")
+        usage = getattr(response, "usage", None)
+        return ChatResult(text=text, prompt_tokens=getattr(usage, "prompt_tokens", None),
+                          completion_tokens=getattr(usage, "completion_tokens", None),
+                          latency_s=latency)
+
+    def close(self) -> None:
+        self._clients = weakref.WeakKeyDictionary()
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _retry_after(response) -> float | None:
+    """Seconds from a Retry-After (or retry-after-ms) header, when the server sent one."""
+    headers = getattr(response, "headers", None) or {}
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000.0
+        if headers.get("retry-after"):
+            return float(headers["retry-after"])
+    except (TypeError, ValueError):
+        return None
+    return None

@@ -1,0 +1,54 @@
+"""Retries with exponential backoff and jitter, honouring Retry-After (issue 4, item 1).
+
+Only errors marked retryable (429, 5xx, timeouts, empty or malformed replies) are retried;
+anything else (a 401, a bad request) fails at once. After ``max_attempts`` the last error is
+raised as a plain ``BackendError`` naming how many attempts were made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass
+class RetryPolicy:
+    """Attempt ``max_attempts`` times; wait ``base_delay * 2**(n-1)`` (capped), half of it jittered.
+
+    A server's Retry-After (seconds) replaces the computed wait, capped at ``max_retry_after``.
+    ``sleep`` and ``rng`` are injectable so tests need no wall-clock time.
+    """
+
+    max_attempts: int = 6
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_retry_after: float = 120.0
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    rng: random.Random = field(default_factory=random.Random)
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        if retry_after is not None and retry_after >= 0:
+            return min(float(retry_after), self.max_retry_after)
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+
+
+async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
+                            on_retry: Callable[[Exception], None] | None = None) -> T:
+    from engine.llm.base import BackendError, RetryableError
+
+    for number in range(1, policy.max_attempts + 1):
+        try:
+            return await attempt()
+        except RetryableError as error:
+            if number == policy.max_attempts:
+                raise BackendError(f"gave up after {number} attempts: {error}") from None
+            if on_retry:
+                on_retry(error)
+            await policy.sleep(policy.delay(number, error.retry_after))
+    raise AssertionError("unreachable")

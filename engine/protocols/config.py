@@ -1,0 +1,103 @@
+"""The options of one session: method, team, rounds and the design factors of both papers.
+
+Paper A (Table 6 / A.1): persona none|same|different, order fixed|random|raise, turn_limit,
+min_rounds, pool size, generation interactive|nominal, initial_generation on/off. Paper B
+(section 6): agents N, rounds R, k peers for Creative-MAD. Unknown options are rejected
+with a message naming them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from engine.errors import InputError
+
+PAPER_A = ("none", "open", "instructed", "iterative", "progressive")
+PAPER_B = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
+METHODS = PAPER_A + PAPER_B
+
+
+class ProtocolConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    method: Literal[METHODS]  # type: ignore[valid-type]
+    agents: int | None = Field(None, ge=1, le=16)
+    rounds: int = Field(2, ge=0, le=20)
+    persona: Literal["none", "same", "different"] = "none"
+    order: Literal["fixed", "random", "raise"] = "fixed"
+    turn_limit: int = Field(30, ge=1, le=500)
+    min_rounds: int = Field(0, ge=0)
+    pool: int = Field(0, ge=0, le=20)
+    generation: Literal["interactive", "nominal"] = "interactive"
+    initial_generation: bool = True
+    ideas_per_agent: int = Field(5, ge=1, le=10)
+    idea_words: str = "80-100"
+    convergence: int | None = Field(None, ge=1)
+    refine_top: int = Field(5, ge=1, le=20)
+    k: int = Field(2, ge=1)
+    temperature: float | None = Field(1.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(512, ge=8, le=32768)
+    rating_max_tokens: int | None = Field(None, ge=4)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ProtocolConfig":
+        method = self.method
+        if self.agents is None:
+            default = {"direct": 1, "self_refine": 1}.get(method, 5 if method in PAPER_B else 3)
+            object.__setattr__(self, "agents", default)
+        if method in ("direct", "self_refine") and self.agents != 1:
+            raise ValueError(f"agents: {method} uses a single agent (got {self.agents})")
+        if method in PAPER_B and method not in ("direct", "self_refine") and self.agents < 2:
+            raise ValueError(f"agents: {method} needs at least 2 agents")
+        if method in PAPER_A and self.agents < 2:
+            raise ValueError(f"agents: {method} is a team structure, it needs at least 2 agents")
+        if self.order == "raise" and method != "instructed":
+            raise ValueError("order: 'raise' (hand-raising) applies to the instructed structure only")
+        if self.pool and method != "instructed":
+            raise ValueError("pool: the replacement pool applies to the instructed structure only")
+        if self.pool and not self.initial_generation:
+            raise ValueError("pool: a replacement pool needs the initial generation phase")
+        if method in ("none", "progressive") and not self.initial_generation:
+            raise ValueError(f"initial_generation: {method} is built on the initial generation phase")
+        if method == "creative_mad" and self.k > self.agents - 1:
+            raise ValueError(f"k: Creative-MAD peers k={self.k} must be below agents={self.agents}")
+        return self
+
+    @property
+    def paper(self) -> str:
+        return "A" if self.method in PAPER_A else "B"
+
+    @property
+    def ratings_tokens(self) -> int:
+        return self.rating_max_tokens or 24
+
+    def meta(self) -> dict[str, Any]:
+        """The options recorded in Conversation.meta (only those that apply to the method)."""
+        data = self.model_dump()
+        common = ("agents", "temperature", "max_tokens")
+        keep = {
+            "A": common + ("persona", "order", "turn_limit", "min_rounds", "pool", "generation",
+                           "initial_generation", "ideas_per_agent", "idea_words", "convergence",
+                           "refine_top"),
+            "B": common + ("rounds", "k", "idea_words"),
+        }[self.paper]
+        return {key: data[key] for key in keep}
+
+
+def make_config(method: str, **options: Any) -> ProtocolConfig:
+    """Validate options into a ProtocolConfig; a bad value or unknown option is an InputError."""
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}",
+                         field="method")
+    options = {k: v for k, v in options.items() if v is not None}
+    try:
+        return ProtocolConfig(method=method, **options)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or None
+        message = first.get("msg", str(error)).removeprefix("Value error, ")
+        if first.get("type") == "extra_forbidden":
+            message = f"unknown option for method {method!r}"
+        raise InputError(message, field=where) from None

@@ -1,0 +1,51 @@
+"""Paper A, "Progressive Improvement" (A.1.2): a divergent phase, then a convergent one.
+
+After the initial generation-and-selection phase:
+1. Divergent: every agent writes ``ideas_per_agent`` radically new ideas inspired by, but
+   unlike, the top ``refine_top`` initial ideas (novelty before usefulness).
+2. Convergent: every agent rates all new ideas on novelty only; the ``refine_top`` most
+   novel go forward; agents in turn refine that list for usefulness while keeping its
+   novelty, each starting from the previous agent's version.
+The final idea is the best, by the team's creativity ratings, among the refined ideas and
+the initial top ideas.
+"""
+
+from __future__ import annotations
+
+from engine import prompts
+from engine.protocols.parsing import split_ideas
+from engine.protocols.session import Ask, Session
+from engine.protocols.team import build_team, initial_phase, rank, rate, speaking_order
+
+
+async def run(session: Session) -> str:
+    config = session.config
+    build_team(session)
+    top = (await initial_phase(session))[:config.refine_top]
+
+    asks = [Ask(a.name, prompts.progressive_diverge(a.system, top, config.ideas_per_agent,
+                                                    config.idea_words), phase="divergent", round=1)
+            for a in session.agents]
+    novel: list[str] = []
+    for turn in await session.ask_all(asks):
+        novel += split_ideas(turn.text, config.ideas_per_agent)
+    novel = list(dict.fromkeys(novel))
+    novelty = await rate(session, novel, criterion="novelty", round=2, phase="rating")
+    chosen = [novel[i] for i in rank(novel, novelty)[:config.refine_top]]
+    session.meta["novel_selected"] = list(chosen)
+
+    refined = chosen
+    for agent in speaking_order(session):
+        turn = await session.ask(agent.name, prompts.progressive_refine(agent.system, refined,
+                                                                        config.idea_words),
+                                 phase="convergent", round=3)
+        parsed = split_ideas(turn.text, len(refined))
+        turn.meta["parsed"] = len(parsed)
+        if parsed:
+            refined = parsed
+
+    finalists = list(dict.fromkeys(refined + top))
+    scores = await rate(session, finalists, round=4, phase="rating")
+    best = finalists[rank(finalists, scores)[0]]
+    session.meta.update(stop_reason="selected", final_from="refined" if best in refined else "initial")
+    return best

@@ -1,0 +1,148 @@
+"""One running session: the agents, the turns recorded so far, and how a turn is asked.
+
+Every model call goes through ``Session.ask`` (or ``ask_all`` for calls issued
+concurrently, as in one debate round of paper B): it derives a per-call seed from the
+session seed, calls the backend, and records a Turn with speaker, round, phase, prompt
+hash, tokens and latency. Turns are recorded in a fixed order, whatever order concurrent
+replies arrive in; turns already received survive a later failure (``Session.turns``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from engine.corpus import Turn
+from engine.llm.base import Backend, Message, prompt_hash
+from engine.protocols.config import ProtocolConfig
+from engine.tasks import Task
+
+OnTurn = Callable[[str, Turn], None]
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    system: str
+    persona: str | None = None
+    lens: str | None = None
+
+
+@dataclass
+class Ask:
+    """One request: who asks, the messages, and how the turn is labelled."""
+
+    speaker: str
+    messages: list[Message]
+    phase: str
+    round: int | None = None
+    max_tokens: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Session:
+    def __init__(self, backend: Backend, task: Task, config: ProtocolConfig, *,
+                 conversation_id: str = "session", seed: int = 0, replicate: int = 0,
+                 on_turn: OnTurn | None = None,
+                 embedder: Callable[[Sequence[str]], np.ndarray] | None = None):
+        self.backend = backend
+        self.task = task
+        self.config = config
+        self.conversation_id = conversation_id
+        self.seed = seed
+        self.replicate = replicate
+        self.on_turn = on_turn
+        self.rng = random.Random(seed)
+        self.turns: list[Turn] = []
+        self.meta: dict[str, Any] = {}
+        self.agents: list[Agent] = []
+        self._embedder = embedder
+        self._calls = 0
+        self._last_speaker: int | None = None
+
+    # -- model calls --------------------------------------------------------------------
+    def _next_seed(self) -> int:
+        self._calls += 1
+        return (self.seed * 1_000_003 + self._calls * 7919) % (2 ** 31 - 1)
+
+    async def _call(self, ask: Ask, seed: int) -> Turn:
+        result = await self.backend.achat(
+            ask.messages, temperature=self.config.temperature,
+            max_tokens=ask.max_tokens or self.config.max_tokens, seed=seed, replicate=self.replicate)
+        meta = {"prompt_tokens": result.prompt_tokens, "seed": seed, **ask.meta}
+        if result.cached:
+            meta["cached"] = True
+        return Turn(speaker=ask.speaker, text=result.text.strip(), round=ask.round, phase=ask.phase,
+                    tokens=result.completion_tokens, latency_s=round(result.latency_s, 4),
+                    prompt_hash=prompt_hash(ask.messages), meta=meta)
+
+    def record(self, turn: Turn) -> Turn:
+        self.turns.append(turn)
+        if self.on_turn is not None:
+            self.on_turn(self.conversation_id, turn)
+        return turn
+
+    async def ask(self, speaker: str, messages: list[Message], *, phase: str, round: int | None = None,
+                  max_tokens: int | None = None, record: bool = True, **meta: Any) -> Turn:
+        turn = await self._call(Ask(speaker, messages, phase, round, max_tokens, meta), self._next_seed())
+        return self.record(turn) if record else turn
+
+    async def ask_all(self, asks: Sequence[Ask], *, record: bool = True) -> list[Turn]:
+        """Issue the calls concurrently; record the replies in request order.
+
+        If some calls fail, the successful ones are still recorded, then the first error is raised.
+        """
+        seeds = [self._next_seed() for _ in asks]
+        results = await asyncio.gather(*(self._call(a, s) for a, s in zip(asks, seeds)),
+                                       return_exceptions=True)
+        turns = []
+        for result in results:
+            if isinstance(result, BaseException):
+                continue
+            turns.append(self.record(result) if record else result)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return turns
+
+    # -- helpers shared by protocols ----------------------------------------------------
+    def agent(self, name: str) -> Agent:
+        return next(a for a in self.agents if a.name == name)
+
+    def next_speaker(self, eligible: Sequence[Agent]) -> Agent:
+        """Paper A's order: fixed = rotate through the team (skipping ineligible agents);
+        random = a uniformly random eligible agent each turn."""
+        if not eligible:
+            raise ValueError("no eligible speaker")
+        if self.config.order == "random":
+            chosen = self.rng.choice(list(eligible))
+        else:
+            names = {a.name for a in eligible}
+            start = -1 if self._last_speaker is None else self._last_speaker
+            for step in range(1, len(self.agents) + 1):
+                candidate = self.agents[(start + step) % len(self.agents)]
+                if candidate.name in names:
+                    chosen = candidate
+                    break
+        self._last_speaker = self.agents.index(chosen)
+        return chosen
+
+    def spoke(self, agent: Agent) -> None:
+        """Note who spoke last (for the fixed rotation) when the speaker was chosen otherwise."""
+        self._last_speaker = self.agents.index(agent)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._embedder is None:
+            from engine.embed import Embedder
+
+            self._embedder = Embedder().encode
+        return np.asarray(await asyncio.to_thread(self._embedder, list(texts)), dtype=float)
+
+
+def transcript(turns: Sequence[Turn], phases: Sequence[str] = ("discussion",)) -> str:
+    """The discussion so far as 'Speaker: text' lines (only the given phases)."""
+    return "\n".join(f"{t.speaker}: {t.text}" for t in turns if t.phase in phases)

@@ -1,0 +1,314 @@
+"""Run sessions: a pilot in memory (dashboard) or a resumable grid on disk (CLI) (issue 4, item 5).
+
+* ``run_pilot``: a few replicates of one method on one task, run concurrently; ``on_turn``
+  sees every turn as it arrives, ``on_session`` every finished Conversation; an optional
+  judge rates the final ideas. Returns a Corpus (failed sessions included, status "failed").
+* ``run_grid``: every session of a grid file, ``concurrency`` sessions in flight, each
+  appended to ``<out>/corpus.jsonl`` as it finishes. Re-running resumes: finished sessions
+  are skipped (zero calls), failed ones retried. A progress bar shows sessions, calls,
+  tokens and cost; ``dry_run`` prints the plan, call count and a token budget instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from engine.corpus import Conversation, Corpus, Turn
+from engine.errors import InputError
+from engine.grid import GridSpec, SessionSpec, load_grid, plan
+from engine.judge import arate_ideas, arubric_scores, attach_ratings, scale_within_task
+from engine.llm import Backend, make_backend, run_sync
+from engine.llm.pricing import cost_usd, format_cost
+from engine.llm.secrets import scrub
+from engine.protocols import expected_calls, make_config, run_session
+from engine.run_store import RunStore
+from engine.tasks import get_task
+
+OnTurn = Callable[[str, Turn], None]
+OnSession = Callable[[Conversation], None]
+Embedder = Callable[[Sequence[str]], np.ndarray]
+
+
+# -- one session plus its judge ------------------------------------------------------------
+async def _judge_session(conversation: Conversation, judge: Backend, *, max_tokens: int = 24,
+                         rubric: bool = True, temperature: float = 0.0) -> None:
+    """Raw judge scores of the final idea, kept in outcomes (scaled later, within task)."""
+    idea, task = conversation.final_idea, conversation.task
+    frame = await arate_ideas([idea], get_task(task), judge, max_tokens=max_tokens,
+                              temperature=temperature)
+    outcomes = conversation.outcomes
+    for column in ("novelty_raw", "usefulness_raw"):
+        value = frame[column].iloc[0]
+        outcomes[column] = None if np.isnan(value) else float(value)
+    if rubric:
+        score = (await arubric_scores([idea], task, judge, max_tokens=max_tokens,
+                                      temperature=temperature))[0]
+        outcomes["rubric_score"] = None if np.isnan(score) else float(score)
+    outcomes["rater"] = f"llm:{judge.model}"
+
+
+async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurrency: int,
+                     on_turn: OnTurn | None, on_done: Callable[[Conversation], None],
+                     judge: Backend | None = None, judge_options: dict | None = None,
+                     embedder: Embedder | None = None) -> None:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(spec: SessionSpec) -> None:
+        async with gate:
+            conversation = await run_session(backend, spec.task, spec.config,
+                                             conversation_id=spec.conversation_id, seed=spec.seed,
+                                             replicate=spec.replicate, on_turn=on_turn,
+                                             embedder=embedder)
+            if judge is not None and conversation.status == "ok":
+                try:
+                    await _judge_session(conversation, judge, **(judge_options or {}))
+                except Exception as error:  # the judge failed: retry the session next run
+                    conversation.status = "failed"
+                    conversation.error = scrub(f"judge: {type(error).__name__}: {error}")
+        on_done(conversation)
+
+    await asyncio.gather(*(one(spec) for spec in specs))
+
+
+# -- pilot -----------------------------------------------------------------------------------
+def run_pilot(method: str, task, agents: int | None, rounds: int | None, replicates: int,
+              backend: Backend, *, on_turn: OnTurn | None = None, on_session: OnSession | None = None,
+              judge_backend: Backend | None = None, seed: int = 0, concurrency: int | None = None,
+              embedder: Embedder | None = None, **protocol_options: Any) -> Corpus:
+    """Run ``replicates`` sessions of one method on one task and return them as a Corpus."""
+    if not isinstance(replicates, int) or replicates < 1:
+        raise InputError("replicates must be a positive integer", field="replicates")
+    config = make_config(method, agents=agents, rounds=rounds, **protocol_options)
+    task = get_task(task)
+    from engine.grid import options_hash, session_seed
+
+    stem = f"{method}-{task.id}-{options_hash(config)}"
+    specs = [SessionSpec(f"{stem}-r{r}", task, config, r, session_seed(seed, f"{stem}-r{r}"))
+             for r in range(replicates)]
+    finished: dict[str, Conversation] = {}
+
+    def done(conversation: Conversation) -> None:
+        finished[conversation.conversation_id] = conversation
+        if on_session is not None:
+            on_session(conversation)
+
+    run_sync(_run_specs(specs, backend, concurrency=concurrency or replicates, on_turn=on_turn,
+                        on_done=done, embedder=embedder))
+    conversations = [finished[s.conversation_id] for s in specs]
+    ok = [c for c in conversations if c.status == "ok" and c.final_idea]
+    if judge_backend is not None and ok:
+        frame = run_sync(arate_ideas([c.final_idea for c in ok], task, judge_backend))
+        attach_ratings(ok, frame, f"llm:{judge_backend.model}")
+    return Corpus(conversations, name=f"pilot-{method}-{task.id}",
+                  meta={"pilot": True, "backend": backend.describe(), "seed": seed})
+
+
+# -- grid --------------------------------------------------------------------------------------
+@dataclass
+class GridResult:
+    out_dir: Path
+    planned: int
+    skipped: int
+    ok: int
+    failed: int
+    usage: dict[str, int] = field(default_factory=dict)
+    cost_usd: float | None = None
+    elapsed_s: float = 0.0
+
+
+def estimate(specs: Sequence[SessionSpec]) -> dict[str, Any]:
+    """Calls (exact for paper B, maximum for paper A) and a rough token budget."""
+    calls = completion = prompt = 0
+    for spec in specs:
+        n = expected_calls(spec.config)
+        calls += n
+        completion += n * spec.config.max_tokens
+        context = 300 + len(spec.task.prompt) // 4 + spec.config.max_tokens * min(spec.config.agents, 4)
+        prompt += n * context
+    return {"sessions": len(specs), "calls": calls, "prompt_tokens": prompt,
+            "completion_tokens": completion}
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "platform": platform.platform()}
+    for package in ("creativity-dynamics-lab", "openai", "llama_cpp_python", "numpy", "pandas",
+                    "pydantic", "sentence-transformers"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def _backend_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, concurrency: int) -> Backend:
+    return make_backend(grid.model, base_url=grid.base_url, api_key_env=grid.api_key_env,
+                        azure_api_version=grid.azure_api_version, concurrency=concurrency,
+                        reasoning_effort=grid.reasoning_effort, cache=cache, replay=replay)
+
+
+def _judge_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, concurrency: int) -> Backend | None:
+    if grid.judge is None:
+        return None
+    spec = grid.judge
+    return make_backend(spec.model, base_url=spec.base_url, api_key_env=spec.api_key_env,
+                        azure_api_version=spec.azure_api_version, concurrency=concurrency,
+                        cache=cache, replay=replay)
+
+
+def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
+             judge_backend: Backend | None = None, dry_run: bool = False, progress: bool = True,
+             cache: str | Path | None | bool = True, replay: bool = False,
+             max_requests: int | None = None, embedder: Embedder | None = None,
+             command: str | None = None, stream=None) -> GridResult | dict[str, Any]:
+    """Run (or resume) every session of a grid; see the module docstring."""
+    stream = stream or sys.stderr
+    grid = load_grid(config)
+    specs = plan(grid)
+    if dry_run:
+        budget = estimate(specs)
+        price_cost = cost_usd("local" if grid.model == "local" else "openai", grid.model,
+                              budget["prompt_tokens"], budget["completion_tokens"], grid.prices)
+        budget["cost_usd"] = price_cost
+        print(f"{budget['sessions']} sessions, at most {budget['calls']} chat calls "
+              f"(exact for paper B methods), about {budget['prompt_tokens']:,} prompt + "
+              f"{budget['completion_tokens']:,} completion tokens at most "
+              f"({format_cost(price_cost)})", file=stream)
+        return budget
+
+    out = Path(out_dir)
+    started = time.perf_counter()
+    with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
+        manifest = store.read_manifest()
+        if manifest and (manifest.get("config", {}).get("model") != grid.model or
+                         manifest.get("config", {}).get("base_url") != grid.base_url):
+            raise InputError(f"this folder holds a run of model {manifest['config'].get('model')!r}; "
+                             f"use another --out for {grid.model!r}", path=str(out))
+        finished = store.finished_ids()
+        todo = [s for s in specs if s.conversation_id not in finished]
+        cache_path = (out / "llm_cache.sqlite") if cache is True else (cache or None)
+        requests = max_requests or max(8, grid.concurrency * 8)
+        backend = backend or _backend_for(grid, cache=cache_path, replay=replay, concurrency=requests)
+        judge = judge_backend or _judge_for(grid, cache=cache_path, replay=replay, concurrency=requests)
+        judge_options = ({"max_tokens": grid.judge.max_tokens, "rubric": grid.judge.rubric,
+                          "temperature": grid.judge.temperature} if grid.judge else None)
+        backends = [b for b in (backend, judge) if b is not None]
+        usage_before = [dict(b.usage.as_dict()) for b in backends]
+
+        def usage_now() -> dict[str, int]:
+            total: dict[str, int] = {}
+            seen = set()
+            for b, before in zip(backends, usage_before):
+                if id(b.usage) in seen:
+                    continue
+                seen.add(id(b.usage))
+                for key, value in b.usage.as_dict().items():
+                    total[key] = total.get(key, 0) + value - before.get(key, 0)
+            return total
+
+        def cost_now() -> float | None:
+            total = 0.0
+            seen = set()
+            for b, before in zip(backends, usage_before):
+                if id(b.usage) in seen:
+                    continue
+                seen.add(id(b.usage))
+                now = b.usage.as_dict()
+                part = cost_usd(b.kind, b.model, now["prompt_tokens"] - before["prompt_tokens"],
+                                now["completion_tokens"] - before["completion_tokens"], grid.prices)
+                if part is None:
+                    return None
+                total += part
+            return total
+
+        base_manifest = {
+            "name": grid.name, "kind": "engine-run", "command": scrub(command or " ".join(sys.argv)),
+            "created": manifest.get("created") or _now(), "config": grid.model_dump(mode="json"),
+            "backend": backend.describe(), "judge": judge.describe() if judge else None,
+            "versions": _versions(), "seed": grid.seed, "files": {"corpus": "corpus.jsonl",
+                                                                   "failed": "failed.jsonl"},
+            "sessions": {"planned": len(specs)},
+        }
+        previous_usage = manifest.get("usage_total", {})
+        store.write_manifest({**base_manifest, "updated": _now(), "status": "running"})
+
+        counts = {"ok": 0, "failed": 0}
+        bar = None
+        if progress and todo:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(todo), unit="session", file=stream, dynamic_ncols=True,
+                       desc=f"{grid.name}")
+
+        def done(conversation: Conversation) -> None:
+            if conversation.status == "ok":
+                store.append(conversation)
+                counts["ok"] += 1
+            else:
+                store.record_failure(conversation)
+                counts["failed"] += 1
+            if bar is not None:
+                usage = usage_now()
+                bar.set_postfix_str(f"calls={usage.get('calls', 0)} cached={usage.get('cache_hits', 0)} "
+                                    f"tokens={usage.get('prompt_tokens', 0) + usage.get('completion_tokens', 0):,} "
+                                    f"{format_cost(cost_now())} failed={counts['failed']}", refresh=False)
+                bar.update(1)
+
+        try:
+            run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
+                                on_done=done, judge=judge, judge_options=judge_options,
+                                embedder=embedder))
+        finally:
+            if bar is not None:
+                bar.close()
+            usage = usage_now()
+            total_usage = {k: previous_usage.get(k, 0) + usage.get(k, 0)
+                           for k in set(previous_usage) | set(usage)}
+            store.write_manifest({**base_manifest, "updated": _now(),
+                                  "status": "complete" if not store.failed and counts["ok"] + len(finished) >= len(specs) else "incomplete",
+                                  "sessions": {"planned": len(specs), "ok": len(store.finished_ids()),
+                                               "failed": len(store.failed),
+                                               "failed_ids": sorted(store.failed)},
+                                  "usage_last_run": usage, "usage_total": total_usage,
+                                  "cost_usd_last_run": cost_now()})
+        if judge is not None and counts["ok"]:
+            _rescale(store)
+        result = GridResult(out_dir=out, planned=len(specs), skipped=len(specs) - len(todo),
+                            ok=counts["ok"], failed=counts["failed"], usage=usage_now(),
+                            cost_usd=cost_now(), elapsed_s=time.perf_counter() - started)
+    return result
+
+
+def _rescale(store: RunStore) -> None:
+    """Scale every session's raw judge scores within its task (paper A) and rewrite the corpus."""
+    import pandas as pd
+
+    corpus = store.read_corpus()
+    rated = [c for c in corpus if "novelty_raw" in c.outcomes]
+    if not rated:
+        return
+    frame = pd.DataFrame({"task": [c.task for c in rated],
+                          "novelty_raw": [c.outcomes.get("novelty_raw") for c in rated],
+                          "usefulness_raw": [c.outcomes.get("usefulness_raw") for c in rated]},
+                         dtype=object)
+    frame["novelty_raw"] = pd.to_numeric(frame["novelty_raw"])
+    frame["usefulness_raw"] = pd.to_numeric(frame["usefulness_raw"])
+    scaled = scale_within_task(frame)
+    for conversation, (_, row) in zip(rated, scaled.iterrows()):
+        for column in ("novelty", "usefulness", "creativity"):
+            value = row[column]
+            conversation.outcomes[column] = None if pd.isna(value) else float(value)
+    store.rewrite_corpus(corpus)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

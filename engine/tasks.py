@@ -1,0 +1,118 @@
+"""The six creative problem-solving tasks of paper A (Table 3) and user-defined tasks.
+
+Every built-in prompt is the task's core premise followed by the shared closing
+instruction of Table 3: "You are collaborating with other team members to come up with one
+creative idea to [goal]. The idea will be evaluated on its creativity (i.e., it should be
+both novel and useful)." User tasks come from ``--task-text`` or a JSONL file of
+``{"id": ..., "prompt": ...}`` lines (``--tasks-file``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import InputError
+
+CLOSING = ("You are collaborating with other team members to come up with one creative idea to "
+           "{goal}. The idea will be evaluated on its creativity (i.e., it should be both novel "
+           "and useful).")
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task: an id (used in corpora), a title and the full prompt given to every agent."""
+
+    id: str
+    prompt: str
+    title: str = ""
+    premise: str = ""
+    goal: str = ""
+
+
+def _builtin(id: str, title: str, premise: str, goal: str) -> Task:
+    return Task(id=id, title=title, premise=premise, goal=goal,
+                prompt=f"{premise} {CLOSING.format(goal=goal)}")
+
+
+TASKS: dict[str, Task] = {task.id: task for task in (
+    _builtin("plastic_waste", "Plastic Waste",
+             "Plastic waste is one of the biggest environmental problems of our lifetime.",
+             "reduce plastic pollution"),
+    _builtin("supply_chain", "Supply Chain",
+             "Vulnerabilities within a supply chain could lead to uncontrolled costs and "
+             "inefficient delivery schedules.", "tackle supply chain security"),
+    _builtin("sorry_pandemic", "Sorry Pandemic",
+             "Imagine a new pandemic has emerged that is transmitted by saying the word \u201csorry\u201d.",
+             "reduce its spread"),
+    _builtin("education_inequality", "Educational Inequality",
+             "Educational inequality is the unequal distribution of academic resources to "
+             "disadvantaged and marginalised groups.", "overcome inequality in education"),
+    _builtin("employee_attrition", "Employee Attrition",
+             "Voluntary attrition happens when an employee decides to leave the company, resulting "
+             "in the reduction of valued talent in the workforce.", "stop voluntary employee attrition"),
+    _builtin("singing_shower", "Singing in Shower",
+             "Imagine a new research study discovers that singing in the shower for 20 minutes or "
+             "more is good for health.", "encourage people to do this"),
+)}
+TASK_IDS = tuple(TASKS)
+_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+def get_task(task: "str | Task") -> Task:
+    """A built-in task by id (or a Task unchanged); an unknown id names the known ones."""
+    if isinstance(task, Task):
+        return task
+    if task in TASKS:
+        return TASKS[task]
+    raise InputError(f"unknown task {task!r}; built-in tasks: {', '.join(TASK_IDS)} "
+                     f"(or use --task-text / --tasks-file)", field="task")
+
+
+def task_from_text(text: str, id: str = "custom") -> Task:
+    """A user task from free text; the text is used as the prompt as given."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("task text is empty", field="task_text")
+    if not _ID.match(id):
+        raise InputError(f"task id {id!r} must be 1-64 letters, digits, '_', '-' or '.'", field="id")
+    return Task(id=id, prompt=text.strip(), title=id)
+
+
+def load_tasks_file(path: str | Path) -> list[Task]:
+    """Tasks from a JSONL file: one ``{"id": ..., "prompt": ...}`` object per line."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path=str(path)) from None
+    tasks, seen = [], set()
+    for row, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"not valid JSON ({error.msg})", path=str(path), row=row) from None
+        if not isinstance(record, dict):
+            raise InputError("expected an object with 'id' and 'prompt'", path=str(path), row=row)
+        for name in ("id", "prompt"):
+            if not isinstance(record.get(name), str) or not record[name].strip():
+                raise InputError("missing or empty", path=str(path), row=row, field=name)
+        unknown = sorted(set(record) - {"id", "prompt", "title"})
+        if unknown:
+            raise InputError(f"unknown field(s) {unknown}", path=str(path), row=row, field=unknown[0])
+        if not _ID.match(record["id"]):
+            raise InputError("must be 1-64 letters, digits, '_', '-' or '.'", path=str(path), row=row,
+                             field="id")
+        if record["id"] in seen:
+            raise InputError(f"duplicate task id {record['id']!r}", path=str(path), row=row, field="id")
+        seen.add(record["id"])
+        tasks.append(Task(id=record["id"], prompt=record["prompt"].strip(),
+                          title=record.get("title") or record["id"]))
+    if not tasks:
+        raise InputError("no tasks in file", path=str(path))
+    return tasks

@@ -1,0 +1,78 @@
+"""The OpenAI-compatible backend against a loopback HTTP server: parameters, faults, key hygiene."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.loopback_server import LoopbackServer
+from engine.llm import BackendError, RetryPolicy, make_backend
+from engine.llm.openai_backend import OpenAIBackend, is_reasoning_model
+
+MSG = [{"role": "user", "content": "Propose one idea."}]
+KEY = "sk-test-DO-NOT-LEAK-0123456789"
+
+
+def fast_backend(server, model="gpt-4.1", **kw):
+    return OpenAIBackend(model, base_url=server.base_url, api_key=KEY, timeout=kw.pop("timeout", 5.0),
+                         retry=RetryPolicy(max_attempts=kw.pop("attempts", 5), base_delay=0.01,
+                                           max_delay=0.02), **kw)
+
+
+def test_reasoning_models_are_recognised():
+    assert is_reasoning_model("o3") and is_reasoning_model("o4-mini") and is_reasoning_model("gpt-5")
+    assert not is_reasoning_model("gpt-4.1") and not is_reasoning_model("llama3")
+
+
+def test_parameters_sent_for_chat_and_reasoning_models():
+    with LoopbackServer() as server:
+        fast_backend(server).chat(MSG, temperature=0.7, max_tokens=33, seed=5)
+        fast_backend(server, model="o3", reasoning_effort="high").chat(MSG, temperature=0.7,
+                                                                       max_tokens=44, seed=6)
+    chat, reasoning = server.bodies
+    assert chat["temperature"] == 0.7 and chat["max_tokens"] == 33 and chat["seed"] == 5
+    assert "temperature" not in reasoning and reasoning["max_completion_tokens"] == 44
+    assert reasoning["reasoning_effort"] == "high" and "max_tokens" not in reasoning
+
+
+def test_faults_are_retried_until_an_answer():
+    script = ["429", "500", "empty", "malformed", "ok"]
+    with LoopbackServer(script=script) as server:
+        backend = fast_backend(server)
+        result = backend.chat(MSG)
+    assert result.text and server.requests == 5
+    assert server.by_outcome == {"429": 1, "500": 1, "empty": 1, "malformed": 1, "ok": 1}
+    assert backend.usage.retries == 4 and backend.usage.calls == 1
+
+
+def test_timeouts_are_retried():
+    with LoopbackServer(script=["timeout", "ok"], timeout_sleep=1.0) as server:
+        backend = fast_backend(server, timeout=0.3)
+        assert backend.chat(MSG).text
+    assert server.requests == 2
+
+
+def test_exhausted_retries_raise_without_the_key(tmp_path):
+    with LoopbackServer(script=["500"] * 3) as server:
+        backend = fast_backend(server, attempts=3)
+        with pytest.raises(BackendError) as caught:
+            backend.chat(MSG)
+    assert "gave up after 3 attempts" in str(caught.value) and KEY not in str(caught.value)
+
+
+def test_key_never_reaches_cache_repr_or_description(tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    with LoopbackServer() as server:
+        backend = make_backend("gpt-4.1", base_url=server.base_url, api_key=KEY, cache=cache)
+        backend.chat(MSG, seed=1)
+    for path in tmp_path.iterdir():
+        assert KEY.encode() not in path.read_bytes()
+    assert KEY not in repr(backend.inner) and KEY not in json.dumps(backend.describe())
+
+
+def test_key_from_environment_variable(monkeypatch):
+    monkeypatch.setenv("LAB_TEST_KEY", KEY)
+    with LoopbackServer() as server:
+        backend = make_backend("gpt-4.1", base_url=server.base_url, api_key_env="LAB_TEST_KEY")
+        assert backend.chat(MSG).text
