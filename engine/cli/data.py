@@ -33,6 +33,7 @@ from engine.errors import InputError
 TABLE_FORMATS = ("csv", "json", "parquet")
 CORPUS_SUFFIXES = (".jsonl", ".parquet")
 EMBED_CHUNK = 2048
+DEFAULT_GROUPS = ("task", "protocol", "method", "discussion")
 
 
 def register(subparsers) -> None:
@@ -314,8 +315,9 @@ def _register_diversity(subparsers) -> None:
     p.add_argument("--text-column", default="text", help="text column of a table input (default: text)")
     p.add_argument("--text", choices=("auto", "final-idea", "last-turn"), default="auto",
                    help="for a corpus: the final idea (auto: final_idea, else the last turn)")
-    p.add_argument("--group-by", default="task,protocol",
-                   help="comma-separated columns (default: task,protocol; missing ones are ignored)")
+    p.add_argument("--group-by", default=",".join(DEFAULT_GROUPS),
+                   help="comma-separated columns (default: task and protocol, or its paper-B/"
+                        "paper-A names method/discussion; columns the input lacks are ignored)")
     p.add_argument("--group-size", type=int, default=5,
                    help="runs per inter-session group (paper B: 15 runs -> 3 groups of 5)")
     p.add_argument("--format", choices=TABLE_FORMATS, help="output format (default: from extension)")
