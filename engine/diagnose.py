@@ -1,0 +1,257 @@
+"""Pilot diagnostics: where a few pilot conversations sit against the paper's reference, and
+which discussion structure the reference says would move them the right way.
+
+Evidence, all drawn from paper A:
+
+* Which way each feature should go: the sign of its significant coefficient for LLM
+  creativity in the trajectory + task model (Table 23: global coherence -, semantic spread +,
+  path length -, max distance -, topic switching +). A pilot whose mean sits in the
+  unfavourable tail of the reference (beyond the 25th/75th percentile) on such a feature has a
+  deficit on it.
+* Geometric patterns the paper describes (Results and Fig. 4): *narrow_coherent* (low max
+  distance with high global coherence: one concept refined in place) and *scattered*
+  (long paths with low local coherence: leaps without connection).
+* Which structure moves which feature (Tables 2, 7 and 24: discussion structure is the lever
+  for exploration breadth): for each structure, the standardised difference of its mean
+  from the average structure, computed within each model of the reference and averaged, and
+  the number of models in which it points the needed way.
+
+Features computed with an embedding model other than the reference's (Qwen3-Embedding-0.6B
+for the paper release) are not comparable in absolute terms; ``same_embedding=False`` drops
+z-scores, keeps only reference percentile ranks, flags only the outer 10% and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from engine.errors import InputError
+from engine.features import FEATURE_NAMES
+
+# Table 23, LLM column: sign of the significant (p < .05) trajectory + task coefficients.
+CREATIVITY_DIRECTION = {"global_coherence": -1, "semantic_spread": +1, "path_length": -1,
+                        "max_distance": -1, "topic_switching_rate": +1}
+TABLE23_LLM_BETA = {"global_coherence": -0.400, "semantic_spread": 0.227, "path_length": -0.122,
+                    "max_distance": -0.276, "topic_switching_rate": 0.095}
+FEATURE_LABELS = {name: name.replace("_", " ") for name in FEATURE_NAMES}
+
+
+@dataclass
+class Diagnosis:
+    """The verdict on a pilot and the numbers it rests on."""
+
+    n_pilot: int
+    evidence: pd.DataFrame
+    flags: list[str]
+    recommendation: dict
+    reference_description: str
+    same_embedding: bool = True
+    structure_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
+    notes: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        lines = [f"Pilot diagnosis: based on {self.n_pilot} pilot conversation"
+                 f"{'' if self.n_pilot == 1 else 's'}, against {self.reference_description}."]
+        if self.n_pilot < 5:
+            lines.append(f"Caution: {self.n_pilot} conversation{'' if self.n_pilot == 1 else 's'} "
+                         "is a very small pilot; treat the verdict as provisional and run more.")
+        if not self.same_embedding:
+            lines.append("The pilot's features come from a different embedding model than the reference, "
+                         "so absolute values are not comparable: the comparison uses percentile ranks "
+                         "within the reference only, and only the outer 10% are flagged. Even ranks can "
+                         "shift between embedding models; re-embed the pilot with the reference model to be sure.")
+        lines.append("")
+        lines.append("Feature evidence (pilot mean, reference median [10th-90th pct], pilot percentile):")
+        for row in self.evidence.itertuples():
+            z = "" if not np.isfinite(row.z) else f", z {row.z:+.2f}"
+            flag = f"  <- {row.flag}" if row.flag != "typical" else ""
+            lines.append(f"  {row.feature:<22} {row.pilot_mean:9.3f}   {row.reference_p50:9.3f} "
+                         f"[{row.reference_p10:.3f}-{row.reference_p90:.3f}]   {row.percentile:5.1f}{z}{flag}")
+        lines.append("")
+        lines.append("Flags: " + (", ".join(self.flags) if self.flags else "none"))
+        rec = self.recommendation
+        lines.append(f"Recommendation: {rec['summary']}")
+        for reason in rec.get("reasons", []):
+            lines.append(f"  - {reason}")
+        for note in self.notes:
+            lines.append(f"Note: {note}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"n_pilot": self.n_pilot, "flags": self.flags, "recommendation": self.recommendation,
+                "reference": self.reference_description, "same_embedding": self.same_embedding,
+                "notes": self.notes,
+                "evidence": self.evidence.replace({np.nan: None}).to_dict(orient="records")}
+
+
+def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *, same_embedding: bool = True,
+             structures: tuple[str, ...] = ("instructed", "open", "iterative")) -> Diagnosis:
+    """Place a pilot's nine features against the reference and recommend a discussion structure.
+
+    ``pilot``: one row per pilot conversation with the nine feature columns (optional
+    ``model``/``discussion``). ``reference``: by default the paper release's trajectory
+    sample (``engine.stats.reference.load_reference``). When the pilot's discussion
+    structure (one value) is in the reference, it is compared with that structure's rows.
+    """
+    if not isinstance(pilot, pd.DataFrame):
+        raise InputError("the pilot must be a table with one row per conversation")
+    missing = [f for f in FEATURE_NAMES if f not in pilot.columns]
+    if missing:
+        raise InputError(f"the pilot lacks feature column {missing[0]!r}; compute the nine features first",
+                         field=missing[0])
+    features = pilot[list(FEATURE_NAMES)].apply(pd.to_numeric, errors="coerce")
+    usable = features.notna().any(axis=1)
+    n_pilot = int(usable.sum())
+    if n_pilot == 0:
+        raise InputError("the pilot has no conversation with a computed feature "
+                         "(conversations need at least 2 turns, revisit score 6)")
+    features = features[usable]
+    if reference is None:
+        from engine.stats.reference import load_reference
+
+        reference = load_reference()
+    missing = [f for f in FEATURE_NAMES if f not in reference.columns]
+    if missing:
+        raise InputError(f"the reference lacks feature column {missing[0]!r}", field=missing[0])
+    reference = reference.dropna(subset=list(FEATURE_NAMES))
+    if len(reference) < 20:
+        raise InputError(f"the reference has {len(reference)} complete conversations; at least 20 are needed")
+
+    notes: list[str] = []
+    compared, description = _comparison_rows(pilot[usable], reference)
+    low, high = (25.0, 75.0) if same_embedding else (10.0, 90.0)
+    evidence = _evidence(features, compared, same_embedding, low, high)
+    flags = _flags(evidence)
+    effects = _structure_effects(reference, structures)
+    current = _single_value(pilot[usable], "discussion")
+    recommendation = _recommend(evidence, effects, current, low, high)
+    if features.isna().any().any():
+        counts = features.notna().sum()
+        short = counts[counts < n_pilot]
+        notes.append("some features are missing for short conversations: " +
+                     ", ".join(f"{name} on {n_pilot - int(c)}" for name, c in short.items()))
+    return Diagnosis(n_pilot=n_pilot, evidence=evidence, flags=flags, recommendation=recommendation,
+                     reference_description=description, same_embedding=same_embedding,
+                     structure_effects=effects, notes=notes)
+
+
+def _single_value(frame: pd.DataFrame, column: str):
+    if column not in frame.columns:
+        return None
+    values = frame[column].dropna().unique()
+    return values[0] if len(values) == 1 else None
+
+
+def _comparison_rows(pilot: pd.DataFrame, reference: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    rows, parts = reference, []
+    for column in ("discussion", "model"):
+        value = _single_value(pilot, column)
+        if value is not None and column in reference.columns and (reference[column] == value).sum() >= 20:
+            rows = rows[rows[column] == value]
+            parts.append(f"{column} = {value}")
+    scope = f" ({', '.join(parts)})" if parts else ""
+    return rows, f"{len(rows):,} reference conversations{scope}"
+
+
+def _evidence(features: pd.DataFrame, reference: pd.DataFrame, same_embedding: bool,
+              low: float, high: float) -> pd.DataFrame:
+    rows = []
+    for name in FEATURE_NAMES:
+        values = features[name].dropna().to_numpy(dtype=float)
+        ref = np.sort(reference[name].to_numpy(dtype=float))
+        if len(values) == 0:
+            continue
+        # percentile rank of each pilot conversation within the reference, then averaged
+        below = np.searchsorted(ref, values, side="left")
+        at_or_below = np.searchsorted(ref, values, side="right")
+        percentile = float(np.mean(100.0 * (below + at_or_below) / (2 * len(ref))))
+        mean, sd = float(ref.mean()), float(ref.std(ddof=1))
+        z = (values.mean() - mean) / sd if same_embedding and sd > 0 else np.nan
+        flag = "low" if percentile <= low else "high" if percentile >= high else "typical"
+        rows.append({"feature": name, "n": len(values), "pilot_mean": float(values.mean()),
+                     "pilot_sd": float(values.std(ddof=1)) if len(values) > 1 else np.nan,
+                     "reference_mean": mean, "reference_sd": sd,
+                     "reference_p10": float(np.percentile(ref, 10)), "reference_p50": float(np.percentile(ref, 50)),
+                     "reference_p90": float(np.percentile(ref, 90)), "percentile": percentile, "z": z,
+                     "flag": flag, "creativity_direction": CREATIVITY_DIRECTION.get(name, 0)})
+    return pd.DataFrame(rows)
+
+
+def _flags(evidence: pd.DataFrame) -> list[str]:
+    flag = evidence.set_index("feature")["flag"].to_dict()
+    flags = []
+    if flag.get("max_distance") == "low" and flag.get("global_coherence") == "high":
+        flags.append("narrow_coherent")
+    if flag.get("path_length") == "high" and flag.get("local_coherence") == "low":
+        flags.append("scattered")
+    for name, direction in CREATIVITY_DIRECTION.items():
+        if (direction < 0 and flag.get(name) == "high") or (direction > 0 and flag.get(name) == "low"):
+            flags.append(f"{flag[name]}_{name}")
+    return flags
+
+
+def _structure_effects(reference: pd.DataFrame, structures) -> pd.DataFrame:
+    """Standardised effect of each structure on each feature, within model, averaged over models."""
+    if "discussion" not in reference.columns:
+        return pd.DataFrame()
+    rows = reference[reference["discussion"].isin(structures)]
+    if rows["discussion"].nunique() < 2:
+        return pd.DataFrame()
+    models = rows["model"] if "model" in rows.columns else pd.Series("all", index=rows.index)
+    sd = rows[list(FEATURE_NAMES)].std(ddof=1)
+    records = []
+    for model, part in rows.groupby(models):
+        means = part.groupby("discussion")[list(FEATURE_NAMES)].mean()
+        if len(means) < 2:
+            continue
+        centred = (means - means.mean()) / sd
+        for structure, values in centred.iterrows():
+            for name in FEATURE_NAMES:
+                records.append({"model": model, "structure": structure, "feature": name, "effect": values[name]})
+    table = pd.DataFrame(records)
+    summary = table.groupby(["structure", "feature"])["effect"].agg(
+        effect="mean", n_models="size", n_positive=lambda v: int((v > 0).sum())).reset_index()
+    return summary
+
+
+def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: float, high: float) -> dict:
+    deficits = {}
+    for row in evidence.itertuples():
+        direction = CREATIVITY_DIRECTION.get(row.feature, 0)
+        if direction < 0 and row.percentile >= high:
+            deficits[row.feature] = -1
+        elif direction > 0 and row.percentile <= low:
+            deficits[row.feature] = +1
+    if not deficits:
+        return {"structure": current, "summary": "no change indicated: on the features that go with LLM "
+                "creativity (Table 23) the pilot is not in the unfavourable tail of the reference",
+                "deficits": {}, "scores": {}, "reasons": []}
+    if effects.empty:
+        return {"structure": None, "summary": "the reference has no discussion structures to compare",
+                "deficits": deficits, "scores": {}, "reasons": []}
+    effect = effects.set_index(["structure", "feature"])
+    scores = {}
+    for structure in effects["structure"].unique():
+        scores[structure] = float(sum(need * effect.loc[(structure, name), "effect"] for name, need in deficits.items()))
+    best = max(scores, key=scores.get)
+    reasons = []
+    for name, need in deficits.items():
+        row = effect.loc[(best, name)]
+        agree = int(row["n_positive"]) if need > 0 else int(row["n_models"] - row["n_positive"])
+        moves = "raises" if row["effect"] > 0 else "lowers"
+        reasons.append(f"{FEATURE_LABELS[name]} should go {'up' if need > 0 else 'down'} (Table 23 LLM beta "
+                       f"{TABLE23_LLM_BETA[name]:+.3f}); in the reference, {best} discussion {moves} it by "
+                       f"{abs(row['effect']):.2f} SD relative to the average structure, the needed way in "
+                       f"{agree} of {int(row['n_models'])} models")
+    if current is not None and current in scores and current != best:
+        reasons.append(f"the pilot's current structure, {current}, scores {scores[current]:+.2f} on these "
+                       f"deficits against {scores[best]:+.2f} for {best}")
+    verb = "keep" if current == best else "try"
+    summary = (f"{verb} {best} discussion: it moves the deficient feature"
+               f"{'s' if len(deficits) > 1 else ''} ({', '.join(FEATURE_LABELS[n] for n in deficits)}) "
+               "in the needed direction most in the paper's reference (discussion structure is the main "
+               "lever for exploration breadth, Tables 2 and 24)")
+    return {"structure": best, "summary": summary, "deficits": deficits, "scores": scores, "reasons": reasons}

@@ -1,0 +1,44 @@
+"""Where the paper release lives and the paper's trajectory-analysis sample.
+
+Paper A analyses trajectories of LLM conversations with turn-by-turn discussion
+(instructed, open, iterative; Methods, "Trajectory Analysis Scope"); progressive and
+no-discussion conditions are left out. With rows missing a feature dropped this is N = 3,574.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from engine.errors import InputError
+
+TRAJECTORY_STRUCTURES = ("instructed", "open", "iterative")
+RELEASE_FILE = "comprehensive_trajectory_metrics.csv"
+
+
+def default_release_path() -> Path:
+    """``$CDL_PAPER_RELEASE`` or ``../shared/data/paper_release/...`` beside the repository."""
+    if os.environ.get("CDL_PAPER_RELEASE"):
+        return Path(os.environ["CDL_PAPER_RELEASE"])
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "paper_release" / RELEASE_FILE
+
+
+def trajectory_sample(df: pd.DataFrame) -> pd.DataFrame:
+    """LLM rows whose discussion structure has turn-by-turn dialogue (the paper's sample)."""
+    missing = [c for c in ("source", "discussion") if c not in df.columns]
+    if missing:
+        raise InputError(f"column {missing[0]!r} is not in the data", field=missing[0])
+    return df[(df["source"] == "llm") & df["discussion"].isin(TRAJECTORY_STRUCTURES)]
+
+
+def load_reference(path: str | Path | None = None) -> pd.DataFrame:
+    """The paper release's trajectory sample (read with ``read_metrics``)."""
+    from engine.importers.paper_release import read_metrics
+
+    path = Path(path) if path else default_release_path()
+    if not path.exists():
+        raise InputError("the paper release metrics file is not here; pass its path "
+                         "(comprehensive_trajectory_metrics.csv) or set CDL_PAPER_RELEASE", path=str(path))
+    return trajectory_sample(read_metrics(path))
