@@ -1,0 +1,88 @@
+"""A pilot run in a background thread, so the page can show turns as they arrive.
+
+The page starts a :class:`PilotJob` and polls it; a rerun of the page (any click) finds the
+same job in ``st.session_state`` and keeps polling. The job keeps every turn received, so a
+backend that fails mid-run loses nothing: the sessions it finished and the turns of the one
+that broke come back as a Corpus (failed sessions marked ``status="failed"``).
+
+The API key is never stored here: the backend object holds it in memory, ``settings`` (which
+go into the saved manifest) hold only the backend kind, model and base URL, and every error
+text goes through ``engine.llm.secrets.scrub``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from engine.corpus import Conversation, Corpus, Turn
+
+
+@dataclass
+class PilotJob:
+    settings: dict[str, Any]
+    turns: list[tuple[str, Turn]] = field(default_factory=list)
+    sessions: list[Conversation] = field(default_factory=list)
+    corpus: Corpus | None = None
+    error: str | None = None
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    _thread: threading.Thread | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def on_turn(self, conversation_id: str, turn: Turn) -> None:
+        with self._lock:
+            self.turns.append((conversation_id, turn))
+
+    def on_session(self, conversation: Conversation) -> None:
+        with self._lock:
+            self.sessions.append(conversation)
+
+    def snapshot(self) -> tuple[list[tuple[str, Turn]], int]:
+        with self._lock:
+            return list(self.turns), len(self.sessions)
+
+    def start(self, run: Callable[["PilotJob"], Corpus]) -> "PilotJob":
+        """Run ``run(job)`` (which calls ``engine.runner.run_pilot`` with our callbacks)."""
+        def target():
+            try:
+                self.corpus = run(self)
+            except Exception as error:  # shown on the page; the received turns are kept
+                from engine.llm.secrets import scrub
+
+                self.error = scrub(f"{type(error).__name__}: {error}")
+                self.corpus = self.salvage()
+            finally:
+                self.finished = time.time()
+
+        self._thread = threading.Thread(target=target, name="cdl-pilot", daemon=True)
+        self._thread.start()
+        return self
+
+    def wait(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def salvage(self) -> Corpus:
+        """Finished sessions plus the turns of unfinished ones, as failed conversations."""
+        turns, _ = self.snapshot()
+        with self._lock:
+            done = {c.conversation_id: c for c in self.sessions}
+        partial: dict[str, list[Turn]] = {}
+        for conversation_id, turn in turns:
+            if conversation_id not in done:
+                partial.setdefault(conversation_id, []).append(turn)
+        conversations = list(done.values())
+        for conversation_id, received in partial.items():
+            conversations.append(Conversation(
+                conversation_id=conversation_id, turns=received, source="llm",
+                task=self.settings.get("task"), model=self.settings.get("model"),
+                protocol=self.settings.get("method"), status="failed", error=self.error))
+        return Corpus(conversations, name=f"pilot-{self.settings.get('method')}-{self.settings.get('task')}",
+                      meta={"pilot": True, "salvaged": True})

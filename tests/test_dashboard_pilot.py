@@ -1,0 +1,146 @@
+"""Pilot page (AppTest): live run, failure keeps turns, save, and the API key never leaks.
+
+The backend is engine.llm.ScriptedBackend, a test double, patched in for
+``engine.llm.make_backend``; the page itself only ever offers real backends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.datasets import Dataset
+from engine.llm import BackendError, ScriptedBackend
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "dashboard" / "app.py")
+RELEASE = REPO / "cached_runs" / "paper_release"
+SECRET = "sk-test-NEVER-SHOWN-0123456789"
+WORDS = ("refill", "deposit", "tokens", "bacteria", "enzyme", "festival", "school", "market",
+         "drone", "river", "seaweed", "packaging", "app", "game", "tax", "robot", "garden")
+
+
+def varied_reply(counter):
+    def reply(messages):
+        i = next(counter)
+        words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(6)]
+        return f"Idea {i}: build a {' '.join(words)} programme for the city, version {i}."
+    return reply
+
+
+@pytest.fixture
+def runs_root(tmp_path, monkeypatch):
+    root = tmp_path / "cached_runs"
+    root.mkdir()
+    (root / "paper_release").symlink_to(RELEASE, target_is_directory=True)
+    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    return root
+
+
+def patch_backend(monkeypatch, backend):
+    calls = []
+
+    def fake_make_backend(model="local", base_url=None, api_key=None, **kwargs):
+        calls.append({"model": model, "base_url": base_url, "api_key": api_key})
+        return backend
+
+    import engine.llm
+
+    monkeypatch.setattr(engine.llm, "make_backend", fake_make_backend)
+    return calls
+
+
+def start_pilot(replicates=2):
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("views/pilot.py").run()
+    at.radio(key="pilot_backend").set_value("openai").run()
+    at.text_input(key="pilot_base_url").input("http://127.0.0.1:9/v1")
+    at.text_input(key="pilot_model").input("test-model")
+    at.text_input(key="pilot_api_key").input(SECRET)
+    at.selectbox(key="pilot_method").set_value("open")
+    at.number_input(key="pilot_agents").set_value(3)
+    at.number_input(key="pilot_rounds").set_value(1)
+    at.number_input(key="pilot_replicates").set_value(replicates)
+    at.run()
+    at.button(key="pilot_run").click().run()
+    return at
+
+
+def page_text(at) -> str:
+    parts = []
+    for kind in ("markdown", "caption", "error", "warning", "info", "success", "text", "metric", "exception"):
+        for element in getattr(at, kind):
+            parts.append(str(getattr(element, "value", "")) + str(getattr(element, "label", "")))
+    for frame in at.dataframe:
+        parts.append(frame.value.to_csv())
+    return "\n".join(parts)
+
+
+@pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
+def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch, tmp_path):
+    backend = ScriptedBackend(responder=varied_reply(itertools.count()), model="test-model")
+    calls = patch_backend(monkeypatch, backend)
+    at = start_pilot(replicates=2)
+    assert not at.exception, [e.value for e in at.exception]
+    assert calls == [{"model": "test-model", "base_url": "http://127.0.0.1:9/v1", "api_key": SECRET}]
+    # every model call became a turn; the live view counted them all and both sessions
+    n_turns = len(backend.history)
+    assert any(f"**{n_turns}** turns received" in m.value and "**2 / 2** sessions" in m.value
+               for m in at.markdown)
+    table = next(d.value for d in at.dataframe if "global_coherence" in d.value.columns)
+    assert len(table) == 2 and table["status"].eq("ok").all()
+    assert table["n_turns"].sum() == n_turns
+
+    target = tmp_path / "saved_pilot"
+    at.text_input(key="pilot_save_folder").input(str(target)).run()
+    at.button(key="pilot_save").click().run()
+    assert not at.exception
+    assert any("Saved 2 conversations" in s.value for s in at.success)
+    saved = Dataset.load(target)
+    assert len(saved.conversations) == 2
+    assert saved.turn_embeddings.shape[0] == n_turns
+    assert saved.manifest["settings"]["base_url"] == "http://127.0.0.1:9/v1"
+    for path in target.rglob("*"):
+        assert SECRET.encode() not in path.read_bytes(), f"key written into {path.name}"
+    assert SECRET not in page_text(at)
+
+
+@pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
+def test_failing_backend_shows_error_and_keeps_turns(runs_root, monkeypatch):
+    counter = itertools.count()
+    good = varied_reply(itertools.count())
+
+    def flaky(messages):
+        if next(counter) >= 5:
+            raise BackendError(f"server said 401 for key {SECRET}")
+        return good(messages)
+
+    backend = ScriptedBackend(responder=flaky, model="test-model")
+    patch_backend(monkeypatch, backend)
+    at = start_pilot(replicates=1)
+    assert not at.exception, [e.value for e in at.exception]
+    text = page_text(at)
+    assert SECRET not in text
+    problems = [e.value for e in at.error] + [w.value for w in at.warning]
+    assert problems, "the failure is not shown"
+    table = next(d.value for d in at.dataframe if "status" in d.value.columns)
+    assert table["status"].eq("failed").all()
+    # the turns answered before the failure are kept
+    assert table["n_turns"].sum() == 5
+
+
+def test_openai_backend_without_url_is_a_message(runs_root):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("views/pilot.py").run()
+    at.radio(key="pilot_backend").set_value("openai").run()
+    at.button(key="pilot_run").click().run()
+    assert not at.exception
+    assert any("base URL" in e.value for e in at.error)
