@@ -1,0 +1,126 @@
+"""Uploads (dashboard/uploads.py): bad files become InputErrors naming the file, good files
+become datasets whose numbers match a direct computation."""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import uploads
+from dashboard.data import apply_filters, availability, filter_options
+from engine.datasets import Dataset
+from engine.errors import InputError
+
+RELEASE_CSV = "/work/shared/data/paper_release/comprehensive_trajectory_metrics.csv"
+
+
+class HashEmbedder:
+    """Deterministic unit vectors from a text's characters (test double for the embedder)."""
+
+    model_name = "hash-test"
+
+    def encode(self, texts, progress=False):
+        out = []
+        for text in texts:
+            rng = np.random.default_rng(sum(ord(c) * (i + 1) for i, c in enumerate(text)) % (2 ** 32))
+            vector = rng.normal(size=16)
+            out.append(vector / np.linalg.norm(vector))
+        return np.asarray(out)
+
+
+@pytest.mark.parametrize("name, payload, fragment", [
+    ("notes.txt", b"hello", "unsupported file type '.txt'"),
+    ("model.pkl", pickle.dumps({"a": 1}), "unsupported file type '.pkl'"),
+    ("empty.csv", b"", "is empty"),
+    ("blank.jsonl", b"  \n \n", "is empty"),
+    ("fake.parquet", b"not parquet at all", "not a Parquet file"),
+    ("broken.parquet", b"PAR1garbagegarbage", "not a readable Parquet file"),
+    ("bad.jsonl", b'{"conversation_id": "a", "turn": 1\n', "not valid JSON"),
+    ("list.jsonl", b"[1, 2]\n", "expected a JSON object per line"),
+    ("latin1.csv", "conversation_id,turn,speaker,text\nc1,1,Zoë,caf\xe9\n".encode("latin-1"), "UTF-8"),
+    ("missing.csv", b"conversation_id,speaker\nc1,A\n", "missing required column"),
+])
+def test_bad_uploads_are_input_errors_naming_the_file(name, payload, fragment):
+    with pytest.raises(InputError) as caught:
+        uploads.read_upload(name, payload, embedder_factory=HashEmbedder)
+    assert fragment in str(caught.value)
+    assert caught.value.path == name
+
+
+def test_size_limit_is_checked_before_parsing():
+    payload = b"conversation_id,global_coherence\n" + b"c,0.5\n" * 200_000  # ~1.2 MB
+    with pytest.raises(InputError, match=r"over the 1 MB upload limit"):
+        uploads.read_upload("big.csv", payload, max_mb=1)
+
+
+def test_feature_table_with_a_non_number_names_row_and_field():
+    payload = b"conversation_id,source,global_coherence\nc1,llm,0.5\nc2,human,high\n"
+    with pytest.raises(InputError) as caught:
+        uploads.read_upload("table.csv", payload)
+    assert (caught.value.row, caught.value.field) == (2, "global_coherence")
+
+
+def test_released_metrics_csv_is_recognised():
+    with open(RELEASE_CSV, "rb") as handle:
+        payload = handle.read()
+    dataset = uploads.read_upload("comprehensive_trajectory_metrics.csv", payload)
+    raw = pd.read_csv(io.BytesIO(payload))
+    assert len(dataset.conversations) == len(raw) == 4010
+    human = raw["file_id"].str.match(r"^i\d+_\d+$")
+    assert (dataset.conversations["source"] == "human").sum() == human.sum() == 308
+    assert "CC BY-NC-SA 4.0" in dataset.manifest["licence_note"]
+
+
+def test_parquet_conversation_table_round_trips(tmp_path):
+    table = pd.DataFrame({"conversation_id": ["a", "b"], "source": ["llm", "human"],
+                          "global_coherence": [0.25, 0.75]})
+    buffer = io.BytesIO()
+    table.to_parquet(buffer, index=False)
+    dataset = uploads.read_upload("mine.parquet", buffer.getvalue())
+    pd.testing.assert_frame_equal(dataset.conversations, table)
+
+
+def test_transcripts_are_embedded_and_measured():
+    rows = []
+    for cid in ("c1", "c2"):
+        for turn in range(6):
+            rows.append({"conversation_id": cid, "turn": turn, "speaker": f"agent{turn % 3}",
+                         "text": f"{cid} idea number {turn} about {'rivers' if turn % 2 else 'bees'}",
+                         "source": "human", "task": "plastic_waste"})
+    payload = pd.DataFrame(rows).to_csv(index=False).encode()
+    dataset = uploads.read_upload("talk.csv", payload, embedder_factory=HashEmbedder)
+    table = dataset.conversations.set_index("conversation_id")
+    assert table.loc["c1", "n_turns"] == 6
+    # global coherence by hand: mean cosine of each turn to the centroid
+    texts = [r["text"] for r in rows if r["conversation_id"] == "c1"]
+    e = HashEmbedder().encode(texts)
+    centroid = e.mean(axis=0)
+    expected = np.mean(e @ centroid / (np.linalg.norm(e, axis=1) * np.linalg.norm(centroid)))
+    assert table.loc["c1", "global_coherence"] == pytest.approx(expected)
+    assert dataset.turn_embeddings.shape == (12, 16)
+    assert availability(dataset).turn_embeddings and availability(dataset).turns
+
+
+def test_filters_treat_missing_as_none_label():
+    frame = pd.DataFrame({"source": ["llm", "llm", "human"], "discussion": ["open", "iterative", None],
+                          "team_size": [3, 6, None]})
+    options = filter_options(frame)
+    assert options["discussion"] == ["iterative", "open", "(none)"]
+    assert options["team_size"] == ["3", "6", "(none)"]
+    assert list(apply_filters(frame, {"discussion": ["(none)"]}).index) == [2]
+    assert list(apply_filters(frame, {"team_size": ["6"], "source": []}).index) == [1]
+    assert len(apply_filters(frame, {})) == 3
+
+
+def test_availability_of_the_release(tmp_path):
+    from pathlib import Path
+
+    release = Path(__file__).resolve().parents[1] / "cached_runs" / "paper_release"
+    have = availability(Dataset.load(release))
+    assert not have.turns and not have.turn_embeddings and not have.ratings
+    assert have.sources == ("human", "llm") and len(have.features) == 9 and have.features_4b
