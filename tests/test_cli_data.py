@@ -95,8 +95,12 @@ def test_import_convokit_folder(tmp_path):
         json.dumps({"id": "b", "conversation_id": "c", "speaker": "s", "text": "second", "timestamp": 2}) + "\n"
         + json.dumps({"id": "a", "conversation_id": "c", "speaker": "t", "text": "first", "timestamp": 1}) + "\n")
     out = tmp_path / "ck.jsonl"
-    assert main(["import", str(folder), str(out)]) == 0
-    assert Corpus.read(out)["c"].texts == ["first", "second"]
+    assert main(["import", str(folder), str(out), "--set", "task=plastic_waste",
+                 "--set", "team_size=2", "--set", "site=lab"]) == 0
+    conversation = Corpus.read(out)["c"]
+    assert conversation.texts == ["first", "second"]
+    assert (conversation.task, conversation.team_size, conversation.meta) == ("plastic_waste", 2,
+                                                                              {"site": "lab"})
 
 
 def test_import_bad_file_is_one_line_exit_2(tmp_path, capsys):

@@ -92,7 +92,7 @@ def run_import(args: argparse.Namespace) -> int:
         from engine.importers.convokit import read_convokit
 
         corpus = read_convokit(source, drop_empty_text=args.drop_empty,
-                               **_pairs(args.set, "--set"))
+                               **_typed(_pairs(args.set, "--set")))
     else:
         from engine.importers.transcripts import read_transcripts
 

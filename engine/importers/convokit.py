@@ -34,8 +34,12 @@ INT_FACTORS = ("team_size", "replicate")
 
 
 def read_convokit(folder: str | Path, *, drop_empty_text: bool = False,
-                  source: str = "human") -> Corpus:
-    """Read a ConvoKit corpus folder; ``drop_empty_text`` skips empty (e.g. deleted) utterances."""
+                  source: str = "human", **defaults: Any) -> Corpus:
+    """Read a ConvoKit corpus folder; ``drop_empty_text`` skips empty (e.g. deleted) utterances.
+
+    ``defaults`` fill conversation fields that ``conversations.json`` leaves out
+    (``task="plastic_waste"``, ``team_size=3``); other keys go to ``Conversation.meta``.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("not a folder; a ConvoKit corpus is a folder with utterances.jsonl",
@@ -68,8 +72,12 @@ def read_convokit(folder: str | Path, *, drop_empty_text: bool = False,
     for conversation_id, items in by_conversation.items():
         items.sort(key=lambda item: (item[0], item[1]))
         turns = [turn for _, _, turn in items]
-        conversations.append(_conversation(conversation_id, turns,
-                                           metadata.get(conversation_id, {}),
+        known = metadata.get(conversation_id, {})
+        merged = dict(known)
+        for key, value in defaults.items():
+            if is_blank(merged.get(key)):
+                merged[key] = value
+        conversations.append(_conversation(conversation_id, turns, merged,
                                            folder / CONVERSATIONS, source))
     if not conversations:
         raise InputError("no utterance with text: no conversation left", path=str(utterances_path),
