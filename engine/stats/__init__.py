@@ -9,6 +9,7 @@ One module per job:
 * ``collinearity``: ``vif``
 * ``manipulability``: ``manipulability`` and ``interaction_share`` (Tables 2, 24, 25)
 * ``groups``: ``group_comparison``, ``top_share``, ``group_effect_robustness`` (Fig. 1, A.5)
+* ``reference``: the paper release's location and trajectory sample (N = 3,574)
 * ``ratings``: ``minmax_within_task``, ``creativity_product``, ``creativity_additive``, ``icc3k``
 """
 
@@ -19,6 +20,7 @@ from engine.stats.groups import (cohens_d, group_comparison, group_effect_robust
                                  top_share)
 from engine.stats.manipulability import MANIPULABILITY_COLUMNS, interaction_share, manipulability
 from engine.stats.ratings import creativity_additive, creativity_product, icc3k, minmax_within_task
+from engine.stats.reference import default_release_path, load_reference, trajectory_sample
 from engine.stats.regression import RegressionResult, fit, stars
 from engine.stats.spec import ESTIMATORS, RegressionSpec, hierarchical_specs, load_specs
 
@@ -27,5 +29,5 @@ __all__ = [
     "build_design", "cohens_d", "compare_results", "creativity_additive", "creativity_product",
     "fit", "group_comparison", "group_effect_robustness", "hierarchical_specs", "icc3k",
     "interaction_share", "load_specs", "manipulability", "mean_ci", "minmax_within_task",
-    "stars", "top_share", "vif",
+    "stars", "top_share", "vif", "default_release_path", "load_reference", "trajectory_sample",
 ]

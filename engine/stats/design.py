@@ -85,7 +85,12 @@ def build_design(df: pd.DataFrame, *, outcome: str, blocks: list[str], zscore: b
                     plan.append(("factor", (name,)))
         plan.append((kind, names))
 
-    needed = [outcome] + [c for _, names in plan for c in names] + list(extra_columns)
+    predictors = [c for _, names in plan for c in names]
+    if outcome in predictors:
+        raise InputError(f"{spec_name}: the outcome {outcome!r} is also a predictor (it is in the blocks "
+                         f"{blocks}); a variable cannot explain itself, so remove it from the blocks",
+                         field=outcome)
+    needed = [outcome] + predictors + list(extra_columns)
     missing = [c for c in dict.fromkeys(needed) if c not in df.columns]
     if missing:
         raise InputError(

@@ -142,10 +142,13 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
         telling = [n for n in notes if "Retrying" not in n and "mle_retvals" not in n]
         detail = "; ".join(telling[-3:]) or "the optimiser stopped before the likelihood settled"
         raise InputError(f"{where}: the mixed model did not converge ({detail}). Try fewer fixed "
-                         f"effects, more rows per {group!r}, or an OLS estimator")
+                         f"effects, more rows per {group!r}, or an OLS estimator (allow_nonconvergence / "
+                         "--allow-nonconvergence shows the unconverged estimates, flagged)")
     fe_names = list(design.X.columns)
     params = pd.Series(np.asarray(result.fe_params), index=fe_names)
-    bse = pd.Series(np.asarray(result.bse_fe), index=fe_names)
+    with np.errstate(invalid="ignore"), python_warnings.catch_warnings():
+        python_warnings.simplefilter("ignore")
+        bse = pd.Series(np.asarray(result.bse_fe), index=fe_names)
     z = params / bse
     pvalues = pd.Series(2 * scipy_stats.norm.sf(np.abs(z)), index=fe_names)
     crit = scipy_stats.norm.ppf(1 - alpha / 2)

@@ -1,0 +1,309 @@
+"""``python -m engine analyze {regress,manipulability,compare,diagnose}``: paper A's analyses.
+
+Data come from ``--metrics`` (a metrics CSV; default the paper release beside the
+repository) or ``--dataset`` (a dataset folder). Tables print to stdout; ``--out`` writes
+CSV (``.csv``) or JSON (``.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.errors import InputError
+
+SAMPLES = ("llm", "human", "all")
+
+
+def register(subparsers) -> None:
+    analyze = subparsers.add_parser("analyze", help="regressions, manipulability, comparisons, pilot diagnosis",
+                                    description=__doc__)
+    commands = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
+
+    regress = commands.add_parser("regress", help="fit a regression specification (Tables 1, 7, 20, 21)")
+    _data_arguments(regress)
+    _spec_arguments(regress)
+    regress.add_argument("--hierarchical", action="store_true",
+                         help="fit the paper's ladder (trajectory, +task, +model, +discussion, mixed) for --outcome")
+    regress.set_defaults(handler=run_regress)
+
+    manip = commands.add_parser("manipulability", help="Table 24: R² of each feature explained by design")
+    _data_arguments(manip)
+    manip.set_defaults(handler=run_manipulability)
+
+    compare = commands.add_parser("compare", help="LLM vs human: coefficients (Table 23) or group means (Fig. 1)")
+    _data_arguments(compare, sample=False)
+    compare.add_argument("--outcome", help="fit the same specification on both samples and compare coefficients")
+    compare.add_argument("--blocks", default="trajectory,task", help="blocks for --outcome (default trajectory,task)")
+    compare.add_argument("--value", help="compare group means of this column (t-tests, Cohen's d)")
+    compare.add_argument("--group", default="source", help="column holding the two groups (default source)")
+    compare.add_argument("--groups", default="llm,human", help="the two groups, first minus second (default llm,human)")
+    compare.add_argument("--by", help="also compare within each level of this column (e.g. task)")
+    compare.set_defaults(handler=run_compare)
+
+    diag = commands.add_parser("diagnose", help="place pilot conversations against the paper's reference")
+    diag.add_argument("--pilot", required=True, help="pilot features: a CSV/Parquet table or a dataset folder")
+    diag.add_argument("--reference", help="reference metrics CSV (default: the paper release)")
+    diag.add_argument("--different-embedding", action="store_true",
+                      help="the pilot used another embedding model: compare by percentile rank only")
+    diag.add_argument("--out", help="write the diagnosis as JSON (.json) or the evidence as CSV (.csv)")
+    diag.set_defaults(handler=run_diagnose)
+
+
+def _data_arguments(parser, sample: bool = True) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--metrics", help="metrics CSV (default: the paper release, "
+                        "../shared/data/paper_release/comprehensive_trajectory_metrics.csv)")
+    source.add_argument("--dataset", help="a dataset folder (conversations.parquet)")
+    if sample:
+        parser.add_argument("--sample", choices=SAMPLES, default="llm", help="rows to use (default llm)")
+        parser.add_argument("--structures", default="instructed,open,iterative",
+                            help="LLM discussion structures kept (default: the paper's trajectory sample; 'all' keeps every row)")
+    parser.add_argument("--out", help="write results to .csv or .json")
+
+
+def _spec_arguments(parser) -> None:
+    parser.add_argument("--spec", help="YAML file with one or more specifications")
+    parser.add_argument("--outcome", help="outcome column")
+    parser.add_argument("--blocks", default="trajectory,task",
+                        help="comma-separated blocks: trajectory, task, model, discussion, persona, team_size, "
+                             "order, tokens, model_x_discussion, or any column (default trajectory,task)")
+    parser.add_argument("--estimator", default="ols_hc3", help="ols_hc3 | ols | ols_cluster | mixedlm")
+    parser.add_argument("--group", default="task", help="random-intercept group for mixedlm (default task)")
+    parser.add_argument("--cluster", help="cluster column for ols_cluster")
+    parser.add_argument("--no-zscore", action="store_true", help="keep raw scales (default: z-score within sample)")
+    parser.add_argument("--allow-nonconvergence", action="store_true",
+                        help="report a mixed model that did not converge (flagged) instead of stopping")
+
+
+# ---------------------------------------------------------------- data
+
+def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[pd.DataFrame, str]:
+    """A conversation table from a metrics file or a dataset folder, and a label for it."""
+    from engine.stats.reference import default_release_path
+
+    if dataset:
+        from engine.datasets import Dataset
+
+        return Dataset.load(dataset, with_corpus=False).conversations, f"dataset {dataset}"
+    path = Path(metrics) if metrics else default_release_path()
+    if not path.exists():
+        raise InputError("no such file" + ("" if metrics else " (the default paper release; pass --metrics)"),
+                         path=str(path))
+    if path.is_dir():
+        from engine.datasets import Dataset
+
+        return Dataset.load(path, with_corpus=False).conversations, f"dataset {path}"
+    if path.suffix == ".parquet":
+        try:
+            return pd.read_parquet(path), str(path)
+        except Exception as error:  # pyarrow raises many types for a bad file
+            raise InputError(f"not a readable Parquet file ({error})", path=str(path)) from None
+    try:
+        header = pd.read_csv(path, nrows=0).columns
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise InputError(f"not a readable CSV ({error})", path=str(path)) from None
+    if {"file_id", "question_id"} <= set(header):
+        from engine.importers.paper_release import read_metrics
+
+        return read_metrics(path), str(path)
+    return pd.read_csv(path), str(path)
+
+
+def select_sample(df: pd.DataFrame, sample: str, structures: str) -> pd.DataFrame:
+    if sample != "all":
+        if "source" not in df.columns:
+            raise InputError(f"--sample {sample} needs a 'source' column (llm/human); use --sample all",
+                             field="source")
+        df = df[df["source"] == sample]
+    if sample == "llm" and structures != "all" and "discussion" in df.columns:
+        wanted = [s.strip() for s in structures.split(",") if s.strip()]
+        df = df[df["discussion"].isin(wanted)]
+    if df.empty:
+        raise InputError(f"no rows left after selecting sample {sample!r} and structures {structures!r}")
+    return df
+
+
+def _write(out: str | None, table: pd.DataFrame | None, payload) -> None:
+    if not out:
+        return
+    path = Path(out)
+    from engine.corpus import atomic_write_text
+
+    if path.suffix == ".json":
+        atomic_write_text(path, json.dumps(payload, indent=2, default=_json_default) + "\n")
+    elif path.suffix == ".csv":
+        if table is None:
+            raise InputError("this result is JSON-only; use a .json file", path=str(path))
+        atomic_write_text(path, table.to_csv(index=False))
+    else:
+        raise InputError("--out must end in .csv or .json", path=str(path))
+    print(f"wrote {path}")
+
+
+def _json_default(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return None if not np.isfinite(value) else float(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return str(value)
+
+
+def _print_table(table: pd.DataFrame, digits: int = 4) -> None:
+    with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200):
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
+
+
+# ---------------------------------------------------------------- regress
+
+def _specs_from_args(args) -> list:
+    from engine.stats import RegressionSpec, hierarchical_specs, load_specs
+
+    if args.spec:
+        return load_specs(args.spec)
+    if not args.outcome:
+        raise InputError("give --outcome (the column to explain) or --spec FILE.yaml; the paper release has "
+                         "no creativity ratings, so use a column of your data")
+    if args.hierarchical:
+        if args.sample not in ("llm", "human"):
+            raise InputError("--hierarchical needs --sample llm or --sample human")
+        return hierarchical_specs(args.outcome, args.sample)
+    return [RegressionSpec(name=args.outcome, outcome=args.outcome, blocks=args.blocks, estimator=args.estimator,
+                           group=args.group, cluster=args.cluster, zscore=not args.no_zscore)]
+
+
+def run_regress(args) -> int:
+    from engine.stats import fit
+
+    specs = _specs_from_args(args)
+    df, label = load_table(args.metrics, args.dataset)
+    df = select_sample(df, args.sample, args.structures)
+    results = [fit(spec, df, allow_nonconvergence=args.allow_nonconvergence) for spec in specs]
+    tables = []
+    for result in results:
+        s = result.summary
+        fit_line = (f"R² {s['r2']:.3f}, adj. R² {s['adj_r2']:.3f}" if s["r2"] is not None else
+                    f"marginal R² {s['marginal_r2']:.3f}, conditional R² {s['conditional_r2']:.3f}, " +
+                    ("converged" if s["converged"] else "NOT CONVERGED: do not trust these estimates"))
+        print(f"== {result.spec.name} ({result.spec.estimator}) on {label}: N = {s['n']:,}; {fit_line}")
+        _print_table(result.table)
+        for warning in s["warnings"]:
+            print(f"   note: {warning}")
+        print()
+        tables.append(result.table.assign(spec=result.spec.name))
+    _write(args.out, pd.concat(tables, ignore_index=True), [r.to_dict() for r in results])
+    return 0
+
+
+# ---------------------------------------------------------------- manipulability
+
+def run_manipulability(args) -> int:
+    from engine.importers.paper_release import published_reference
+    from engine.stats import MANIPULABILITY_COLUMNS, manipulability
+    from engine.stats.reference import RELEASE_FILE
+
+    df, label = load_table(args.metrics, args.dataset)
+    df = select_sample(df, args.sample, args.structures)
+    table = manipulability(df)
+    percent = (100 * table).round(1)
+    published = published_reference()
+    is_release = Path(label).name == RELEASE_FILE and args.sample == "llm" and \
+        args.structures == "instructed,open,iterative"
+    print(f"Manipulability of trajectory features (paper A, Table 24): R² in percent, "
+          f"N = {table.attrs['n']:,} ({table.attrs['n_dropped']} incomplete rows dropped) from {label}")
+    if is_release:
+        print("Each cell: ours [published in paper A, Table 24]; the mean row is Table 2.")
+    order = [f for f in published["table24"] if f in percent.index] if is_release else list(percent.index)
+    rows = []
+    mismatches = []
+    for feature in order:
+        row = {"feature": feature}
+        for position, column in enumerate(MANIPULABILITY_COLUMNS):
+            value = percent.loc[feature, column]
+            if is_release:
+                reference = published["table24"][feature][position]
+                row[column] = f"{value:.1f} [{reference:.1f}]"
+                if abs(value - reference) > 1e-9:
+                    mismatches.append(f"{feature}/{column}")
+            else:
+                row[column] = f"{value:.1f}"
+        rows.append(row)
+    means = (100 * table.mean()).round(1)
+    mean_row = {"feature": "mean across features"}
+    for position, column in enumerate(MANIPULABILITY_COLUMNS):
+        if is_release:
+            reference = published["table2_mean"][position]
+            mean_row[column] = f"{means[column]:.1f} [{reference:.1f}]"
+            if abs(means[column] - reference) > 1e-9:
+                mismatches.append(f"mean/{column}")
+        else:
+            mean_row[column] = f"{means[column]:.1f}"
+    rows.append(mean_row)
+    _print_table(pd.DataFrame(rows))
+    if is_release:
+        print("All 45 cells and the mean row match the published values to one decimal." if not mismatches
+              else f"Differs from the published table in: {', '.join(mismatches)}")
+    output = table.reset_index()
+    payload = {"n": table.attrs["n"], "source": label, "r2": output.to_dict(orient="records")}
+    if is_release:
+        payload["published_percent"] = {"table24": published["table24"], "table2_mean": published["table2_mean"]}
+    _write(args.out, output, payload)
+    return 0
+
+
+# ---------------------------------------------------------------- compare
+
+def run_compare(args) -> int:
+    from engine.stats import RegressionSpec, compare_results, fit, group_comparison
+
+    groups = tuple(g.strip() for g in args.groups.split(","))
+    if len(groups) != 2:
+        raise InputError(f"--groups needs two names separated by a comma, got {args.groups!r}")
+    if bool(args.outcome) == bool(args.value):
+        raise InputError("give exactly one of --outcome (compare coefficients, Table 23) or --value "
+                         "(compare group means, Figure 1)")
+    df, label = load_table(args.metrics, args.dataset)
+    if args.group not in df.columns:
+        raise InputError(f"column {args.group!r} is not in the data", field=args.group)
+    if args.value:
+        table = group_comparison(df, args.value, args.group, groups, by=args.by)
+        print(f"{args.value}: {groups[0]} vs {groups[1]} ({args.group}) from {label}")
+        _print_table(table)
+        _write(args.out, table, table.to_dict(orient="records"))
+        return 0
+    results = []
+    for name in groups:
+        rows = df[df[args.group].astype(str) == name]
+        if "discussion" in rows.columns and name == "llm":
+            from engine.stats.reference import TRAJECTORY_STRUCTURES
+
+            rows = rows[rows["discussion"].isin(TRAJECTORY_STRUCTURES)]
+        spec = RegressionSpec(name=f"{name}: {args.outcome} ~ {args.blocks}", outcome=args.outcome, blocks=args.blocks)
+        results.append(fit(spec, rows))
+    table = compare_results(results[0], results[1], labels=groups)
+    print(f"{args.outcome} ~ {args.blocks}: {groups[0]} (N = {results[0].summary['n']:,}) vs "
+          f"{groups[1]} (N = {results[1].summary['n']:,}); diff = {groups[0]} - {groups[1]} (paper A, Table 23)")
+    _print_table(table)
+    _write(args.out, table, {"comparison": table.to_dict(orient="records"),
+                             "results": [r.to_dict() for r in results]})
+    return 0
+
+
+# ---------------------------------------------------------------- diagnose
+
+def run_diagnose(args) -> int:
+    from engine.diagnose import diagnose
+    from engine.stats.reference import load_reference
+
+    pilot, _ = load_table(args.pilot if not Path(args.pilot).is_dir() else None,
+                          args.pilot if Path(args.pilot).is_dir() else None)
+    reference = load_reference(args.reference) if args.reference else load_reference()
+    result = diagnose(pilot, reference, same_embedding=not args.different_embedding)
+    print(result.to_text())
+    _write(args.out, result.evidence, result.to_dict())
+    return 0
