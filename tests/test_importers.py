@@ -495,3 +495,12 @@ def test_read_any_dispatches_on_content(tmp_path):
     assert read_any(folder)["c"].source == "human"
     bad_zip = write(tmp_path, "bad.zip", b"PK not really")
     expect_error(lambda: read_any(bad_zip), bad_zip, None, None)
+
+
+def test_nan_ratings_are_missing_not_numbers(tmp_path):
+    path = write(tmp_path, "t.csv", f"{HEADER},novelty,creativity,latency_s\na,0,s,x,nan,0.25,NaN\n")
+    conversation = read_transcripts(path)["a"]
+    assert conversation.outcomes == {"creativity": 0.25}
+    assert conversation.turns[0].latency_s is None
+    bad = write(tmp_path, "u.csv", f"{HEADER},creativity\na,0,s,x,inf\n")
+    expect_error(lambda: read_transcripts(bad), bad, 1, "creativity")

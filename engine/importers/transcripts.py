@@ -382,8 +382,9 @@ class _ConversationBuilder:
                 out[name] = as_int(value, path=path, row=row, field=name)
         for name in OUTCOME_COLUMNS:
             value = values.pop(name, None)
-            if not is_blank(value):
-                out[name] = as_float(value, path=path, row=row, field=name)
+            number = None if is_blank(value) else as_float(value, path=path, row=row, field=name)
+            if number is not None and not math.isnan(number):  # "nan" is a missing rating
+                out[name] = number
         return out
 
     def _agree(self, name: str, value: Any, row: int) -> None:
@@ -409,8 +410,9 @@ class _ConversationBuilder:
                 fields[name] = as_int(value, path=path, row=row, field=name)
         for name in TURN_FLOAT_COLUMNS:
             value = values.pop(name, None)
-            if not is_blank(value):
-                fields[name] = as_float(value, path=path, row=row, field=name)
+            number = None if is_blank(value) else as_float(value, path=path, row=row, field=name)
+            if number is not None and not math.isnan(number):
+                fields[name] = number
         meta = {name: value for name, value in values.items() if not is_blank(value)}
         return Turn(speaker=speaker, text=text, meta=meta, **fields)
 
