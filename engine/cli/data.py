@@ -69,8 +69,11 @@ def run_import(args: argparse.Namespace) -> int:
     source = Path(args.source)
     kind = args.kind if args.kind != "auto" else guess_kind(source)
     if kind == "paper-release":
-        from engine.importers.paper_release import read_metrics
+        from engine.importers.paper_release import LICENCE_NOTE, read_metrics
 
+        if Path(args.output).suffix.lower() == ".jsonl" and not args.format:
+            raise InputError("the paper release has one row per conversation and no turns: "
+                             "write a table (.csv, .json or .parquet)", path=args.output)
         table = read_metrics(source)
         if args.ratings:
             from engine.importers.ratings import join_ratings
@@ -85,6 +88,7 @@ def run_import(args: argparse.Namespace) -> int:
         n_llm = int((table["source"] == "llm").sum())
         print(f"imported {len(table)} conversations ({n_llm} llm, {len(table) - n_llm} human) "
               f"-> {args.output}")
+        print(f"licence: {LICENCE_NOTE}")
         return 0
     if args.ratings:
         raise InputError("--ratings joins onto the paper release only", field="--ratings")
