@@ -97,6 +97,11 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     table = next(d.value for d in at.dataframe if "global_coherence" in d.value.columns)
     assert len(table) == 2 and table["status"].eq("ok").all()
     assert table["n_turns"].sum() == n_turns
+    # the diagnosis: both conversations, the pilot's own mean as evidence, a recommendation
+    assert {m.label: m.value for m in at.metric}["Pilot conversations diagnosed"] == "2"
+    evidence = next(d.value for d in at.dataframe if "pilot_mean" in d.value.columns).set_index("feature")
+    assert evidence.loc["global_coherence", "pilot_mean"] == pytest.approx(table["global_coherence"].mean())
+    assert any(m.value.startswith("**Recommendation:**") for m in at.markdown)
 
     target = tmp_path / "saved_pilot"
     at.text_input(key="pilot_save_folder").input(str(target)).run()

@@ -157,21 +157,32 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
     else:
         reference_name = st.selectbox("Reference", references, key="pilot_reference",
                                       index=references.index("paper_release") if "paper_release" in references else 0)
-        reference = data.load_dataset(data.cached_runs_root() / reference_name).conversations
+        reference_set = data.load_dataset(data.cached_runs_root() / reference_name)
+        reference = reference_set.conversations
+        if "source" in reference.columns:
+            reference = reference[reference["source"] == "llm"]
+        pilot_model = dataset.manifest.get("embedding_model")
+        same_embedding = pilot_model is not None and reference_set.manifest.get("embedding_model") == pilot_model
+        if not same_embedding:
+            st.caption(f"The pilot's turns are embedded with {pilot_model or 'another model'}; the reference's "
+                       "features come from a different embedding model, so only percentile ranks are compared.")
         try:
             from engine.diagnose import diagnose
 
-            diagnosis = diagnose(dataset.conversations, reference)
+            diagnosis = diagnose(dataset.conversations, reference, same_embedding=same_embedding)
         except ImportError:
             st.info("The diagnosis module (engine.diagnose) is not installed in this build.")
         except InputError as error:
             st.warning(f"No diagnosis: {error}")
         else:
             st.metric("Pilot conversations diagnosed", diagnosis.n_pilot)
-            st.markdown(f"**Recommendation:** {diagnosis.recommendation}")
-            for flag in diagnosis.flags:
-                st.warning(str(flag))
-            ui.ours("Evidence: the pilot against the reference")
+            recommendation = diagnosis.recommendation
+            summary = recommendation.get("summary", "") if isinstance(recommendation, dict) else str(recommendation)
+            st.markdown(f"**Recommendation:** {summary}")
+            for reason in (recommendation.get("reasons", []) if isinstance(recommendation, dict) else []):
+                st.markdown(f"- {reason}")
+            st.markdown("**Flags:** " + (", ".join(map(str, diagnosis.flags)) if diagnosis.flags else "none"))
+            ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}")
             st.dataframe(diagnosis.evidence, key="pilot_evidence", hide_index=True)
             with st.expander("Full diagnosis text"):
                 st.text(diagnosis.to_text())
