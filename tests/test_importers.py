@@ -47,6 +47,8 @@ def expect_error(call, path, row, field):
     assert str(path) in message
     if row is not None:
         assert f"row {row}" in message
+        csv_like = Path(str(path)).suffix in (".csv", ".tsv")
+        assert ("data row under the header" if csv_like else "line N of the file") in message
     if field is not None:
         assert field in message
     return error

@@ -25,7 +25,8 @@ from typing import Any
 
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.importers.transcripts import as_int, as_text, is_blank, read_jsonl_records, read_text
+from engine.importers.transcripts import (as_int, as_text, is_blank, read_jsonl_records, read_text,
+                                          rows_explained)
 
 UTTERANCES = "utterances.jsonl"
 CONVERSATIONS = "conversations.json"
@@ -33,6 +34,7 @@ TEXT_FACTORS = ("task", "model", "protocol", "persona", "order", "final_idea")
 INT_FACTORS = ("team_size", "replicate")
 
 
+@rows_explained
 def read_convokit(folder: str | Path, *, drop_empty_text: bool = False,
                   source: str = "human", **defaults: Any) -> Corpus:
     """Read a ConvoKit corpus folder; ``drop_empty_text`` skips empty (e.g. deleted) utterances.

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.importers.transcripts import is_blank, read_csv_records
+from engine.importers.transcripts import is_blank, read_csv_records, rows_explained
 
 KEY_COLUMNS = ("file_id", "question_id")
 AVERAGE_COLUMNS = {"avg_novelty_rating": "novelty", "avg_usefulness_rating": "usefulness",
@@ -31,6 +31,7 @@ RATER_COLUMN = re.compile(r"^[NU]\d+$")
 TEXT_COLUMNS = ("final_idea",)
 
 
+@rows_explained
 def read_ratings(path: str | Path) -> pd.DataFrame:
     """The ratings file as a table keyed by ``file_id, question_id``, numbers checked.
 

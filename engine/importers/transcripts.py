@@ -32,6 +32,7 @@ user hands the dashboard (corpus, transcripts, ConvoKit folder or .zip, paper re
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -63,6 +64,34 @@ class Record:
 
     values: dict[str, Any]
     row: int
+
+
+# -- how rows are counted ----------------------------------------------------------------
+CSV_ROW_NOTE = "row N = the N-th data row under the header"
+JSON_ROW_NOTE = "row N = line N of the file"
+
+
+def explain_row(error: InputError) -> InputError:
+    """The same error, saying how its row is counted (CSV data row or JSON line)."""
+    if error.row is None or not error.path or "row N =" in error.reason:
+        return error
+    suffix = Path(error.path).suffix.lower()
+    note = (CSV_ROW_NOTE if suffix in CSV_SUFFIXES
+            else JSON_ROW_NOTE if suffix in (*JSONL_SUFFIXES, ".json") else None)
+    if note is None:
+        return error
+    return InputError(f"{error.reason} ({note})", path=error.path, row=error.row, field=error.field)
+
+
+def rows_explained(function):
+    """Decorate an importer so every InputError it raises says how rows are counted."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except InputError as error:
+            raise explain_row(error) from None
+    return wrapper
 
 
 # -- reading files ---------------------------------------------------------------------
@@ -249,6 +278,7 @@ def as_text(value: Any, *, path: Path, row: int | None, field: str) -> str:
 
 
 # -- transcripts -----------------------------------------------------------------------
+@rows_explained
 def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None, *,
                      drop_empty_text: bool = False, **defaults: Any) -> Corpus:
     """Read a one-row-per-turn CSV/TSV/JSONL transcript file into a Corpus.
