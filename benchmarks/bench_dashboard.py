@@ -1,0 +1,102 @@
+"""Benchmark: render time of every dashboard page on every cached dataset.
+
+    python -m benchmarks.bench_dashboard [--dataset NAME ...] [--repeat 3]
+
+For each page, a fresh AppTest session (a new browser tab, in effect) renders it: *cold* is
+the first render in this process (imports, dataset load, statistics, projections computed or
+read from disk), *warm* the median of ``--repeat`` later first renders in new sessions, with
+the process caches filled as in a running server. The reference is a bare Streamlit page
+(``st.title`` + ``st.write``) rendered by AppTest in the same run; ratios are page / bare.
+Target (issue 5): every page's warm first render <= 3 s. The Trajectories page is also
+measured with UMAP (cached on disk after its first computation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "dashboard" / "app.py")
+PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "diversity",
+         "pilot", "export"]
+TARGET_S = 3.0
+
+
+def _quiet_streamlit() -> None:
+    import logging
+
+    for name in ("streamlit", "streamlit.runtime.scriptrunner_utils.script_run_context",
+                 "streamlit.runtime.caching.cache_data_api"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def render(page: str, dataset: str, umap: bool = False) -> float:
+    """Seconds for a new session to render ``page`` with ``dataset`` chosen in the sidebar."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.session_state["dataset_choice"] = dataset
+    if umap:
+        at.session_state["traj_method"] = "umap"
+    if page == "data_page":
+        started = time.perf_counter()
+        at.run()
+    else:
+        at.run()
+        at.switch_page(f"views/{page}.py")
+        started = time.perf_counter()
+        at.run()
+    elapsed = time.perf_counter() - started
+    if at.exception:
+        raise RuntimeError(f"{page} on {dataset} raised: {at.exception[0].value}")
+    return elapsed
+
+
+def bare_render() -> float:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string("import streamlit as st\nst.title('bare')\nst.write('reference page')\n")
+    started = time.perf_counter()
+    at.run()
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(REPO))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", action="append", help="dataset name(s) in cached_runs/ (default: all)")
+    parser.add_argument("--repeat", type=int, default=3, help="warm renders per page (median reported)")
+    args = parser.parse_args(argv)
+    _quiet_streamlit()
+    from dashboard.data import cached_runs_root
+    from engine.datasets import list_datasets
+
+    datasets = args.dataset or [p.name for p in list_datasets(cached_runs_root())]
+    if not datasets:
+        print("no dataset in cached_runs/; build one first (python -m dashboard.build_paper_release)")
+        return 2
+    bare_render()  # warm the Streamlit runtime itself
+    bare = statistics.median(bare_render() for _ in range(5))
+    print(f"reference: bare Streamlit page render {bare * 1000:.0f} ms (median of 5)\n")
+    print(f"{'dataset':<18} {'page':<20} {'cold s':>7} {'warm s':>7} {'x bare':>8}  target <= {TARGET_S:.0f} s")
+    worst = 0.0
+    for dataset in datasets:
+        cases = [(page, False) for page in PAGES] + [("trajectories", True)]
+        for page, umap in cases:
+            cold = render(page, dataset, umap)
+            warm = statistics.median(render(page, dataset, umap) for _ in range(max(1, args.repeat)))
+            worst = max(worst, warm)
+            label = page + (" (umap)" if umap else "")
+            verdict = "ok" if warm <= TARGET_S else "SLOW"
+            print(f"{dataset:<18} {label:<20} {cold:7.2f} {warm:7.2f} {warm / bare:8.1f}  {verdict}")
+    print(f"\nslowest warm first render: {worst:.2f} s ({worst / bare:.1f} x bare); "
+          f"{'meets' if worst <= TARGET_S else 'MISSES'} the {TARGET_S:.0f} s target")
+    return 0 if worst <= TARGET_S else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
