@@ -260,3 +260,25 @@ def test_rows_with_missing_values_are_dropped_and_reported():
     result = fit(RegressionSpec(name="s", outcome="y", blocks=["x1", "x2"]), df)
     assert result.summary["n"] == 35 and result.summary["n_dropped"] == 5
     assert "dropped 5 row(s)" in result.summary["warnings"][0]
+
+
+def test_outcome_among_predictors_is_refused():
+    df = small_frame()
+    with pytest.raises(InputError, match="the outcome 'x1' is also a predictor"):
+        fit(RegressionSpec(name="s", outcome="x1", blocks=["x1", "x2"]), df)
+
+
+def test_simple_effects_equal_statsmodels_contrasts(llm_rows):
+    """Table 8: discussion effect within each model = main + interaction, SE from the HC3 covariance."""
+    from engine.stats import simple_effects
+
+    spec = RegressionSpec(name="t7", outcome="fixture_outcome", blocks=["task", "model_x_discussion"], zscore=False)
+    result = fit(spec, llm_rows)
+    effects = simple_effects(result).set_index(["factor_level", "by_level"])
+    reference = smf.ols("fixture_outcome ~ C(task) + C(discussion) * C(model)", data=llm_rows).fit(cov_type="HC3")
+    main = "C(discussion)[T.open]"
+    test = reference.t_test(f"{main} + {main}:C(model)[T.o3-high] = 0")
+    assert effects.loc[("open", "o3-high"), "effect"] == pytest.approx(float(test.effect[0]), rel=1e-8)
+    assert effects.loc[("open", "o3-high"), "se"] == pytest.approx(float(test.sd[0, 0]), rel=1e-8)
+    assert effects.loc[("open", "Mixed"), "effect"] == pytest.approx(reference.params[main], rel=1e-8)
+    assert effects.loc[("open", "o3-high"), "p"] == pytest.approx(float(test.pvalue), rel=1e-6)

@@ -5,6 +5,7 @@ One module per job:
 * ``spec``: :class:`RegressionSpec` (data, YAML) and the Table 1 ladder ``hierarchical_specs``
 * ``design``: blocks -> design matrix, with errors for people
 * ``regression``: ``fit`` (OLS + HC3 / clustered, REML mixed model, Nakagawa R²)
+* ``effects``: ``simple_effects`` of discussion within model from an interaction fit (Table 8)
 * ``compare``: ``compare_results`` (Table 23)
 * ``collinearity``: ``vif``
 * ``manipulability``: ``manipulability`` and ``interaction_share`` (Tables 2, 24, 25)
@@ -16,6 +17,7 @@ One module per job:
 from engine.stats.collinearity import vif
 from engine.stats.compare import compare_results
 from engine.stats.design import BLOCKS, build_design
+from engine.stats.effects import simple_effects
 from engine.stats.groups import (cohens_d, group_comparison, group_effect_robustness, mean_ci,
                                  top_share)
 from engine.stats.manipulability import MANIPULABILITY_COLUMNS, interaction_share, manipulability
@@ -29,5 +31,5 @@ __all__ = [
     "build_design", "cohens_d", "compare_results", "creativity_additive", "creativity_product",
     "fit", "group_comparison", "group_effect_robustness", "hierarchical_specs", "icc3k",
     "interaction_share", "load_specs", "manipulability", "mean_ci", "minmax_within_task",
-    "stars", "top_share", "vif", "default_release_path", "load_reference", "trajectory_sample",
+    "simple_effects", "stars", "top_share", "vif", "default_release_path", "load_reference", "trajectory_sample",
 ]

@@ -107,7 +107,8 @@ def _fit_ols(spec: RegressionSpec, design, alpha: float) -> RegressionResult:
                "n_dropped": design.n_dropped, "n_parameters": int(design.X.shape[1]),
                "r2": float(result.rsquared), "adj_r2": float(result.rsquared_adj),
                "marginal_r2": None, "conditional_r2": None, "conditional_r2_paper_variant": None,
-               "group_variance": None, "converged": True, "warnings": notes}
+               "group_variance": None, "converged": True, "warnings": notes,
+               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()}}
     return RegressionResult(spec=spec, table=table, summary=summary, model=result)
 
 
@@ -174,7 +175,8 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
                "conditional_r2_paper_variant":
                    (var_fitted + group_variance) / (var_fitted + group_variance + residual),
                "group_variance": group_variance, "residual_variance": residual,
-               "log_likelihood": float(result.llf), "converged": converged, "warnings": notes}
+               "log_likelihood": float(result.llf), "converged": converged, "warnings": notes,
+               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()}}
     return RegressionResult(spec=spec, table=table, summary=summary, model=result)
 
 
@@ -187,6 +189,11 @@ def _tidy(params, bse, pvalues, conf, spec: RegressionSpec) -> pd.DataFrame:
         "ci_high": np.asarray(conf.iloc[:, 1], dtype=float)})
     table["stars"] = [stars(p, spec.star_levels) for p in table["p"]]
     return table
+
+
+def _plain(value):
+    """A numpy scalar as a plain Python value, so summaries serialise to JSON."""
+    return value.item() if hasattr(value, "item") else value
 
 
 def _leverage(X: np.ndarray) -> np.ndarray:
