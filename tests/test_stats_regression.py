@@ -282,3 +282,20 @@ def test_simple_effects_equal_statsmodels_contrasts(llm_rows):
     assert effects.loc[("open", "o3-high"), "se"] == pytest.approx(float(test.sd[0, 0]), rel=1e-8)
     assert effects.loc[("open", "Mixed"), "effect"] == pytest.approx(reference.params[main], rel=1e-8)
     assert effects.loc[("open", "o3-high"), "p"] == pytest.approx(float(test.pvalue), rel=1e-6)
+
+
+def test_table7_ladder_uses_papers_references(llm_rows):
+    """Table 7 reference categories: discussion = none, model = Mixed (here: none is absent,
+    so the fixture uses instructed as the only other choice and must be refused clearly)."""
+    from engine.stats import discussion_specs
+
+    specs = discussion_specs("fixture_outcome")
+    assert [s.blocks[-1] for s in specs] == ["discussion", "model", "task", "model_x_discussion"]
+    with pytest.raises(InputError, match="reference level 'none' of 'discussion' is not among its levels"):
+        fit(specs[0], llm_rows)
+    rows = llm_rows.assign(discussion=llm_rows.discussion.replace({"instructed": "none"}))
+    result = fit(specs[2], rows)
+    reference = smf.ols("fixture_outcome ~ C(discussion, Treatment('none')) + C(model) + C(task)", data=rows).fit()
+    assert result.summary["r2"] == pytest.approx(reference.rsquared, abs=1e-12)
+    assert result.coef("C(discussion)[T.open]") == pytest.approx(
+        reference.params["C(discussion, Treatment('none'))[T.open]"], rel=1e-9)

@@ -149,3 +149,23 @@ def hierarchical_specs(outcome: str = "creativity", sample: str = "llm") -> list
     specs.append(RegressionSpec(name=f"{sample}: mixed effects", outcome=outcome, blocks=mixed,
                                 estimator="mixedlm", group="task"))
     return specs
+
+
+def discussion_specs(outcome: str = "creativity") -> list[RegressionSpec]:
+    """Table 7's ladder: discussion; + model; + task; + model × discussion (Model 4, primary).
+
+    The paper fits these on three-agent teams with "different" personas, raw (not z-scored)
+    creativity, reference discussion = none and model = Mixed; filter the rows first.
+    """
+    ladder = [("discussion", ["discussion"]), ("+model", ["discussion", "model"]),
+              ("+task", ["discussion", "model", "task"]),
+              ("+interaction", ["discussion", "model", "task", "model_x_discussion"])]
+    return [RegressionSpec(name=f"table 7: {label}", outcome=outcome, blocks=blocks, zscore=False,
+                           reference={"discussion": "none", "model": "Mixed"}) for label, blocks in ladder]
+
+
+def token_control_spec(outcome: str = "creativity") -> RegressionSpec:
+    """Table 29: discussion effects controlling for model, task and total token count (``tokens``)."""
+    return RegressionSpec(name="table 29: token control", outcome=outcome,
+                          blocks=["discussion", "model", "task", "tokens"], zscore=False,
+                          reference={"discussion": "progressive"})
