@@ -1,0 +1,114 @@
+"""Drive the real dashboard in headless Chromium (Debian's ``chromium``, through Playwright
+with its executable path set: no browser download). Used by the browser test and by
+``python -m dashboard.screenshots``.
+
+``served_dashboard()`` starts ``streamlit run dashboard/app.py`` on a free localhost port
+and stops it (by its own process id) on exit; ``visit_pages()`` clicks every page in the
+sidebar navigation, waits for the script to finish, checks for Streamlit's exception box
+and saves a screenshot per page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PAGE_TITLES = ("Data", "LLM vs human", "Trajectories", "Design levers", "Regression", "Diversity",
+               "Pilot", "Export")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0):
+    """Yield the URL of a dashboard served by ``streamlit run`` on 127.0.0.1."""
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", str(REPO / "dashboard" / "app.py"),
+               "--server.port", str(port), "--server.address", "127.0.0.1",
+               "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    log = open(os.devnull, "wb")
+    process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **(env or {})}, stdout=log,
+                               stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {process.returncode}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError(f"streamlit did not answer on {url} within {timeout:.0f} s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def wait_until_idle(page, timeout_ms: int = 120_000) -> None:
+    """Wait for the app to finish its script run (no running indicator, main block shown)."""
+    page.wait_for_selector("[data-testid='stMain']", timeout=timeout_ms)
+    page.wait_for_timeout(400)
+    page.wait_for_function(
+        "() => !document.querySelector(\"[data-testid='stStatusWidget'] [data-testid='stStatusWidgetRunningIcon']\")"
+        " && !document.querySelector(\"[data-testid='stSkeleton']\")",
+        timeout=timeout_ms)
+    page.wait_for_timeout(600)
+
+
+def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000) -> dict[str, dict]:
+    """Open every page, return per page: exception texts, headline text and screenshot path."""
+    from playwright.sync_api import sync_playwright
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(url, wait_until="domcontentloaded")
+            wait_until_idle(page)
+            for title in PAGE_TITLES:
+                link = page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
+                link.click()
+                page.wait_for_function(
+                    "(t) => { const h = document.querySelector(\"[data-testid='stMain'] h1\"); "
+                    "return h && h.innerText.trim().length > 0 && h.innerText.includes(t.split(' ')[0]); }",
+                    arg=title if title != "Data" else "Data", timeout=120_000)
+                wait_until_idle(page)
+                exceptions = [e.inner_text() for e in page.locator("[data-testid='stException']").all()]
+                heading = page.locator("[data-testid='stMain'] h1").first.inner_text()
+                shot = out_dir / f"{title.lower().replace(' ', '_')}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                results[title] = {"exceptions": exceptions, "heading": heading, "screenshot": shot,
+                                  "text": page.locator("[data-testid='stMain']").inner_text()}
+        finally:
+            browser.close()
+    return results
