@@ -51,6 +51,7 @@ class Diagnosis:
     same_embedding: bool = True
     structure_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
     notes: list[str] = field(default_factory=list)
+    nearest_conditions: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_text(self) -> str:
         lines = [f"Pilot diagnosis: based on {self.n_pilot} pilot conversation"
@@ -76,6 +77,11 @@ class Diagnosis:
         lines.append(f"Recommendation: {rec['summary']}")
         for reason in rec.get("reasons", []):
             lines.append(f"  - {reason}")
+        if not self.nearest_conditions.empty:
+            closest = "; ".join(f"{row.model} + {row.discussion} ({row.distance:.1f})"
+                                for row in self.nearest_conditions.head(3).itertuples())
+            lines.append("Closest reference conditions (RMS difference of mean percentile ranks over the "
+                         f"nine features): {closest}")
         for note in self.notes:
             lines.append(f"Note: {note}")
         return "\n".join(lines)
@@ -135,7 +141,8 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *, same
                      ", ".join(f"{name} on {n_pilot - int(c)}" for name, c in short.items()))
     return Diagnosis(n_pilot=n_pilot, evidence=evidence, flags=flags, recommendation=recommendation,
                      reference_description=description, same_embedding=same_embedding,
-                     structure_effects=effects, notes=notes)
+                     structure_effects=effects, notes=notes,
+                     nearest_conditions=_nearest_conditions(features, reference))
 
 
 def _single_value(frame: pd.DataFrame, column: str):
@@ -165,9 +172,7 @@ def _evidence(features: pd.DataFrame, reference: pd.DataFrame, same_embedding: b
         if len(values) == 0:
             continue
         # percentile rank of each pilot conversation within the reference, then averaged
-        below = np.searchsorted(ref, values, side="left")
-        at_or_below = np.searchsorted(ref, values, side="right")
-        percentile = float(np.mean(100.0 * (below + at_or_below) / (2 * len(ref))))
+        percentile = float(_percentile_ranks(values, ref).mean())
         mean, sd = float(ref.mean()), float(ref.std(ddof=1))
         z = (values.mean() - mean) / sd if same_embedding and sd > 0 else np.nan
         flag = "low" if percentile <= low else "high" if percentile >= high else "typical"
@@ -178,6 +183,38 @@ def _evidence(features: pd.DataFrame, reference: pd.DataFrame, same_embedding: b
                      "reference_p90": float(np.percentile(ref, 90)), "percentile": percentile, "z": z,
                      "flag": flag, "creativity_direction": CREATIVITY_DIRECTION.get(name, 0)})
     return pd.DataFrame(rows)
+
+
+def _percentile_ranks(values: np.ndarray, reference_sorted: np.ndarray) -> np.ndarray:
+    """Mid-rank percentile of each value within the sorted reference (ties count half)."""
+    below = np.searchsorted(reference_sorted, values, side="left")
+    at_or_below = np.searchsorted(reference_sorted, values, side="right")
+    return 100.0 * (below + at_or_below) / (2 * len(reference_sorted))
+
+
+def _nearest_conditions(features: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """Reference (model, discussion) cells ranked by how close their feature profile is to the pilot's.
+
+    Both sides are put in percentile ranks within the pooled reference; the distance is the
+    root mean square over features of (pilot mean rank - cell mean rank), in percentile points.
+    """
+    if not {"model", "discussion"} <= set(reference.columns):
+        return pd.DataFrame()
+    pilot_profile, cell_profiles = {}, {}
+    for name in FEATURE_NAMES:
+        ordered = np.sort(reference[name].to_numpy(dtype=float))
+        values = features[name].dropna().to_numpy(dtype=float)
+        if len(values) == 0:
+            continue
+        pilot_profile[name] = float(_percentile_ranks(values, ordered).mean())
+        cell_profiles[name] = pd.Series(_percentile_ranks(reference[name].to_numpy(dtype=float), ordered),
+                                        index=reference.index)
+    ranks = pd.DataFrame(cell_profiles).join(reference[["model", "discussion"]])
+    cells = ranks.groupby(["model", "discussion"])
+    means = cells[list(pilot_profile)].mean()
+    distance = np.sqrt(((means - pd.Series(pilot_profile)) ** 2).mean(axis=1))
+    out = pd.DataFrame({"n": cells.size(), "distance": distance}).reset_index()
+    return out.sort_values("distance", kind="stable").reset_index(drop=True)
 
 
 def _flags(evidence: pd.DataFrame) -> list[str]:

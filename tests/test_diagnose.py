@@ -87,3 +87,19 @@ def test_bad_input(reference):
         diagnose(pd.DataFrame({f: [np.nan] for f in FEATURE_NAMES}), reference)
     with pytest.raises(InputError, match="at least 20"):
         diagnose(reference.head(3), reference.head(5))
+
+
+def test_nearest_condition_of_a_cell_is_itself(reference):
+    """Pilot = 30 real conversations of one reference cell: that cell should be nearest."""
+    cell = reference[(reference.model == "o3-high") & (reference.discussion == "open")]
+    result = diagnose(cell.sample(30, random_state=1)[list(FEATURE_NAMES)], reference)
+    nearest = result.nearest_conditions.iloc[0]
+    assert (nearest["model"], nearest["discussion"]) == ("o3-high", "open")
+    # distance by hand for that cell: RMS over features of (pilot mean rank - cell mean rank)
+    pilot = cell.sample(30, random_state=1)
+    gaps = []
+    for name in FEATURE_NAMES:
+        ranks = lambda v: np.array([scipy_stats.percentileofscore(reference[name], x, kind="mean") for x in v])
+        gaps.append(ranks(pilot[name]).mean() - ranks(cell[name]).mean())
+    assert nearest["distance"] == pytest.approx(np.sqrt(np.mean(np.square(gaps))), rel=1e-9)
+    assert "Closest reference conditions" in result.to_text()
