@@ -112,3 +112,17 @@ def test_diagnose_writes_json(capsys, tmp_path):
     assert "based on 4 pilot conversations" in printed
     payload = json.loads(out.read_text())
     assert payload["n_pilot"] == 4 and "high_global_coherence" in payload["flags"]
+
+
+def test_regress_reads_a_dataset_folder(capsys, tmp_path, table_csv):
+    from engine.datasets import Dataset
+
+    _, df = table_csv
+    folder = Dataset(name="fixture", conversations=df).save(tmp_path / "ds")
+    assert main(["analyze", "regress", "--dataset", str(folder), "--sample", "llm", "--structures", "all",
+                 "--outcome", "outcome", "--blocks", "global_coherence,task", "--no-zscore"]) == 0
+    printed = capsys.readouterr().out
+    llm = df[df.source == "llm"]
+    expected = smf.ols("outcome ~ global_coherence + C(task)", data=llm).fit(cov_type="HC3")
+    assert "N = 80" in printed
+    assert f"{expected.params['global_coherence']:.4f}" in printed
