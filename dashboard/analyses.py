@@ -93,8 +93,9 @@ def conversation_map(frame: pd.DataFrame, columns=FEATURE_NAMES) -> pd.DataFrame
     """
     from sklearn.decomposition import PCA
 
-    data = frame.dropna(subset=list(columns))
-    if len(data) < 3:
+    columns = [c for c in columns if c in frame.columns]
+    data = frame.dropna(subset=columns)
+    if len(columns) < 2 or len(data) < 3:
         return pd.DataFrame(columns=["conversation_id", "x", "y"])
     values = data[list(columns)].to_numpy(dtype=float)
     sd = values.std(axis=0)

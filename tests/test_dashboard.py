@@ -209,3 +209,47 @@ def test_export_page_lists_items_and_report(runs_root):
     assert not at.exception
     preview = next(d.value for d in at.dataframe)
     assert preview["LLM"].tolist() == [8.6, 17.6, 22.3, 24.4, 32.6]
+
+
+def upload(at: AppTest, name: str, payload: bytes) -> AppTest:
+    at.file_uploader(key="upload_file").upload(name, payload).run()
+    at.button(key="upload_load").click().run()
+    return at
+
+
+def test_upload_errors_are_messages_not_tracebacks(runs_root):
+    for name, payload, fragment in (("broken.parquet", b"PAR1xxxxxxxx", "not a readable Parquet file"),
+                                    ("empty.csv", b"", "is empty"),
+                                    ("table.csv", b"conversation_id,global_coherence\nc1,abc\n", "row 1")):
+        at = upload(open_page("data_page"), name, payload)
+        assert not at.exception
+        assert any(fragment in e.value and name in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_uploaded_table_becomes_the_selected_dataset(runs_root):
+    table = pd.DataFrame({"conversation_id": ["a", "b", "c"], "source": ["llm", "llm", "human"],
+                          "global_coherence": [0.2, 0.4, 0.9]})
+    at = upload(open_page("data_page"), "mine.csv", table.to_csv(index=False).encode())
+    assert not at.exception
+    assert at.selectbox(key="dataset_choice").value == "upload: mine"
+    shown = metrics(at)
+    assert (shown["Conversations selected"], shown["LLM conversations"], shown["Human conversations"]) == ("3", "2", "1")
+    at.switch_page("views/llm_vs_human.py").run()
+    assert not at.exception
+    assert metrics(at)["Human conversations"] == "1"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_on_a_bare_dataset_say_what_is_missing(tmp_path, monkeypatch, page):
+    """A dataset with one row per conversation and nothing else: no features, turns, ratings."""
+    from engine.datasets import Dataset
+
+    root = tmp_path / "cached_runs"
+    frame = pd.DataFrame({"conversation_id": [f"c{i}" for i in range(4)], "source": "llm",
+                          "task": "plastic_waste", "model": "smollm2", "discussion": "open", "n_turns": 3})
+    Dataset(name="bare", conversations=frame, manifest={"description": "bare"}).save(root / "bare")
+    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    at = open_page(page)
+    if page in ("llm_vs_human", "trajectories", "design_levers", "regression", "diversity"):
+        assert at.info or at.warning, f"{page} does not say what is missing"
