@@ -86,3 +86,24 @@ def test_robustness_matches_statsmodels(ideas):
     assert level["p"] == pytest.approx(scipy_stats.ttest_1samp(diffs, 0).pvalue)
     mixed = table.loc["mixed model, random task and team"]
     assert mixed["estimate"] == pytest.approx(0.15, abs=0.03)  # the built-in shift
+
+
+def test_generating_cluster_drops_only_the_replicate():
+    from engine.stats import generating_cluster
+
+    df = pd.DataFrame({
+        "source": ["llm", "llm", "llm", "human"],
+        "file_id": ["gpt-4.1_1_3_different_direct_discussion_Direct_open_fixed_pool_0_30_None",
+                    "gpt-4.1_2_3_different_direct_discussion_Direct_open_fixed_pool_0_30_None",
+                    "gpt-4.1_1_3_different_direct_discussion_Direct_open_random_pool_0_30_None", "i7_2"],
+        "task": ["plastic_waste"] * 4, "team": [None, None, None, "i7"]})
+    clusters = generating_cluster(df).tolist()
+    assert clusters[0] == clusters[1] != clusters[2]
+    assert clusters[0] == "gpt-4.1_*_3_different_direct_discussion_Direct_open_fixed_pool_0_30_None::plastic_waste"
+    assert clusters[3] == "human::i7"
+
+
+def test_robustness_refuses_a_cluster_empty_for_one_group(ideas):
+    df = ideas.assign(team=np.where(ideas.source == "llm", None, ideas.team))
+    with pytest.raises(InputError, match="cluster column 'team' is empty for every 'llm' row"):
+        group_effect_robustness(df, "creativity", cluster="team")

@@ -42,6 +42,10 @@ def register(subparsers) -> None:
     compare.add_argument("--group", default="source", help="column holding the two groups (default source)")
     compare.add_argument("--groups", default="llm,human", help="the two groups, first minus second (default llm,human)")
     compare.add_argument("--by", help="also compare within each level of this column (e.g. task)")
+    compare.add_argument("--robustness", action="store_true",
+                         help="with --value: also task fixed effects (HC3, clustered), task-level and mixed models (A.5)")
+    compare.add_argument("--cluster", help="generating-cluster column for --robustness; 'generating' builds it from the paper release "
+                              "(LLM condition x task, human team)")
     compare.set_defaults(handler=run_compare)
 
     diag = commands.add_parser("diagnose", help="place pilot conversations against the paper's reference")
@@ -274,7 +278,20 @@ def run_compare(args) -> int:
         table = group_comparison(df, args.value, args.group, groups, by=args.by)
         print(f"{args.value}: {groups[0]} vs {groups[1]} ({args.group}) from {label}")
         _print_table(table)
-        _write(args.out, table, table.to_dict(orient="records"))
+        payload = {"comparison": table.to_dict(orient="records")}
+        if args.robustness:
+            from engine.stats import group_effect_robustness
+
+            cluster = args.cluster
+            if cluster == "generating" and "generating" not in df.columns:
+                from engine.stats import generating_cluster
+
+                df = df.assign(generating=generating_cluster(df))
+            robust = group_effect_robustness(df, args.value, args.group, groups, cluster=cluster)
+            print(f"\nRobustness of the {groups[0]} - {groups[1]} difference (paper A, A.5):")
+            _print_table(robust)
+            payload["robustness"] = robust.to_dict(orient="records")
+        _write(args.out, table, payload)
         return 0
     results = []
     for name in groups:

@@ -151,7 +151,15 @@ def group_effect_robustness(df: pd.DataFrame, value: str, group: str = "source",
     _check(df, [value, group, task] + ([cluster] if cluster else []))
     labels = tuple(str(g) for g in groups)
     frame = df.assign(_value=_values(df, value), _group=df[group].astype(str))
-    frame = frame[frame["_group"].isin(labels)].dropna(subset=["_value", task] + ([cluster] if cluster else []))
+    frame = frame[frame["_group"].isin(labels)].dropna(subset=["_value", task])
+    if cluster:
+        for label in labels:
+            part = frame.loc[frame["_group"] == label, cluster]
+            if len(part) and part.isna().all():
+                raise InputError(f"cluster column {cluster!r} is empty for every {label!r} row; give a column "
+                                 "that names the generating cluster of both groups (for the paper release, "
+                                 "engine.stats.generating_cluster)", field=cluster)
+        frame = frame.dropna(subset=[cluster])
     counts = frame["_group"].value_counts()
     if any(counts.get(label, 0) < 2 for label in labels):
         raise InputError(f"sample too small: each group needs at least 2 rows (got "

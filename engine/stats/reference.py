@@ -42,3 +42,26 @@ def load_reference(path: str | Path | None = None) -> pd.DataFrame:
         raise InputError("the paper release metrics file is not here; pass its path "
                          "(comprehensive_trajectory_metrics.csv) or set CDL_PAPER_RELEASE", path=str(path))
     return trajectory_sample(read_metrics(path))
+
+
+def generating_cluster(df: pd.DataFrame) -> pd.Series:
+    """Paper A, A.5's generating cluster: the LLM condition by task, or the human team.
+
+    An LLM condition is its ``file_id`` without the replicate number; human rows use ``team``.
+    """
+    from engine.importers.paper_release import LLM_FILE_ID
+
+    missing = [c for c in ("source", "file_id", "task") if c not in df.columns]
+    if missing:
+        raise InputError(f"a generating cluster needs column {missing[0]!r} (paper release rows)", field=missing[0])
+
+    def condition(row) -> str | None:
+        if row["source"] == "human":
+            return None if pd.isna(row.get("team")) else f"human::{row['team']}"
+        match = LLM_FILE_ID.match(str(row["file_id"]))
+        if not match:
+            return None
+        start, end = match.span("run")
+        return f"{row['file_id'][:start]}*{row['file_id'][end:]}::{row['task']}"
+
+    return df.apply(condition, axis=1).rename("generating_cluster")
