@@ -32,5 +32,6 @@ PAGES = [
 ]
 
 navigation = st.navigation(PAGES)
+st.session_state["current_page_title"] = navigation.title
 sidebar.render()
 navigation.run()

@@ -68,3 +68,21 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, cached
                             published=True))
     items.append(ReportItem("Selected conversations", table=frame.reset_index(drop=True)))
     return items
+
+
+def shown_as_items(shown: dict) -> list[ReportItem]:
+    """Figures and tables the pages showed in this session (``ui.shown_items()``), as items."""
+    items = []
+    for key, (kind, page, value) in shown.items():
+        if kind == "figure":
+            title = (value.layout.title.text or key) if value.layout.title else key
+            items.append(ReportItem(f"{page}: {title}", figure=value, slug=export_slug(page, key)))
+        elif kind == "table" and isinstance(value, pd.DataFrame):
+            items.append(ReportItem(f"{page}: table {key}", table=value, slug=export_slug(page, key)))
+    return items
+
+
+def export_slug(page: str, key: str) -> str:
+    from dashboard.export import slugify
+
+    return slugify(f"{page}_{key}")

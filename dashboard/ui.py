@@ -37,3 +37,33 @@ def ours(title: str) -> None:
 
 def percent_table(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
     return table.astype(float).round(digits)
+
+
+# --------------------------------------------------------------------------- shown = exportable
+SHOWN_KEY = "shown_items"
+
+
+def _remember(kind: str, key: str | None, value) -> None:
+    """Keep what a page showed (figure or table) so the Export page can offer it too."""
+    if key is None:
+        return
+    page = st.session_state.get("current_page_title", "")
+    st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value)
+
+
+def chart(where, figure, key: str, **kwargs):
+    """``where.plotly_chart`` full width, remembered for export."""
+    _remember("figure", key, figure)
+    kwargs.setdefault("width", "stretch")
+    return where.plotly_chart(figure, key=key, **kwargs)
+
+
+def table(where, frame: pd.DataFrame, key: str, **kwargs):
+    """``where.dataframe``, remembered for export."""
+    _remember("table", key, frame)
+    return where.dataframe(frame, key=key, **kwargs)
+
+
+def shown_items() -> dict:
+    """``{key: (kind, page, figure_or_table)}`` of everything shown in this session."""
+    return dict(st.session_state.get(SHOWN_KEY, {}))

@@ -253,3 +253,17 @@ def test_pages_on_a_bare_dataset_say_what_is_missing(tmp_path, monkeypatch, page
     at = open_page(page)
     if page in ("llm_vs_human", "trajectories", "design_levers", "regression", "diversity"):
         assert at.info or at.warning, f"{page} does not say what is missing"
+
+
+def test_export_offers_what_the_pages_showed(runs_root):
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("views/design_levers.py").run()
+    at.switch_page("views/export.py").run()
+    assert not at.exception
+    options = at.selectbox(key="export_item").options
+    assert "Design levers: R² (%) published" in options
+    at.selectbox(key="export_item").set_value("Design levers: R² (%) published").run()
+    preview = json.loads(at.get("plotly_chart")[0].proto.spec)
+    z = decode(preview["data"][0]["z"]).astype(float)
+    assert z[0].tolist() == [5.9, 27.0, 28.8, 47.5, 52.6]  # Table 24, global coherence row

@@ -35,11 +35,11 @@ if missing:
 
 if {"source", "model", "task"} <= set(frame.columns):
     st.subheader("Conversations by model and task")
-    st.dataframe(pd.crosstab(frame["model"].fillna(data.MISSING_LABEL), frame["task"].fillna(data.MISSING_LABEL),
+    ui.table(st, pd.crosstab(frame["model"].fillna(data.MISSING_LABEL), frame["task"].fillna(data.MISSING_LABEL),
                              margins=True, margins_name="total"), key="data_counts")
 
 st.subheader("Rows")
-st.dataframe(frame.head(500), key="data_rows", hide_index=True)
+ui.table(st, frame.head(500), key="data_rows", hide_index=True)
 st.caption(f"First {min(500, len(frame))} of {len(frame):,} rows; the Export page writes them all.")
 
 st.divider()

@@ -27,7 +27,7 @@ colour = left.selectbox("Colour", ["model", "discussion", "task", "persona", "te
 if x_axis == colour:
     left.warning("Choose two different factors.")
 else:
-    right.plotly_chart(charts.group_means_with_ci(llm, feature, x_axis, colour), key="levers_means",
+    ui.chart(right, charts.group_means_with_ci(llm, feature, x_axis, colour), key="levers_means",
                        width="stretch")
 
 st.subheader("Manipulability: R² of each feature by design choices (Table 24)")
@@ -45,24 +45,24 @@ with col_ours:
     if ours is not None:
         ui.ours(f"This selection, N = {ours.attrs['n']:,}")
         st.metric("Mean R², interaction model", f"{ours['interaction'].mean():.1f}%")
-        st.plotly_chart(charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
-                        key="levers_heatmap_ours", width="stretch")
+        ui.chart(st, charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
+                        key="levers_heatmap_ours")
 with col_paper:
     paper = published.table24()
     ui.published("Paper A, Table 24, N = 3,574")
     st.metric("Mean R², interaction model", f"{paper['interaction'].mean():.1f}%")
-    st.plotly_chart(charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60),
-                    key="levers_heatmap_paper", width="stretch")
+    ui.chart(st, charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60),
+                    key="levers_heatmap_paper")
 
 if ours is not None:
     with st.expander("Tables (ours, difference from published, Table 25 decomposition)"):
         st.markdown("Ours (%)")
-        st.dataframe(ui.percent_table(ours), key="levers_table_ours")
+        ui.table(st, ui.percent_table(ours), key="levers_table_ours")
         st.markdown("Ours − published (percentage points)")
-        st.dataframe(ui.percent_table(ours[list(MANIPULABILITY_COLUMNS)] - paper.loc[ours.index]),
+        ui.table(st, ui.percent_table(ours[list(MANIPULABILITY_COLUMNS)] - paper.loc[ours.index]),
                      key="levers_table_diff")
         st.markdown("Table 25: interaction share")
-        st.dataframe(interaction_share(ours / 100).round(3), key="levers_table25")
+        ui.table(st, interaction_share(ours / 100).round(3), key="levers_table25")
     if have.features_4b:
         with st.expander("Robustness: features from Qwen3-Embedding-4B"):
             try:
@@ -70,6 +70,6 @@ if ours is not None:
             except InputError as error:
                 st.warning(str(error))
             else:
-                st.plotly_chart(charts.percent_heatmap(robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
+                ui.chart(st, charts.percent_heatmap(robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
                                                        colorscale="Greens", zmax=60),
-                                key="levers_heatmap_4b", width="stretch")
+                                key="levers_heatmap_4b")

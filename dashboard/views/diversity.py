@@ -17,7 +17,7 @@ if not have.paper_b_methods or not have.final_ideas:
             "with final outputs and replicates), so set-level diversity cannot be measured here. "
             "Open the engine's runs (e.g. `local_smollm2`) to see Vendi and Div-BLEU.")
     ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
-    st.dataframe(published.paper_b_gains(), key="div_published", hide_index=True)
+    ui.table(st, published.paper_b_gains(), key="div_published", hide_index=True)
     st.stop()
 
 methods = st.multiselect("Methods", list(have.paper_b_methods), default=list(have.paper_b_methods),
@@ -56,11 +56,11 @@ short = inter[inter["n_groups"] == 0]
 if len(short):
     st.caption(f"{len(short)} method/task cell(s) have fewer than {int(group_size)} runs and are left out.")
 c1, c2 = st.columns(2)
-c1.plotly_chart(charts.diversity_bars(inter.dropna(subset=["vendi"]), "vendi", "Vendi Score (semantic)"),
-                key="div_vendi", width="stretch")
-c2.plotly_chart(charts.diversity_bars(inter.dropna(subset=["div_bleu"]), "div_bleu", "Div-BLEU (lexical)"),
-                key="div_bleu", width="stretch")
-st.dataframe(inter.round(4), key="div_inter_table", hide_index=True)
+ui.chart(c1, charts.diversity_bars(inter.dropna(subset=["vendi"]), "vendi", "Vendi Score (semantic)"),
+                key="div_vendi")
+ui.chart(c2, charts.diversity_bars(inter.dropna(subset=["div_bleu"]), "div_bleu", "Div-BLEU (lexical)"),
+                key="div_bleu")
+ui.table(st, inter.round(4), key="div_inter_table", hide_index=True)
 
 st.subheader("Intra-session diversity across rounds (section 7.2)")
 if not have.turns:
@@ -71,8 +71,8 @@ else:
         st.info("No session has two or more responses in a round.")
     else:
         c1, c2 = st.columns(2)
-        c1.plotly_chart(charts.rounds_lines(intra, "vendi"), key="div_intra_vendi", width="stretch")
-        c2.plotly_chart(charts.rounds_lines(intra, "div_bleu"), key="div_intra_bleu", width="stretch")
+        ui.chart(c1, charts.rounds_lines(intra, "vendi"), key="div_intra_vendi")
+        ui.chart(c2, charts.rounds_lines(intra, "div_bleu"), key="div_intra_bleu")
 
 st.subheader("Inter-session map of final outputs (section 7.3)")
 tasks = sorted(frame.loc[frame["discussion"].isin(chosen), "task"].dropna().unique())
@@ -82,8 +82,8 @@ if task is not None:
     if points.empty:
         st.info("Fewer than three final outputs for this task.")
     else:
-        st.plotly_chart(charts.scatter_map(points, "method", f"Final outputs, PCA ({task})"),
-                        key="div_map", width="stretch")
+        ui.chart(st, charts.scatter_map(points, "method", f"Final outputs, PCA ({task})"),
+                        key="div_map")
 
 ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
-st.dataframe(published.paper_b_gains(), key="div_published", hide_index=True)
+ui.table(st, published.paper_b_gains(), key="div_published", hide_index=True)

@@ -10,20 +10,27 @@ from dashboard import data, export, report, ui
 st.title("Export")
 dataset, frame, have = ui.page_context()
 items = report.catalog(dataset, frame, have)
+shown = report.shown_as_items(ui.shown_items())
 context = report.selection_context(dataset, frame, data.current_selections())
 
 st.subheader("One-file HTML report")
 st.caption("Every item below in one self-contained HTML page (plotly.js inlined, opens offline, "
            "charts stay interactive), with the dataset, licence and filters on top.")
 title = st.text_input("Report title", value=f"Creativity dynamics: {dataset.name}", key="export_title")
+include_shown = st.checkbox(f"Also include the {len(shown)} figures and tables shown on the pages in this "
+                            "session", value=False, key="export_include_shown", disabled=not shown)
+report_items = items + (shown if include_shown else [])
 st.download_button("Download the HTML report", key="export_report",
-                   data=lambda: export.html_report(title, items, context=context).encode("utf-8"),
+                   data=lambda: export.html_report(title, report_items, context=context).encode("utf-8"),
                    file_name=f"{export.slugify(title)}.html", mime="text/html", icon=":material/description:")
 
 st.subheader("Figures and tables")
-names = [item.title for item in items]
+st.caption("The standard set for this selection, then everything the other pages showed in this session "
+           "(visit a page, come back, and its figures are here).")
+choices = items + shown
+names = [item.title for item in choices]
 name = st.selectbox("Item", names, key="export_item")
-item = items[names.index(name)]
+item = choices[names.index(name)]
 if item.published:
     st.markdown(ui.PUBLISHED_BADGE + " numbers printed in the paper, not computed here")
 if item.figure is not None:

@@ -31,15 +31,15 @@ with tab_features:
         st.info("No trajectory features in this dataset.")
     else:
         chosen = st.multiselect("Features", features, default=features, key="lvh_features")
-        st.plotly_chart(charts.distributions_by_group(frame, chosen, title="Trajectory features by source "
+        ui.chart(st, charts.distributions_by_group(frame, chosen, title="Trajectory features by source "
                                                       "(box = quartiles, dashed = mean)"),
-                        key="lvh_feature_boxes", width="stretch")
+                        key="lvh_feature_boxes")
         if both:
             table = analyses.cached_feature_comparison(frame, tuple(chosen))
             c3.metric("Features compared", len(table))
             ui.ours("LLM − human: Cohen's d (pooled SD) with 95% CI, Welch's t-test")
-            st.dataframe(table.round(4), key="lvh_effects", hide_index=True)
-            st.plotly_chart(charts.effect_size_forest(table), key="lvh_forest", width="stretch")
+            ui.table(st, table.round(4), key="lvh_effects", hide_index=True)
+            ui.chart(st, charts.effect_size_forest(table), key="lvh_forest")
 
 with tab_ratings:
     if not have.ratings:
@@ -48,10 +48,10 @@ with tab_ratings:
                 "page, or open a dataset with judge ratings. The published Table 5 is in the next tab.")
     else:
         outcomes = list(have.ratings)
-        st.plotly_chart(charts.distributions_by_group(frame, outcomes, title="Ratings by source"),
-                        key="lvh_rating_boxes", width="stretch")
+        ui.chart(st, charts.distributions_by_group(frame, outcomes, title="Ratings by source"),
+                        key="lvh_rating_boxes")
         if have.ratings and {"novelty", "usefulness"} <= set(outcomes):
-            st.plotly_chart(charts.novelty_usefulness_scatter(frame), key="lvh_scatter", width="stretch")
+            ui.chart(st, charts.novelty_usefulness_scatter(frame), key="lvh_scatter")
         outcome = st.selectbox("Outcome for the top-5% view", outcomes, key="lvh_top_outcome")
         try:
             top = stats.top_share(frame, outcome, q=0.95)
@@ -61,18 +61,18 @@ with tab_ratings:
             overall = top[top["by"] == "overall"]
             ui.ours(f"Who is in the pooled top 5% of {outcome} (threshold = 95th percentile "
                     f"{overall['threshold'].iloc[0]:.3f})")
-            st.dataframe(overall.drop(columns="by").round(4), key="lvh_top_table", hide_index=True)
-            st.plotly_chart(charts.top_share_bar(overall, title=f"Share of the top 5% of {outcome}"),
-                            key="lvh_top_bar", width="stretch")
+            ui.table(st, overall.drop(columns="by").round(4), key="lvh_top_table", hide_index=True)
+            ui.chart(st, charts.top_share_bar(overall, title=f"Share of the top 5% of {outcome}"),
+                            key="lvh_top_bar")
             p95 = frame.groupby("source")[outcome].quantile(0.95).rename("95th percentile")
-            st.dataframe(p95.to_frame().round(4), key="lvh_p95")
+            ui.table(st, p95.to_frame().round(4), key="lvh_p95")
         if both:
             ratings_table = analyses.cached_feature_comparison(frame, tuple(outcomes))
             ui.ours("LLM − human on the ratings: Cohen's d with 95% CI")
-            st.dataframe(ratings_table.round(4), key="lvh_rating_effects", hide_index=True)
+            ui.table(st, ratings_table.round(4), key="lvh_rating_effects", hide_index=True)
 
 with tab_published:
     ui.published("Paper A, Table 5: creativity ratings by task and group, mean (SD), scaled to [0, 1]")
-    st.dataframe(published.table5(), key="lvh_table5", hide_index=True)
+    ui.table(st, published.table5(), key="lvh_table5", hide_index=True)
     st.caption("These ratings come from five human raters per idea in the paper; they are not "
                "recomputed here unless ratings are imported.")

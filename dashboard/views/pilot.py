@@ -183,11 +183,11 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
                 st.markdown(f"- {reason}")
             st.markdown("**Flags:** " + (", ".join(map(str, diagnosis.flags)) if diagnosis.flags else "none"))
             ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}")
-            st.dataframe(diagnosis.evidence, key="pilot_evidence", hide_index=True)
+            ui.table(st, diagnosis.evidence, key="pilot_evidence", hide_index=True)
             with st.expander("Full diagnosis text"):
                 st.text(diagnosis.to_text())
     ui.ours("Pilot conversations")
-    st.dataframe(dataset.conversations.drop(columns=["final_idea"], errors="ignore"), key="pilot_table",
+    ui.table(st, dataset.conversations.drop(columns=["final_idea"], errors="ignore"), key="pilot_table",
                  hide_index=True)
 
     st.subheader("Save the pilot as a dataset")

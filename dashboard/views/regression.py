@@ -100,11 +100,11 @@ with results:
             terms = [f for f in FEATURE_NAMES if all(f in set(t["term"]) for t in tables.values())]
             if not terms:
                 terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
-        st.plotly_chart(charts.coefficient_plot(tables, title=f"Standardized coefficients on {outcome} (95% CI)",
-                                                terms=terms), key="reg_coefficients", width="stretch")
+        ui.chart(st, charts.coefficient_plot(tables, title=f"Standardized coefficients on {outcome} (95% CI)",
+                                                terms=terms), key="reg_coefficients")
         for label, table in tables.items():
             with st.expander(f"{label}: all coefficients"):
-                st.dataframe(table.round(4), key=f"reg_table_{label}", hide_index=True)
+                ui.table(st, table.round(4), key=f"reg_table_{label}", hide_index=True)
         if len(fits) == 2:
             try:
                 (a_label, a), (b_label, b) = fits.items()
@@ -115,7 +115,7 @@ with results:
                 st.caption(f"No side-by-side table: {error}")
             else:
                 ui.ours("LLM vs human coefficients (as Table 23)")
-                st.dataframe(compared.round(4), key="reg_compare", hide_index=True)
+                ui.table(st, compared.round(4), key="reg_compare", hide_index=True)
 
 st.divider()
 st.subheader("R² ladder (Table 1)")
@@ -123,17 +123,17 @@ if have.ratings:
     ladder_outcome = "creativity" if "creativity" in have.ratings else have.ratings[0]
     ladder, notes = analyses.cached_ladder(frame, ladder_outcome)
     ui.ours(f"Hierarchical specifications on {ladder_outcome}")
-    st.plotly_chart(charts.r2_ladder(ladder), key="reg_ladder", width="stretch")
-    st.dataframe(ladder.round(1), key="reg_ladder_table", hide_index=True)
+    ui.chart(st, charts.r2_ladder(ladder), key="reg_ladder")
+    ui.table(st, ladder.round(1), key="reg_ladder_table", hide_index=True)
     for note in notes:
         st.warning(note)
 else:
     st.caption("Needs ratings; the published ladder is shown.")
 ui.published("Paper A, Table 1 (R² %, creativity)")
-st.plotly_chart(charts.r2_ladder(published.table1(), title="Published R² ladder"), key="reg_ladder_paper",
+ui.chart(st, charts.r2_ladder(published.table1(), title="Published R² ladder"), key="reg_ladder_paper",
                 width="stretch")
 with st.expander("Published coefficient tables (Tables 23 and 26)"):
     ui.published("Table 23: LLM vs human, trajectory + task, standardized")
-    st.dataframe(published.table23(), key="reg_table23", hide_index=True)
+    ui.table(st, published.table23(), key="reg_table23", hide_index=True)
     ui.published("Table 26: 0.6B vs 4B embedding features")
-    st.dataframe(published.table26(), key="reg_table26", hide_index=True)
+    ui.table(st, published.table26(), key="reg_table26", hide_index=True)

@@ -23,9 +23,9 @@ if not have.turn_embeddings:
         st.warning("Too few conversations with all nine features for a map.")
     else:
         ui.ours(f"PCA of the z-scored nine features, {len(points):,} conversations")
-        st.plotly_chart(charts.scatter_map(points.fillna({colour: "(none)"}), colour,
+        ui.chart(st, charts.scatter_map(points.fillna({colour: "(none)"}), colour,
                                            "Conversations by trajectory features (PCA)"),
-                        key="traj_conversation_map", width="stretch")
+                        key="traj_conversation_map")
     st.stop()
 
 left, right = st.columns([1, 3])
@@ -42,18 +42,18 @@ left.caption(f"{len(points):,} turns of {len(ids):,} conversations")
 default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
 chosen = left.multiselect("Conversations drawn", ids, default=list(default_pair), key="traj_conversations",
                           max_selections=6)
-right.plotly_chart(charts.trajectory_paths(points, chosen, title=f"Turns in semantic space ({method.upper()})"),
-                   key="traj_map", width="stretch")
+ui.chart(right, charts.trajectory_paths(points, chosen, title=f"Turns in semantic space ({method.upper()})"),
+                   key="traj_map")
 
 st.subheader("Side by side (as Figure 4)")
 a_col, b_col = st.columns(2)
 first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left")
 second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right")
 for column, cid, key in ((a_col, first, "traj_panel_left"), (b_col, second, "traj_panel_right")):
-    column.plotly_chart(charts.trajectory_paths(points, [cid], title=cid, background=False),
-                        key=key, width="stretch")
+    ui.chart(column, charts.trajectory_paths(points, [cid], title=cid, background=False),
+                        key=key)
 values = trajectories.feature_pair_table(frame, [first, second])
 ui.ours("Feature values (and ratings when present)")
-st.dataframe(values, key="traj_feature_values")
+ui.table(st, values, key="traj_feature_values")
 st.caption("Global coherence near its low end marks broad exploration, near its high end a "
            f"narrow focus (paper A, Figure 4). Features: {', '.join(FEATURE_NAMES)}.")
