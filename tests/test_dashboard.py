@@ -267,3 +267,17 @@ def test_export_offers_what_the_pages_showed(runs_root):
     preview = json.loads(at.get("plotly_chart")[0].proto.spec)
     z = decode(preview["data"][0]["z"]).astype(float)
     assert z[0].tolist() == [5.9, 27.0, 28.8, 47.5, 52.6]  # Table 24, global coherence row
+
+
+def test_regression_on_4b_features_matches_ols(runs_root, release):
+    def use_4b(at):
+        at.radio(key="reg_embedding").set_value("4B")
+
+    at = open_page("regression", widgets=use_4b)
+    llm = release[release["source"] == "llm"]
+    robust = [f + "_4b" for f in FEATURES]
+    data = llm.dropna(subset=robust)
+    fit = smf.ols("local_coherence_4b ~ " + " + ".join(robust[1:]) + " + C(task)", data=data).fit()
+    shown = metrics(at)
+    assert shown["LLM: N"] == f"{len(data):,}"
+    assert shown["LLM: R²"] == f"{100 * fit.rsquared:.1f}%"

@@ -28,6 +28,13 @@ if not have.ratings:
             "the design factors and the other features; the paper's published tables are below.")
 
 controls, results = st.columns([1, 3])
+if have.features_4b:
+    embedding = controls.radio("Feature embeddings", ["0.6B", "4B"], key="reg_embedding", horizontal=True,
+                               help="The release's features from Qwen3-Embedding-0.6B (main) or -4B "
+                                    "(robustness, Table 26).")
+    if embedding == "4B":
+        swapped = {f"{f}_4b": f for f in FEATURE_NAMES if f"{f}_4b" in frame.columns}
+        frame = frame.drop(columns=list(swapped.values())).rename(columns=swapped)
 outcome = controls.selectbox("Outcome", outcomes, key="reg_outcome")
 available_samples = [label for label, sources in SAMPLES.items()
                      if all(s in have.sources for s in sources)]
