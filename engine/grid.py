@@ -61,6 +61,8 @@ class GridSpec(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
     reasoning_effort: str | None = None
+    request_timeout: float = Field(120.0, gt=0)
+    max_attempts: int = Field(6, ge=1, le=50)
     seed: int = 0
     concurrency: int = Field(4, ge=1, le=1024)
     tasks: str | list[str] = "all"

@@ -153,7 +153,8 @@ def _versions() -> dict[str, str]:
 def _backend_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, concurrency: int) -> Backend:
     return make_backend(grid.model, base_url=grid.base_url, api_key_env=grid.api_key_env,
                         azure_api_version=grid.azure_api_version, concurrency=concurrency,
-                        reasoning_effort=grid.reasoning_effort, cache=cache, replay=replay)
+                        reasoning_effort=grid.reasoning_effort, timeout=grid.request_timeout,
+                        max_attempts=grid.max_attempts, cache=cache, replay=replay)
 
 
 def _judge_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, concurrency: int) -> Backend | None:
@@ -162,6 +163,7 @@ def _judge_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, concur
     spec = grid.judge
     return make_backend(spec.model, base_url=spec.base_url, api_key_env=spec.api_key_env,
                         azure_api_version=spec.azure_api_version, concurrency=concurrency,
+                        timeout=grid.request_timeout, max_attempts=grid.max_attempts,
                         cache=cache, replay=replay)
 
 

@@ -50,14 +50,23 @@ def resolve_local_model(model: str) -> Path:
     return path
 
 
+def default_threads() -> int:
+    """``$CDL_LLAMA_THREADS`` or the number of CPU cores."""
+    value = os.environ.get("CDL_LLAMA_THREADS")
+    return int(value) if value and value.isdigit() and int(value) > 0 else max(1, os.cpu_count() or 1)
+
+
 def _load(path: Path, n_ctx: int, n_threads: int | None):
     key = (str(path), n_ctx)
     with _MODELS_LOCK:
         if key not in _MODELS:
+            # Idle OpenMP workers must sleep, not spin: on a busy 2-core machine spinning made
+            # two threads 10x slower than one (measured); passive waiting fixes it.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             import llama_cpp
 
             llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=False,
-                                  n_threads=n_threads or max(1, os.cpu_count() or 1))
+                                  n_threads=n_threads or default_threads())
             _MODELS[key] = (llm, threading.Lock())
         return _MODELS[key]
 
@@ -75,7 +84,7 @@ class LocalBackend(Backend):
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.kind, "model": self.model, "file": self.path.name,
-                "n_ctx": self.n_ctx, "n_threads": self.n_threads or os.cpu_count()}
+                "n_ctx": self.n_ctx, "n_threads": self.n_threads or default_threads()}
 
     async def _complete(self, messages, *, temperature, max_tokens, seed) -> ChatResult:
         return await asyncio.to_thread(self._complete_sync, messages, temperature, max_tokens, seed)

@@ -1,0 +1,210 @@
+"""The runner: pilot callbacks, grid resume without duplicates, failures retried, crash safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.loopback_server import LoopbackServer, shaped_reply
+from engine.corpus import Corpus
+from engine.errors import InputError
+from engine.grid import load_grid, plan
+from engine.llm import BackendError, ScriptedBackend
+from engine.runner import run_grid, run_pilot
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "sk-runner-SECRET-abcdefghijklmnop"
+
+
+def echo_backend(**kw):
+    return ScriptedBackend(responder=lambda m: shaped_reply(m, None), **kw)
+
+
+def test_pilot_streams_turns_and_sessions_and_judges():
+    seen_turns, seen_sessions = [], []
+    judge = ScriptedBackend(responder=lambda m: "Novelty: 7\nUsefulness: 3" if "gold" in m[-1]["content"]
+                            else "Novelty: 2\nUsefulness: 5")
+    answers = iter(["gold idea a", "tin idea b", "Response 1", "tin idea c", "tin idea d", "Response 2"])
+    backend = ScriptedBackend(responder=lambda m: next(answers))
+    corpus = run_pilot("voting", "plastic_waste", 2, None, 2, backend, concurrency=1, judge_backend=judge,
+                       on_turn=lambda cid, turn: seen_turns.append((cid, turn.speaker)),
+                       on_session=lambda c: seen_sessions.append(c.conversation_id))
+    ids = [c.conversation_id for c in corpus]
+    assert len(ids) == 2 and ids[0].endswith("-r0") and seen_sessions == ids
+    assert [s for _, s in seen_turns] == ["Agent 1", "Agent 2", "judge"] * 2
+    first, second = corpus.conversations
+    assert first.final_idea == "gold idea a" and second.final_idea == "tin idea d"
+    # raw (7,3) and (2,5): scaled novelty 1, 0; usefulness 0, 1; creativity 0, 0
+    assert first.outcomes["novelty"] == 1.0 and second.outcomes["usefulness"] == 1.0
+    assert first.outcomes["creativity"] == 0.0 and first.outcomes["rater"] == "llm:scripted"
+
+
+def test_pilot_failure_keeps_turns_and_hides_key():
+    backend = ScriptedBackend(["idea one", BackendError(f"HTTP 401 bad key {KEY}")])
+    from engine.llm.secrets import remember_secret
+
+    remember_secret(KEY)
+    corpus = run_pilot("voting", "plastic_waste", 2, None, 1, backend, concurrency=1)
+    c = corpus.conversations[0]
+    assert c.status == "failed" and len(c.turns) == 1 and KEY not in c.error and "401" in c.error
+
+
+GRID = {"name": "t", "model": "scripted", "seed": 3, "concurrency": 3, "tasks": ["plastic_waste", "sorry_pandemic"],
+        "defaults": {"max_tokens": 50},
+        "conditions": [{"method": "homo_mad", "agents": 3, "rounds": 1, "replicates": 2},
+                       {"method": "instructed", "agents": 2, "turn_limit": 3, "replicates": 1,
+                        "ideas_per_agent": 2, "tasks": ["plastic_waste"]}]}
+
+
+def test_grid_plan_ids_are_stable_and_distinct():
+    specs = plan(load_grid(GRID))
+    assert len(specs) == 2 * 2 + 1
+    assert [s.conversation_id for s in specs] == [s.conversation_id for s in plan(load_grid(GRID))]
+    assert len({s.seed for s in specs}) == 5
+
+
+def test_grid_runs_resumes_without_duplicates_and_zero_calls(tmp_path):
+    backend = echo_backend()
+    result = run_grid(GRID, tmp_path, backend=backend, progress=False, cache=False)
+    assert (result.planned, result.ok, result.failed) == (5, 5, 0)
+    calls = len(backend.history)
+    assert result.usage["calls"] == calls
+    homo = [c for c in Corpus.from_jsonl(tmp_path / "corpus.jsonl") if c.protocol == "homo_mad"]
+    assert [c.meta["calls"] for c in homo] == [3 * (1 + 1) + 1] * 4
+    corpus = Corpus.from_jsonl(tmp_path / "corpus.jsonl")
+    assert len(corpus) == 5 and all(c.status == "ok" for c in corpus)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["sessions"]["ok"] == 5 and manifest["status"] == "complete"
+    assert manifest["usage_total"]["calls"] == calls
+
+    again = echo_backend()
+    second = run_grid(GRID, tmp_path, backend=again, progress=False, cache=False)
+    assert again.history == [] and second.skipped == 5 and second.ok == 0
+    assert len(Corpus.from_jsonl(tmp_path / "corpus.jsonl")) == 5
+
+
+def test_failed_sessions_are_recorded_then_retried(tmp_path):
+    def flaky(messages):
+        if "sorry" in messages[0]["content"]:
+            raise BackendError("HTTP 400 bad request")
+        return shaped_reply(messages, None)
+
+    grid = {**GRID, "conditions": [GRID["conditions"][0]]}
+    result = run_grid(grid, tmp_path, backend=ScriptedBackend(responder=flaky), progress=False, cache=False)
+    assert (result.ok, result.failed) == (2, 2)
+    failed = [json.loads(line) for line in (tmp_path / "failed.jsonl").read_text().splitlines()]
+    assert len(failed) == 2 and all("HTTP 400" in f["error"] for f in failed)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["status"] == "incomplete" and len(manifest["sessions"]["failed_ids"]) == 2
+
+    result = run_grid(grid, tmp_path, backend=echo_backend(), progress=False, cache=False)
+    assert (result.skipped, result.ok, result.failed) == (2, 2, 0)
+    assert (tmp_path / "failed.jsonl").read_text() == ""
+    assert len(Corpus.from_jsonl(tmp_path / "corpus.jsonl")) == 4
+
+
+def test_partial_last_line_from_a_kill_is_dropped(tmp_path):
+    grid = {**GRID, "conditions": [GRID["conditions"][0]]}
+    run_grid(grid, tmp_path, backend=echo_backend(), progress=False, cache=False)
+    path = tmp_path / "corpus.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # cut the last session
+    backend = echo_backend()
+    result = run_grid(grid, tmp_path, backend=backend, progress=False, cache=False)
+    assert result.ok == 1 and result.skipped == 3
+    corpus = Corpus.from_jsonl(path)
+    assert len(corpus) == 4
+
+
+def test_grid_judge_scales_within_task(tmp_path):
+    def judge(messages):
+        prompt = messages[-1]["content"]
+        if "Score:" in prompt:
+            return "Score: 6"
+        return f"Novelty: {len(prompt) % 9 + 1}\nUsefulness: {len(prompt) % 7 + 1}"
+
+    grid = {**GRID, "conditions": [GRID["conditions"][0]], "judge": {"model": "scripted"}}
+    run_grid(grid, tmp_path, backend=echo_backend(), judge_backend=ScriptedBackend(responder=judge),
+             progress=False, cache=False)
+    corpus = Corpus.from_jsonl(tmp_path / "corpus.jsonl")
+    for task in ("plastic_waste", "sorry_pandemic"):
+        rated = [c.outcomes for c in corpus if c.task == task]
+        raws = [o["novelty_raw"] for o in rated]
+        lo, hi = min(raws), max(raws)
+        for o in rated:
+            expected = None if hi == lo else (o["novelty_raw"] - lo) / (hi - lo)
+            assert o["novelty"] == expected and o["rubric_score"] == 6.0
+
+
+def test_dry_run_counts_calls(tmp_path, capsys):
+    grid = {**GRID, "conditions": [{"method": "homo_mad", "agents": 5, "rounds": 2, "replicates": 3}],
+            "tasks": ["plastic_waste"]}
+    budget = run_grid(grid, tmp_path / "never", dry_run=True)
+    assert budget["sessions"] == 3 and budget["calls"] == 3 * (5 * 3 + 1)
+    assert budget["completion_tokens"] == 48 * 50
+    assert not (tmp_path / "never").exists()
+    assert "48 chat calls" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("grid, field", [
+    ({"conditions": [{"method": "open", "turn_limt": 3}]}, "conditions[0].turn_limt"),
+    ({"conditions": [{"method": "open"}], "modle": "x"}, "modle"),
+    ({"conditions": [{"method": "open", "tasks": ["nope"]}]}, "conditions[0].tasks"),
+    ({"conditions": []}, "conditions"),
+    ({"conditions": [{"method": "flood"}]}, "conditions[0].method"),
+])
+def test_bad_grid_names_the_key(grid, field):
+    with pytest.raises(InputError) as caught:
+        plan(load_grid(grid))
+    assert caught.value.field == field
+
+
+def test_bad_yaml_names_the_line(tmp_path):
+    path = tmp_path / "g.yaml"
+    path.write_text("name: x\nconditions:\n  - method: open\n   bad: [\n")
+    with pytest.raises(InputError) as caught:
+        load_grid(path)
+    assert caught.value.path == str(path) and caught.value.row is not None
+
+
+def _cli(args, env):
+    return subprocess.Popen([sys.executable, "-m", "engine", "run", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_sigkill_mid_grid_resumes_without_loss_or_duplicates(tmp_path):
+    out = tmp_path / "out"
+    env = {**os.environ, "OPENAI_API_KEY": KEY}
+    with LoopbackServer(delay=0.02) as server:
+        args = ["--method", "homo_mad", "--agents", "3", "--rounds", "1", "--replicates", "6", "--task",
+                "plastic_waste", "--task", "supply_chain", "--model", "loop-model", "--base-url",
+                server.base_url, "--concurrency", "2", "--out", str(out), "--no-progress"]
+        process = _cli(args, env)
+        corpus = out / "corpus.jsonl"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if corpus.exists() and corpus.read_text().count("\n") >= 4:  # header + 3 sessions
+                break
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        done_before = len(Corpus.from_jsonl(corpus))
+        assert 3 <= done_before < 12
+        finished = _cli(args, env)
+        stdout, stderr = finished.communicate(timeout=120)
+        assert finished.returncode == 0, stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["skipped_done"] == done_before and summary["ok"] == 12 - done_before
+    ids = [c.conversation_id for c in Corpus.from_jsonl(corpus)]
+    assert len(ids) == len(set(ids)) == 12
+    for path in out.iterdir():
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+    assert KEY not in stderr
