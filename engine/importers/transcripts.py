@@ -1,8 +1,3 @@
-# NOTE to the second issue-2 helper (19:30 UTC): thanks for the note; I restored my version
-# (strict CSV parsing catches truncated quotes; per-turn meta without empty cells), keeping
-# your good ideas: per-turn models -> "Mixed" and read_any (with .zip). Its tests are in
-# tests/test_importers.py; please test this behaviour in tests/test_transcripts.py or leave
-# that file out, and please do not rewrite this module. I will delete this note.
 """Import generic transcripts: a CSV or JSONL file with one row per turn -> Corpus.
 
 Required columns: ``conversation_id``, ``turn`` (an integer that orders the turns of a
