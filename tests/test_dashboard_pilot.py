@@ -149,3 +149,25 @@ def test_openai_backend_without_url_is_a_message(runs_root):
     at.button(key="pilot_run").click().run()
     assert not at.exception
     assert any("base URL" in e.value for e in at.error)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
+def test_pilot_on_the_real_local_model(runs_root):
+    """The default backend: SmolLM2 in-process, one Self-Refine session, diagnosed."""
+    at = AppTest.from_file(APP, default_timeout=900)
+    at.run()
+    at.switch_page("views/pilot.py").run()
+    assert at.radio(key="pilot_backend").value == "local"
+    at.selectbox(key="pilot_method").set_value("self_refine")
+    at.number_input(key="pilot_rounds").set_value(1)
+    at.number_input(key="pilot_replicates").set_value(1)
+    at.run()
+    at.button(key="pilot_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "global_coherence" in d.value.columns)
+    assert table["status"].tolist() == ["ok"]
+    n_turns = int(table["n_turns"].iloc[0])
+    assert n_turns >= 2
+    assert any(f"**{n_turns}** turns received" in m.value for m in at.markdown)
+    assert {m.label: m.value for m in at.metric}["Pilot conversations diagnosed"] == "1"

@@ -76,11 +76,15 @@ with st.container(border=True):
     start = st.button("Run pilot", key="pilot_run", type="primary", disabled=busy)
 
 if start:
+    team = None if single else int(agents)
     settings = {"backend": kind, "model": "local" if kind == "local" else model.strip(),
                 "base_url": base_url.strip() or None, "method": method, "task": task,
-                "agents": int(agents), "rounds": int(rounds), "replicates": int(replicates),
+                "agents": team or 1, "rounds": int(rounds), "replicates": int(replicates),
                 "judge": bool(judge)}
     try:
+        from engine.protocols.config import make_config
+
+        make_config(method, agents=team, rounds=int(rounds))  # a bad combination stops here
         backend = make_backend(kind, model, base_url, api_key)
     except InputError as error:
         st.error(f"Cannot start: {error}")
@@ -94,7 +98,7 @@ if start:
         def run(job: PilotJob):
             from engine.runner import run_pilot
 
-            return run_pilot(method, task, int(agents), int(rounds), int(replicates), backend,
+            return run_pilot(method, task, team, int(rounds), int(replicates), backend,
                              on_turn=job.on_turn, on_session=job.on_session,
                              judge_backend=backend if judge else None, embedder=embed)
 
