@@ -281,3 +281,29 @@ def test_regression_on_4b_features_matches_ols(runs_root, release):
     shown = metrics(at)
     assert shown["LLM: N"] == f"{len(data):,}"
     assert shown["LLM: R²"] == f"{100 * fit.rsquared:.1f}%"
+
+
+def test_joining_a_ratings_file_unlocks_rating_views(runs_root, release):
+    """The user path for the authors' ideas_with_ratings_clean.csv (synthetic values here)."""
+    rng = np.random.default_rng(3)
+    ratings = release[["file_id", "question_id"]].copy()
+    ratings["avg_novelty_rating"] = rng.uniform(size=len(ratings)).round(4)
+    ratings["avg_usefulness_rating"] = rng.uniform(size=len(ratings)).round(4)
+    ratings["avg_creativity_rating"] = (ratings["avg_novelty_rating"] * ratings["avg_usefulness_rating"]).round(6)
+    at = open_page("data_page")
+    at.file_uploader(key="ratings_file").upload("ideas_with_ratings_clean.csv",
+                                                ratings.to_csv(index=False).encode()).run()
+    at.button(key="ratings_join").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="dataset_choice").value == "upload: paper_release+ratings"
+    at.switch_page("views/regression.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="reg_outcome").value == "creativity"
+    ladder = next(d.value for d in at.dataframe if "specification" in d.value.columns).set_index("specification")
+    joined = release.merge(ratings, on=["file_id", "question_id"])
+    llm = joined[joined["source"] == "llm"].dropna(subset=FEATURES)
+    fit = smf.ols("avg_creativity_rating ~ " + " + ".join(FEATURES), data=llm).fit()
+    assert ladder.loc["trajectory", "LLM"] == pytest.approx(round(100 * fit.rsquared, 1))
+    human = joined[joined["source"] == "human"].dropna(subset=FEATURES)
+    fit_h = smf.ols("avg_creativity_rating ~ " + " + ".join(FEATURES) + " + C(task)", data=human).fit()
+    assert ladder.loc["+task", "Human"] == pytest.approx(round(100 * fit_h.rsquared, 1))
