@@ -55,16 +55,18 @@ class EmbeddingCache:
         self._db.commit()
 
     def get_many(self, model: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-        found: dict[bytes, np.ndarray] = {}
+        """Cached vectors of ``keys`` (missing keys are absent), via one join on a temp table."""
         unique = list(dict.fromkeys(keys))
+        found: dict[bytes, np.ndarray] = {}
         with self._lock:
-            for start in range(0, len(unique), 900):
-                chunk = unique[start:start + 900]
-                marks = ",".join("?" * len(chunk))
-                for key, vector in self._db.execute(
-                        f"SELECT key, vector FROM vectors WHERE model = ? AND key IN ({marks})",
-                        [model, *chunk]):
-                    found[key] = np.frombuffer(vector, dtype=np.float32)
+            self._db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
+            self._db.execute("DELETE FROM wanted")
+            self._db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in unique))
+            for key, vector in self._db.execute(
+                    "SELECT v.key, v.vector FROM wanted w JOIN vectors v ON v.model = ? AND v.key = w.key",
+                    (model,)):
+                found[key] = np.frombuffer(vector, dtype=np.float32)
+            self._db.execute("DELETE FROM wanted")
         return found
 
     def put_many(self, model: str, items: dict[bytes, np.ndarray]) -> None:
@@ -131,7 +133,10 @@ class Embedder:
             new = {k: np.asarray(v, dtype=np.float32) for k, v in zip(missing, vectors)}
             self.cache.put_many(self.model_name, new)
             found.update(new)
-        return np.stack([found[k] for k in keys])
+        out = np.empty((len(keys), len(next(iter(found.values())))), dtype=np.float32)
+        for row, key in enumerate(keys):
+            out[row] = found[key]
+        return out
 
     __call__ = encode
 
