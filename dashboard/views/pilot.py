@@ -67,8 +67,16 @@ with st.container(border=True):
     single = method in ("direct", "self_refine")
     agents = c3.number_input("Agents", min_value=1 if single else 2, max_value=8, value=1 if single else 3,
                              key="pilot_agents", disabled=busy or single)
-    rounds = c4.number_input("Rounds", min_value=0 if method not in PAPER_A else 1, max_value=10, value=2,
-                             key="pilot_rounds", disabled=busy)
+    paper_a = method in PAPER_A
+    if paper_a:
+        turn_limit = c4.number_input("Turn limit", min_value=2, max_value=60, value=12, key="pilot_turn_limit",
+                                     disabled=busy, help="Discussion turns (paper A uses 30 or 60; a pilot "
+                                                         "on the local model is faster with fewer).")
+        rounds = None
+    else:
+        rounds = c4.number_input("Rounds", min_value=0, max_value=10, value=2, key="pilot_rounds",
+                                 disabled=busy, help="Debate rounds R (paper B uses 2).")
+        turn_limit = None
     replicates = c5.number_input("Replicates", min_value=1, max_value=20, value=2, key="pilot_replicates",
                                  disabled=busy)
     judge = st.checkbox("Rate final ideas with the same model (slower)", value=False, key="pilot_judge",
@@ -79,12 +87,14 @@ if start:
     team = None if single else int(agents)
     settings = {"backend": kind, "model": "local" if kind == "local" else model.strip(),
                 "base_url": base_url.strip() or None, "method": method, "task": task,
-                "agents": team or 1, "rounds": int(rounds), "replicates": int(replicates),
-                "judge": bool(judge)}
+                "agents": team or 1, "rounds": None if rounds is None else int(rounds),
+                "turn_limit": None if turn_limit is None else int(turn_limit),
+                "replicates": int(replicates), "judge": bool(judge)}
+    options = {"rounds": settings["rounds"], "turn_limit": settings["turn_limit"]}
     try:
         from engine.protocols.config import make_config
 
-        make_config(method, agents=team, rounds=int(rounds))  # a bad combination stops here
+        make_config(method, agents=team, **options)  # a bad combination stops here
         backend = make_backend(kind, model, base_url, api_key)
     except InputError as error:
         st.error(f"Cannot start: {error}")
@@ -98,7 +108,8 @@ if start:
         def run(job: PilotJob):
             from engine.runner import run_pilot
 
-            return run_pilot(method, task, team, int(rounds), int(replicates), backend,
+            return run_pilot(method, task, team, options["rounds"], int(replicates), backend,
+                             turn_limit=options["turn_limit"],
                              on_turn=job.on_turn, on_session=job.on_session,
                              judge_backend=backend if judge else None, embedder=embed)
 
