@@ -33,7 +33,7 @@ test-fast: install
 	$(PYTHON) -m pytest -m "not slow"
 
 bench: install
-	$(PYTHON) -m benchmarks
+	$(PYTHON) -m benchmarks --skip embed_cache
 
 cached-runs: install
 	$(PYTHON) -m engine.build_cached_runs
