@@ -1,0 +1,71 @@
+"""Every protocol once on the real local model (SmolLM2-135M via llama.cpp), kept small.
+
+Marked slow: run with ``pytest -m slow``. Asserts the structure a real run must have (calls
+per session, recorded turn fields, a final idea), replay from the cache, and the judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from engine.llm import make_backend
+from engine.protocols import METHODS, expected_calls, make_config, run_session
+
+pytestmark = pytest.mark.slow
+
+SMALL = {
+    "none": dict(agents=2, ideas_per_agent=2),
+    "open": dict(agents=2, turn_limit=2, initial_generation=False),
+    "instructed": dict(agents=2, turn_limit=2, initial_generation=False),
+    "iterative": dict(agents=2, turn_limit=2, initial_generation=False),
+    "progressive": dict(agents=2, ideas_per_agent=2, refine_top=2),
+    "direct": {},
+    "self_refine": dict(rounds=1),
+    "voting": dict(agents=2),
+    "homo_mad": dict(agents=2, rounds=1),
+    "hetero_mad": dict(agents=2, rounds=1),
+    "creative_mad": dict(agents=3, rounds=1, k=1),
+}
+EXACT = {"direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad", "none", "open",
+         "progressive"}
+
+
+@pytest.fixture(scope="module")
+def cache_path(tmp_path_factory):
+    return tmp_path_factory.mktemp("llm") / "cache.sqlite"
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_each_protocol_runs_on_the_local_model(method, cache_path):
+    backend = make_backend("local", cache=cache_path)
+    config = make_config(method, max_tokens=32, idea_words="20-30", **SMALL[method])
+    c = asyncio.run(run_session(backend, "sorry_pandemic", config, conversation_id=method, seed=7))
+    assert c.status == "ok", c.error
+    assert c.final_idea and c.final_idea.strip()
+    assert c.model == "SmolLM2-135M-Instruct.Q4_1" and c.protocol == method
+    if method in EXACT:
+        assert c.meta["calls"] == expected_calls(config)
+    else:
+        assert c.meta["calls"] <= expected_calls(config)
+    for turn in c.turns:
+        assert turn.text and 0 < turn.tokens <= 64  # 32 per reply, ratings get 8 per idea + 16
+        assert len(turn.prompt_hash) == 16 and turn.latency_s > 0 and turn.phase
+
+    replay = make_backend("local", cache=cache_path, replay=True)
+    again = asyncio.run(run_session(replay, "sorry_pandemic", config, conversation_id=method, seed=7))
+    assert again.final_idea == c.final_idea and replay.usage.calls == 0
+    assert replay.usage.cache_hits == c.meta["calls"]
+
+
+def test_judge_on_the_local_model():
+    from engine.judge import rate_ideas
+
+    backend = make_backend("local")
+    frame = rate_ideas(["Give everyone a free kazoo so they hum instead of saying sorry.",
+                        "Teach people to say 'my apologies' instead of the dangerous word."],
+                       "sorry_pandemic", backend, max_tokens=16)
+    assert list(frame.columns[-5:]) == ["novelty_raw", "usefulness_raw", "novelty", "usefulness",
+                                        "creativity"]
+    assert frame["novelty_raw"].dropna().between(0, 10).all()
