@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import random
 import re
+import socket
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAULTS = ("429", "500", "timeout", "empty", "malformed")
@@ -46,6 +49,11 @@ def shaped_reply(messages: list[dict], seed: int | None) -> str:
     return " ".join(words[(number + i) % len(words)] for i in range(24))
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of clients connect at once; the default backlog is 5
+    daemon_threads = True
+
+
 class LoopbackServer:
     """``with LoopbackServer(delay=0.05) as server: server.base_url`` ..."""
 
@@ -62,8 +70,7 @@ class LoopbackServer:
         self.by_outcome: dict[str, int] = {}
         self.bodies: list[dict] = []
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
                                        daemon=True)
 
@@ -78,6 +85,7 @@ class LoopbackServer:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
 
     def _choose_fault(self) -> str | None:
         with self.lock:
@@ -105,6 +113,15 @@ class LoopbackServer:
 
             def log_message(self, *args):  # quiet
                 pass
+
+            def setup(self):
+                super().setup()  # no Nagle: headers and body must not wait for a delayed ACK
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_GET(self):
+                with server.lock:
+                    stats = {"requests": server.requests, "by_outcome": dict(server.by_outcome)}
+                self._send(200, json.dumps(stats).encode())
 
             def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None):
                 self.send_response(status)
@@ -147,3 +164,47 @@ class LoopbackServer:
                 self._send(200, json.dumps(reply).encode())
 
         return Handler
+
+
+def _serve_forever(options: dict, port_queue) -> None:
+    server = LoopbackServer(**options)
+    port_queue.put(server.server.server_address[1])
+    server.server.serve_forever(poll_interval=0.05)
+
+
+class LoopbackProcess:
+    """The same server in a child process, so it does not share the client's GIL (benchmarks).
+
+    ``requests`` and ``by_outcome`` are read from the server's ``GET /stats``.
+    """
+
+    def __init__(self, **options):
+        context = multiprocessing.get_context("spawn")
+        self._queue = context.Queue()
+        self._process = context.Process(target=_serve_forever, args=(options, self._queue), daemon=True)
+        self.port = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _stats(self) -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as response:
+            return json.loads(response.read())
+
+    @property
+    def requests(self) -> int:
+        return self._stats()["requests"]
+
+    @property
+    def by_outcome(self) -> dict:
+        return self._stats()["by_outcome"]
+
+    def __enter__(self) -> "LoopbackProcess":
+        self._process.start()
+        self.port = self._queue.get(timeout=60)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._process.terminate()
+        self._process.join(timeout=10)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from engine import prompts
 from engine.errors import InputError
-from engine.llm.base import Backend, run_sync
+from engine.llm.base import Backend, run_sync_closing
 from engine.protocols.parsing import parse_labelled
 from engine.tasks import Task, get_task
 
@@ -94,7 +94,7 @@ def rate_ideas(ideas, task=None, backend: Backend | None = None, **options) -> p
     creativity (scaled within task; NaN where the judge never answered readably)."""
     if backend is None:
         raise InputError("rate_ideas needs a judge backend", field="backend")
-    return run_sync(arate_ideas(ideas, task, backend, **options))
+    return run_sync_closing(arate_ideas(ideas, task, backend, **options), backend)
 
 
 def scale_within_task(frame: pd.DataFrame) -> pd.DataFrame:
@@ -130,7 +130,7 @@ async def arubric_scores(ideas: Sequence[str], task, backend: Backend, *, retrie
 
 def rubric_scores(ideas: Sequence[str], task, backend: Backend, **options) -> list[float]:
     """Paper B's absolute rubric score (1-10) of each idea; NaN when unreadable."""
-    return run_sync(arubric_scores(ideas, task, backend, **options))
+    return run_sync_closing(arubric_scores(ideas, task, backend, **options), backend)
 
 
 _AB = re.compile(r"^(?:response\s+)?(a|b)(?:$|[\s:.)!,])", re.IGNORECASE)
@@ -183,7 +183,7 @@ async def apairwise_win_rate(ideas_x: Sequence[str], ideas_y: Sequence[str], tas
 def pairwise_win_rate(ideas_x: Sequence[str], ideas_y: Sequence[str], task, backend: Backend,
                       **options) -> dict:
     """Average win rate of ideas_x against ideas_y (every pair, judged in both positions)."""
-    return run_sync(apairwise_win_rate(ideas_x, ideas_y, task, backend, **options))
+    return run_sync_closing(apairwise_win_rate(ideas_x, ideas_y, task, backend, **options), backend)
 
 
 def attach_ratings(conversations: Iterable, frame: pd.DataFrame, rater: str) -> None:

@@ -77,7 +77,11 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
                     conversation.error = scrub(f"judge: {type(error).__name__}: {error}")
         on_done(conversation)
 
-    await asyncio.gather(*(one(spec) for spec in specs))
+    try:
+        await asyncio.gather(*(one(spec) for spec in specs))
+    finally:  # HTTP clients belong to this event loop: close them before it ends
+        for each in {id(b): b for b in (backend, judge) if b is not None}.values():
+            await each.aclose()
 
 
 # -- pilot -----------------------------------------------------------------------------------
@@ -107,7 +111,13 @@ def run_pilot(method: str, task, agents: int | None, rounds: int | None, replica
     conversations = [finished[s.conversation_id] for s in specs]
     ok = [c for c in conversations if c.status == "ok" and c.final_idea]
     if judge_backend is not None and ok:
-        frame = run_sync(arate_ideas([c.final_idea for c in ok], task, judge_backend))
+        async def judge_all():
+            try:
+                return await arate_ideas([c.final_idea for c in ok], task, judge_backend)
+            finally:
+                await judge_backend.aclose()
+
+        frame = run_sync(judge_all())
         attach_ratings(ok, frame, f"llm:{judge_backend.model}")
     return Corpus(conversations, name=f"pilot-{method}-{task.id}",
                   meta={"pilot": True, "backend": backend.describe(), "seed": seed})

@@ -208,3 +208,21 @@ def test_sigkill_mid_grid_resumes_without_loss_or_duplicates(tmp_path):
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path
     assert KEY not in stderr
+
+
+def test_grid_completes_through_random_server_faults(tmp_path):
+    from engine.llm import RetryPolicy
+    from engine.llm.openai_backend import OpenAIBackend
+
+    rates = {"429": 0.08, "500": 0.08, "empty": 0.05, "malformed": 0.05}
+    grid = {**GRID, "conditions": [GRID["conditions"][0]]}
+    with LoopbackServer(fault_rates=rates, seed=11) as server:
+        backend = OpenAIBackend("loop-model", base_url=server.base_url, api_key=KEY,
+                                retry=RetryPolicy(max_attempts=8, base_delay=0.005, max_delay=0.01))
+        result = run_grid(grid, tmp_path, backend=backend, progress=False, cache=False)
+        outcomes = server.by_outcome
+    assert (result.ok, result.failed) == (4, 0)
+    faults = sum(v for k, v in outcomes.items() if k != "ok")
+    assert faults > 0 and outcomes["ok"] == 4 * 7 and backend.usage.retries == faults
+    for path in tmp_path.iterdir():
+        assert KEY.encode() not in path.read_bytes()

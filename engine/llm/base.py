@@ -163,10 +163,31 @@ class Backend:
 
     def chat(self, messages: Sequence[Message], **options: Any) -> ChatResult:
         """Synchronous ``achat`` (runs its own event loop; safe inside a running loop too)."""
-        return run_sync(self.achat(messages, **options))
+        async def call_and_close() -> ChatResult:
+            try:
+                return await self.achat(messages, **options)
+            finally:
+                await self.aclose()
+
+        return run_sync(call_and_close())
+
+    async def aclose(self) -> None:
+        """Release what belongs to the running event loop (HTTP clients); call before it ends."""
 
     def close(self) -> None:
         """Release resources (clients, models); the backend may be used again afterwards."""
+
+
+def run_sync_closing(coroutine, *backends: "Backend"):
+    """``run_sync`` that closes the backends' per-loop clients before the loop ends."""
+    async def wrapped():
+        try:
+            return await coroutine
+        finally:
+            for backend in backends:
+                await backend.aclose()
+
+    return run_sync(wrapped())
 
 
 def run_sync(coroutine):

@@ -113,5 +113,8 @@ class CachedBackend(Backend):
         self.cache.put(key, self.identity, prompt_hash(messages), result)
         return result
 
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
     def close(self) -> None:
         self.inner.close()

@@ -21,6 +21,7 @@ from engine.llm.base import Backend, BackendError, ChatResult, RetryableError
 from engine.llm.retry import RetryPolicy
 from engine.llm.secrets import remember_secret, scrub
 
+CLIENT_SHARDS = 8
 _REASONING = re.compile(r"^(o\d|gpt-5)([-_.].*)?$", re.IGNORECASE)
 
 
@@ -67,21 +68,38 @@ class OpenAIBackend(Backend):
                 "reasoning": self.reasoning, "reasoning_effort": self.reasoning_effort,
                 "concurrency": self.concurrency}
 
-    def _client(self):
+    def _new_client(self):
         import openai
 
+        if self.azure_api_version:
+            return openai.AsyncAzureOpenAI(api_key=self._api_key, azure_endpoint=self.base_url,
+                                           api_version=self.azure_api_version,
+                                           timeout=self.timeout, max_retries=0)
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                  timeout=self.timeout, max_retries=0)
+
+    def _client(self):
+        """A client of this event loop. Requests are spread over a few clients (connection
+        pools): httpcore's pool scans all its connections for every request, so one pool
+        with hundreds of connections costs quadratic time (measured in bench_runner)."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            if self.azure_api_version:
-                client = openai.AsyncAzureOpenAI(api_key=self._api_key, azure_endpoint=self.base_url,
-                                                 api_version=self.azure_api_version,
-                                                 timeout=self.timeout, max_retries=0)
-            else:
-                client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                            timeout=self.timeout, max_retries=0)
-            self._clients[loop] = client
-        return client
+        clients = self._clients.get(loop)
+        if clients is None:
+            shards = max(1, min(CLIENT_SHARDS, self.concurrency // 16))
+            clients = self._clients[loop] = [[self._new_client() for _ in range(shards)], 0]
+        pool, turn = clients
+        clients[1] = (turn + 1) % len(pool)
+        return pool[turn]
+
+    async def aclose(self) -> None:
+        """Close this loop's clients (call before the loop ends)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        clients = self._clients.pop(loop, None)
+        for client in (clients or [[]])[0]:
+            await client.close()
 
     def _params(self, messages, temperature, max_tokens, seed) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": messages}
