@@ -35,5 +35,9 @@ test-fast: install
 bench: install
 	$(PYTHON) -m benchmarks --skip embed_cache
 
+# Regenerate cached_runs/: the paper-release dataset, then real sessions on the local
+# model (resumable: re-running skips finished sessions), then embeddings + features.
 cached-runs: install
-	$(PYTHON) -m engine.build_cached_runs
+	$(PYTHON) -m dashboard.build_paper_release
+	$(PYTHON) -m engine run --grid cached_runs/grids/local_smollm2.yaml --out runs/local_smollm2
+	$(PYTHON) -m dashboard.build_local_runs runs/local_smollm2 --out cached_runs/local_smollm2
