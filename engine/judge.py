@@ -26,13 +26,18 @@ from engine.protocols.parsing import parse_labelled
 from engine.tasks import Task, get_task
 
 JUDGE_SEED = 1234
+RETRY_TEMPERATURE = 0.7
 
 
 async def _ask(backend: Backend, messages, parse, *, retries: int, max_tokens: int,
                temperature: float, seed: int):
-    """Ask until ``parse`` reads the reply; None after ``retries`` extra attempts."""
+    """Ask until ``parse`` reads the reply; None after ``retries`` extra attempts.
+
+    Retries sample at temperature >= 0.7 (a greedy judge would repeat the same unreadable reply).
+    """
     for attempt in range(retries + 1):
-        result = await backend.achat(messages, temperature=temperature, max_tokens=max_tokens,
+        heat = temperature if attempt == 0 else max(temperature, RETRY_TEMPERATURE)
+        result = await backend.achat(messages, temperature=heat, max_tokens=max_tokens,
                                      seed=seed + attempt, replicate=attempt)
         value = parse(result.text)
         if value is not None:
@@ -113,7 +118,14 @@ def scale_within_task(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _parse_score(text: str):
-    return parse_labelled(text, "score", 1, 10)
+    """'Score: 7'; or, failing the label, the only number in a short reply ('It is a 7.')."""
+    labelled = parse_labelled(text, "score", 1, 10)
+    if labelled is not None:
+        return labelled
+    numbers = re.findall(r"\d+(?:\.\d+)?", text)
+    if len(text) <= 80 and len(numbers) == 1 and 1 <= float(numbers[0]) <= 10:
+        return float(numbers[0])
+    return None
 
 
 async def arubric_scores(ideas: Sequence[str], task, backend: Backend, *, retries: int = 2,

@@ -53,10 +53,15 @@ def test_irrelevant_idea_scores_zero():
 
 
 def test_rubric_scores():
-    backend = ScriptedBackend(["Score: 7", "Score: 11", "Score: 3", "blah", "x", "y"])
+    backend = ScriptedBackend(["Score: 7", "Score: 11", "Score: 3", "blah", "x", "y",
+                               "The answer to the task is: 8.", "between 2 and 9"] + ["z"] * 2)
     assert rubric_scores(["a"], "plastic_waste", backend) == [7.0]
     assert rubric_scores(["b"], "plastic_waste", backend) == [3.0]  # 11 out of range: asked again
     assert math.isnan(rubric_scores(["c"], "plastic_waste", backend)[0])
+    assert rubric_scores(["d"], "plastic_waste", backend) == [8.0]  # the only number, short reply
+    assert math.isnan(rubric_scores(["e"], "plastic_waste", backend)[0])  # two numbers: ambiguous
+    temperatures = [h["temperature"] for h in backend.history]
+    assert temperatures[:3] == [0.0, 0.0, 0.7]  # a retry samples instead of repeating itself
 
 
 def test_combine_swapped_verdicts():

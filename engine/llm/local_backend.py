@@ -21,7 +21,7 @@ from engine.llm.base import Backend, ChatResult, RetryableError
 from engine.llm.retry import RetryPolicy
 
 # Idle OpenMP workers must sleep, not spin: on a busy 2-core machine spinning made two threads
-# 20x slower than with passive waiting (measured). libgomp reads this once, when llama_cpp loads.
+# 30x slower (measured, see default_threads). libgomp reads this once, when llama_cpp loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 LOCAL_ALIASES = ("local", "smollm2", "smollm2-135m")
@@ -57,9 +57,16 @@ def resolve_local_model(model: str) -> Path:
 
 
 def default_threads() -> int:
-    """``$CDL_LLAMA_THREADS`` or the number of CPU cores."""
+    """``$CDL_LLAMA_THREADS``, else half the cores (1 on a 2-core machine), at most 4.
+
+    Measured on the 2-core machine (SmolLM2-135M Q4_1, 64-token replies): one thread with
+    passive waiting generates 42 tok/s idle or busy; two threads with passive waiting 23
+    tok/s; two spinning threads 68 tok/s idle but 2 tok/s when other processes compete.
+    """
     value = os.environ.get("CDL_LLAMA_THREADS")
-    return int(value) if value and value.isdigit() and int(value) > 0 else max(1, os.cpu_count() or 1)
+    if value and value.isdigit() and int(value) > 0:
+        return int(value)
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
 @atexit.register

@@ -1,6 +1,7 @@
 """Paper A, "Progressive Improvement" (A.1.2): a divergent phase, then a convergent one.
 
 After the initial generation-and-selection phase:
+(``max_tokens`` is the budget of one idea; a reply listing several ideas gets one budget each.)
 1. Divergent: every agent writes ``ideas_per_agent`` radically new ideas inspired by, but
    unlike, the top ``refine_top`` initial ideas (novelty before usefulness).
 2. Convergent: every agent rates all new ideas on novelty only; the ``refine_top`` most
@@ -24,7 +25,8 @@ async def run(session: Session) -> str:
     top = (await initial_phase(session))[:config.refine_top]
 
     asks = [Ask(a.name, prompts.progressive_diverge(a.system, top, config.ideas_per_agent,
-                                                    config.idea_words), phase="divergent", round=1)
+                                                    config.idea_words), phase="divergent", round=1,
+                max_tokens=config.max_tokens * config.ideas_per_agent)
             for a in session.agents]
     novel: list[str] = []
     for turn in await session.ask_all(asks):
@@ -38,7 +40,8 @@ async def run(session: Session) -> str:
     for agent in speaking_order(session):
         turn = await session.ask(agent.name, prompts.progressive_refine(agent.system, refined,
                                                                         config.idea_words),
-                                 phase="convergent", round=3)
+                                 phase="convergent", round=3,
+                                 max_tokens=config.max_tokens * len(refined))
         parsed = split_ideas(turn.text, len(refined))
         turn.meta["parsed"] = len(parsed)
         if parsed:

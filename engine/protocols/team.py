@@ -2,7 +2,8 @@
 
 * ``build_team``: Agent 1..N with persona none (generic identity), same (one shared
   profile) or different (a distinct profile each).
-* ``generate``: each agent proposes ``ideas_per_agent`` ideas; interactive mode shows the
+* ``generate``: each agent proposes ``ideas_per_agent`` ideas (``max_tokens`` each, so the
+  reply may use ``ideas_per_agent x max_tokens``); interactive mode shows the
   ideas proposed so far and asks for different ones (agents in turn); nominal mode asks
   everyone independently (issued concurrently).
 * ``rate``: every agent rates every idea 1-10 (creativity, or novelty in progressive's
@@ -42,7 +43,7 @@ async def generate(session: Session, *, round: int = 0) -> list[tuple[str, str]]
     """All agents' ideas as ``(idea, author)`` pairs, in the order they were proposed."""
     config = session.config
     ideas: list[tuple[str, str]] = []
-    tokens = config.max_tokens
+    tokens = config.max_tokens * config.ideas_per_agent  # max_tokens is the budget of one idea
     if config.generation == "nominal":
         asks = [Ask(a.name, prompts.generate_ideas(a.system, config.ideas_per_agent, config.idea_words),
                     phase="generation", round=round, max_tokens=tokens, meta={"mode": "nominal"})
