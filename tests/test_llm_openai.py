@@ -76,3 +76,24 @@ def test_key_from_environment_variable(monkeypatch):
     with LoopbackServer() as server:
         backend = make_backend("gpt-4.1", base_url=server.base_url, api_key_env="LAB_TEST_KEY")
         assert backend.chat(MSG).text
+
+
+def test_azure_uses_deployment_path_and_api_version():
+    seen = {}
+    with LoopbackServer() as server:
+        import http.server
+
+        handler = server.server.RequestHandlerClass
+        original = handler.do_POST
+
+        def spy(self):
+            seen["path"], seen["key"] = self.path, self.headers.get("api-key")
+            return original(self)
+
+        handler.do_POST = spy
+        backend = make_backend("my-deployment", base_url=server.base_url.removesuffix("/v1"),
+                               api_key=KEY, azure_api_version="2024-10-21")
+        assert backend.chat(MSG).text
+    assert seen["path"].startswith("/openai/deployments/my-deployment/chat/completions")
+    assert "api-version=2024-10-21" in seen["path"] and seen["key"] == KEY
+    assert backend.describe()["backend"] == "azure"

@@ -226,3 +226,29 @@ def test_grid_completes_through_random_server_faults(tmp_path):
     assert faults > 0 and outcomes["ok"] == 4 * 7 and backend.usage.retries == faults
     for path in tmp_path.iterdir():
         assert KEY.encode() not in path.read_bytes()
+
+
+def test_a_folder_of_another_model_or_a_busy_folder_is_refused(tmp_path):
+    grid = {**GRID, "conditions": [GRID["conditions"][0]], "tasks": ["plastic_waste"]}
+    run_grid(grid, tmp_path, backend=echo_backend(), progress=False, cache=False)
+    with pytest.raises(InputError, match="holds a run of model 'scripted'"):
+        run_grid({**grid, "model": "other"}, tmp_path, backend=echo_backend(), progress=False, cache=False)
+    from engine.run_store import RunStore
+
+    with RunStore(tmp_path / "busy"):
+        with pytest.raises(InputError, match="another run"):
+            run_grid(grid, tmp_path / "busy", backend=echo_backend(), progress=False, cache=False)
+
+
+def test_cli_builds_the_grid_and_rejects_mixed_options(tmp_path, capsys):
+    from engine.cli import main
+
+    code = main(["run", "--method", "homo_mad", "--task-text", "Invent a new sport.", "--task-id", "sport",
+                 "--agents", "3", "--rounds", "2", "--replicates", "4", "--out", str(tmp_path), "--dry-run"])
+    assert code == 0 and "4 sessions, at most 40 chat calls" in capsys.readouterr().err
+    grid = tmp_path / "g.yaml"
+    grid.write_text("conditions: [{method: direct}]\n")
+    assert main(["run", "--grid", str(grid), "--agents", "3", "--out", str(tmp_path)]) == 2
+    assert "--agents cannot be combined with --grid" in capsys.readouterr().err
+    assert main(["run", "--method", "open", "--out", str(tmp_path)]) == 2
+    assert "give --task" in capsys.readouterr().err
