@@ -44,6 +44,7 @@ class JudgeSpec(BaseModel):
     max_tokens: int = Field(24, ge=4)
     temperature: float = 0.0
     rubric: bool = True
+    retries: int = Field(2, ge=0, le=10)
 
 
 class ConditionSpec(BaseModel):

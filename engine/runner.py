@@ -41,18 +41,18 @@ Embedder = Callable[[Sequence[str]], np.ndarray]
 
 # -- one session plus its judge ------------------------------------------------------------
 async def _judge_session(conversation: Conversation, judge: Backend, *, max_tokens: int = 24,
-                         rubric: bool = True, temperature: float = 0.0) -> None:
+                         rubric: bool = True, temperature: float = 0.0, retries: int = 2) -> None:
     """Raw judge scores of the final idea, kept in outcomes (scaled later, within task)."""
     idea, task = conversation.final_idea, conversation.task
     frame = await arate_ideas([idea], get_task(task), judge, max_tokens=max_tokens,
-                              temperature=temperature)
+                              temperature=temperature, retries=retries)
     outcomes = conversation.outcomes
     for column in ("novelty_raw", "usefulness_raw"):
         value = frame[column].iloc[0]
         outcomes[column] = None if np.isnan(value) else float(value)
     if rubric:
         score = (await arubric_scores([idea], task, judge, max_tokens=max_tokens,
-                                      temperature=temperature))[0]
+                                      temperature=temperature, retries=retries))[0]
         outcomes["rubric_score"] = None if np.isnan(score) else float(score)
     outcomes["rater"] = f"llm:{judge.model}"
 
@@ -191,10 +191,16 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         price_cost = cost_usd("local" if grid.model == "local" else "openai", grid.model,
                               budget["prompt_tokens"], budget["completion_tokens"], grid.prices)
         budget["cost_usd"] = price_cost
+        judge_note = ""
+        if grid.judge:
+            per_session = 1 + int(grid.judge.rubric)
+            budget["judge_calls"] = len(specs) * per_session
+            judge_note = (f"; the judge adds {budget['judge_calls']} calls "
+                          f"(at most {budget['judge_calls'] * (1 + grid.judge.retries)} with retries)")
         print(f"{budget['sessions']} sessions, at most {budget['calls']} chat calls "
               f"(exact for paper B methods), about {budget['prompt_tokens']:,} prompt + "
               f"{budget['completion_tokens']:,} completion tokens at most "
-              f"({format_cost(price_cost)})", file=stream)
+              f"({format_cost(price_cost)}){judge_note}", file=stream)
         return budget
 
     out = Path(out_dir)
@@ -212,7 +218,8 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         backend = backend or _backend_for(grid, cache=cache_path, replay=replay, concurrency=requests)
         judge = judge_backend or _judge_for(grid, cache=cache_path, replay=replay, concurrency=requests)
         judge_options = ({"max_tokens": grid.judge.max_tokens, "rubric": grid.judge.rubric,
-                          "temperature": grid.judge.temperature} if grid.judge else None)
+                          "temperature": grid.judge.temperature, "retries": grid.judge.retries}
+                         if grid.judge else None)
         backends = [b for b in (backend, judge) if b is not None]
         usage_before = [dict(b.usage.as_dict()) for b in backends]
 
