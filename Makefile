@@ -4,6 +4,11 @@
 VENV   ?= .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# llama.cpp for the local model, built portable: a native build on this kind of machine
+# enables Intel AMX, which the CPU advertises but the VM does not allow (crash on the
+# first token). --no-cache-dir keeps pip from reusing a native wheel built earlier.
+LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS  := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 .PHONY: install dashboard test test-fast bench browser cached-runs
 
@@ -12,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	# torch first, pinned: the CPU build that lies on this machine's disk
 	$(PYTHON) -m pip install --quiet torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PYTHON) -m pip install --quiet --no-cache-dir llama-cpp-python==$(LLAMA_CPP_VERSION)
 	$(PYTHON) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
