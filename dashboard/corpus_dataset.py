@@ -33,7 +33,12 @@ def conversation_table(corpus: Corpus, embeddings: dict[str, np.ndarray] | None)
 
 
 def dataset_from_corpus(corpus: Corpus, embedder, *, name: str, manifest: dict | None = None) -> Dataset:
-    """A Dataset with conversations table, corpus and turn embeddings (no API key inside)."""
+    """A Dataset with conversations table, corpus and turn embeddings (no API key inside).
+
+    Only the turns of the discussion count (``Corpus.trajectory_view``): the dataset's
+    corpus, embeddings and features leave out ratings, idea lists and consensus picks.
+    """
+    corpus = corpus.trajectory_view()
     embeddings = embed_corpus(corpus, embedder) if embedder is not None else None
     table = conversation_table(corpus, embeddings)
     turn_embeddings = turn_index = None

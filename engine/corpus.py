@@ -13,7 +13,7 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -22,6 +22,9 @@ import pandas as pd
 from engine.errors import InputError
 
 SOURCES = ("llm", "human")
+# Turns recorded by the protocols that are not utterances of the discussion: idea lists of
+# the generation phase, ratings, hand-raising bids and the judge's consensus pick.
+NON_TRAJECTORY_PHASES = frozenset({"generation", "rating", "hand_raise", "consensus"})
 CONVERSATION_COLUMNS = (
     "conversation_id", "source", "task", "model", "protocol", "persona", "team_size",
     "order", "replicate", "status", "error",
@@ -196,6 +199,20 @@ class Corpus:
 
     def filter(self, predicate: Callable[[Conversation], bool]) -> "Corpus":
         return Corpus((c for c in self if predicate(c)), name=self.name, meta=self.meta)
+
+    def trajectory_view(self) -> "Corpus":
+        """The same conversations with only the turns that form a semantic trajectory.
+
+        Paper A computes its trajectories over the turns of the discussion; the engine also
+        records idea lists, ratings, hand-raising bids and consensus picks as turns (phases
+        in ``NON_TRAJECTORY_PHASES``), which this drops. Turns with no phase (imported
+        transcripts) are kept.
+        """
+        def keep(conversation: Conversation) -> Conversation:
+            turns = [t for t in conversation.turns if t.phase not in NON_TRAJECTORY_PHASES]
+            return replace(conversation, turns=turns)
+
+        return Corpus((keep(c) for c in self), name=self.name, meta=self.meta)
 
     # -- tables -----------------------------------------------------------------------
     def conversations_frame(self) -> pd.DataFrame:

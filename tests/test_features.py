@@ -176,3 +176,16 @@ def test_batched_kmeans_finds_sklearns_partition():
 def test_rejects_non_matrix_input():
     with pytest.raises(ValueError, match="n_turns, dim"):
         trajectory_features(np.zeros(5))
+
+
+def test_trajectory_view_keeps_only_discussion_turns():
+    from engine.corpus import Conversation, Corpus, Turn
+
+    turns = [Turn("A1", "ideas: 1. x 2. y", phase="generation"), Turn("A1", "7", phase="rating"),
+             Turn("A2", "let's try x", phase="discussion"), Turn("A3", "6", phase="hand_raise"),
+             Turn("A3", "x, but cheaper", phase="discussion"), Turn("judge", "1", phase="consensus"),
+             Turn("human", "no phase: imported transcript")]
+    corpus = Corpus([Conversation("c1", turns=turns)])
+    kept = corpus.trajectory_view()["c1"].texts
+    assert kept == ["let's try x", "x, but cheaper", "no phase: imported transcript"]
+    assert len(corpus["c1"].turns) == 7  # the original is untouched

@@ -158,13 +158,20 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                         "all-MiniLM-L6-v2; Qwen/Qwen3-Embedding-0.6B is paper A's setting)")
     p.add_argument("--cache", help="embedding cache file (default: $CDL_CACHE_DIR/embeddings.sqlite)")
     p.add_argument("--batch-size", type=int, default=64, help="model batch size (default 64)")
+    p.add_argument("--all-turns", action="store_true",
+                   help="keep every recorded turn; by default ratings, idea lists, hand-raising "
+                        "bids and consensus picks of engine runs are left out of the trajectory")
+
+
+def _trajectory_corpus(corpus: Corpus, args: argparse.Namespace) -> Corpus:
+    return corpus if args.all_turns else corpus.trajectory_view()
 
 
 def run_embed(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if output.suffix.lower() != ".npy":
         raise InputError("embeddings are written as .npy", path=str(output))
-    corpus = load_corpus(args.corpus)
+    corpus = _trajectory_corpus(load_corpus(args.corpus), args)
     texts = [turn.text for c in corpus for turn in c.turns]
     index = pd.DataFrame({
         "conversation_id": [c.conversation_id for c in corpus for _ in c.turns],
@@ -250,7 +257,7 @@ def run_features(args: argparse.Namespace) -> int:
         ids, arrays = load_embeddings(source, Path(args.index) if args.index else None)
         info = pd.DataFrame({"conversation_id": ids})
     else:
-        corpus = load_corpus(source)
+        corpus = _trajectory_corpus(load_corpus(source), args)
         embedder = _embedder(args)
         texts = [t.text for c in corpus for t in c.turns]
         vectors, hits = embed_texts(embedder, texts, progress=progress)
