@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 import pandas as pd
 
 from engine.errors import InputError
+from engine.jsonl import iter_json_objects
 
 SOURCES = ("llm", "human")
 # Turns recorded by the protocols that are not utterances of the discussion: idea lists of
@@ -257,14 +258,8 @@ class Corpus:
         path = Path(path)
         name, meta, conversations = path.stem, {}, []
         seen: set[str] = set()
-        for row, line in enumerate(_read_lines(path), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"not valid JSON ({error.msg})", path=str(path), row=row) from None
-            if isinstance(record, dict) and "__corpus__" in record:
+        for row, record in iter_json_objects(path):
+            if "__corpus__" in record:
                 header = record["__corpus__"] or {}
                 name, meta = header.get("name", name), header.get("meta", {})
                 continue
@@ -352,20 +347,6 @@ def _parquet_schema():
         ("replicate", pa.int64()), ("final_idea", pa.string()), ("outcomes", pa.string()),
         ("meta", pa.string()), ("status", pa.string()), ("error", pa.string()),
     ])
-
-
-def _read_lines(path: Path) -> list[str]:
-    """Read a UTF-8 text file; a bad byte becomes an InputError naming its line."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
-    try:
-        return data.decode("utf-8-sig").splitlines()
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})",
-                         path=str(path), row=line) from None
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

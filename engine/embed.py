@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from engine.sqlite_store import open_store
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _BUNDLED_ALIASES = {"default", "all-MiniLM-L6-v2", DEFAULT_MODEL, "minilm"}
@@ -46,13 +47,10 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key BLOB NOT NULL,"
-                         " dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, key))")
-        self._db.commit()
+        self._db = open_store(self.path, "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL,"
+                              " key BLOB NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,"
+                              " PRIMARY KEY (model, key))")
 
     def get_many(self, model: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """Cached vectors of ``keys`` (missing keys are absent), via one join on a temp table."""

@@ -9,12 +9,12 @@ both novel and useful)." User tasks come from ``--task-text`` or a JSONL file of
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import InputError
+from engine.jsonl import iter_json_objects
 
 CLOSING = ("You are collaborating with other team members to come up with one creative idea to "
            "{goal}. The idea will be evaluated on its creativity (i.e., it should be both novel "
@@ -83,22 +83,8 @@ def task_from_text(text: str, id: str = "custom") -> Task:
 def load_tasks_file(path: str | Path) -> list[Task]:
     """Tasks from a JSONL file: one ``{"id": ..., "prompt": ...}`` object per line."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=str(path)) from None
     tasks, seen = [], set()
-    for row, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(f"not valid JSON ({error.msg})", path=str(path), row=row) from None
-        if not isinstance(record, dict):
-            raise InputError("expected an object with 'id' and 'prompt'", path=str(path), row=row)
+    for row, record in iter_json_objects(path):
         for name in ("id", "prompt"):
             if not isinstance(record.get(name), str) or not record[name].strip():
                 raise InputError("missing or empty", path=str(path), row=row, field=name)

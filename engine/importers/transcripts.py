@@ -29,7 +29,6 @@ from __future__ import annotations
 import csv
 import functools
 import io
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -38,6 +37,8 @@ from typing import Any, Mapping
 
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
+from engine.jsonl import iter_json_objects
+from engine.jsonl import read_text as read_file_text
 
 REQUIRED_COLUMNS = ("conversation_id", "turn", "speaker", "text")
 CONVERSATION_TEXT_COLUMNS = ("source", "task", "model", "protocol", "persona", "order",
@@ -96,22 +97,7 @@ def read_text(path: str | Path) -> str:
     A bad byte is reported with the physical line it is on, as ``row`` (for a CSV the
     caller converts this to a data row).
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("no such file", path=str(path))
-    if path.is_dir():
-        raise InputError("is a folder, expected a file", path=str(path))
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text: byte 0x{data[error.start]:02x} at offset "
-                         f"{error.start} (line {line} of the file)", path=str(path),
-                         row=line) from None
+    text = read_file_text(path)
     if not text.strip():
         raise InputError("is empty", path=str(path))
     return text
@@ -187,23 +173,8 @@ def _check_header(header: list[str], path: Path) -> None:
 
 def read_jsonl_records(path: str | Path) -> list[Record]:
     """One JSON object per line; row N is line N; blank lines skipped."""
-    path = Path(path)
-    text = read_text(path)
-    records = []
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(f"not valid JSON ({error.msg} at column {error.colno})",
-                             path=str(path), row=line_number) from None
-        except RecursionError:
-            raise InputError("JSON nested too deeply", path=str(path), row=line_number) from None
-        if not isinstance(value, dict):
-            raise InputError(f"expected a JSON object, got {type(value).__name__}",
-                             path=str(path), row=line_number)
-        records.append(Record(value, line_number))
+    records = [Record(value, line_number)
+               for line_number, value in iter_json_objects(path, read_text(path))]
     if not records:
         raise InputError("has no JSON lines", path=str(path))
     return records

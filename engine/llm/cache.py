@@ -12,13 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from engine.llm.base import Backend, BackendError, ChatResult, Message, check_messages, prompt_hash
+from engine.sqlite_store import open_store
 
 
 class CacheMiss(BackendError):
@@ -43,14 +43,10 @@ class ResponseCache:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, backend TEXT,"
-                         " prompt_hash TEXT, text TEXT NOT NULL, prompt_tokens INTEGER,"
-                         " completion_tokens INTEGER, latency_s REAL, created REAL)")
-        self._db.commit()
+        self._db = open_store(self.path, "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY,"
+                              " backend TEXT, prompt_hash TEXT, text TEXT NOT NULL, prompt_tokens"
+                              " INTEGER, completion_tokens INTEGER, latency_s REAL, created REAL)")
 
     def get(self, key: str) -> ChatResult | None:
         with self._lock:

@@ -127,7 +127,7 @@ class OpenAIBackend(Backend):
             detail = scrub(_short(error.message))
             if status == 400 and "temperature" in detail.lower() and not self._omit_temperature:
                 self._omit_temperature = True  # a model that rejects temperature: ask again without
-                raise RetryableError(f"HTTP 400 (temperature unsupported), retrying without it",
+                raise RetryableError("HTTP 400 (temperature unsupported), retrying without it",
                                      retry_after=0.0) from None
             if status in (408, 409, 429) or status >= 500:
                 raise RetryableError(f"HTTP {status}: {detail}",

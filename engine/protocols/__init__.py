@@ -9,7 +9,7 @@ the error (never a key). ``expected_calls`` gives the number of chat calls a ses
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
