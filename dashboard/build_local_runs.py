@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.corpus_dataset import dataset_from_corpus
+from engine.datasets import dataset_from_corpus
 from engine.corpus import Corpus
 from engine.embed import DEFAULT_MODEL, Embedder
 from engine.judge import attach_ratings, scale_within_task

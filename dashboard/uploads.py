@@ -120,7 +120,7 @@ def _from_table(table: pd.DataFrame, name: str, manifest: dict, path: Path) -> D
 
 
 def _from_corpus(corpus: Corpus, name: str, manifest: dict, embedder_factory) -> Dataset:
-    from dashboard.corpus_dataset import dataset_from_corpus
+    from engine.datasets import dataset_from_corpus
 
     if len(corpus) == 0:
         raise InputError("holds no conversation")

@@ -10,7 +10,9 @@ A dataset is a folder with
 * optionally ``corpus.parquet`` (the full Corpus with turns, see ``engine.corpus``) and
   ``turn_embeddings.npy`` with ``turn_index.parquet`` (``conversation_id, turn``) naming
   its rows, so projections need no model call.
-Every file is written to a temporary name and renamed into place.
+Every file is written to a temporary name and renamed into place. ``dataset_from_corpus``
+builds one from a Corpus (pilot runs, uploads, the cached local runs): turns embedded through
+the cache, the nine features computed on the discussion turns.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import numpy as np
 import pandas as pd
 
 from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
+from engine.embed import embed_corpus
 from engine.errors import InputError
+from engine.features import FEATURE_NAMES, features_for_corpus
 
 MANIFEST = "manifest.json"
 CONVERSATIONS = "conversations.parquet"
@@ -91,6 +95,50 @@ class Dataset:
         return cls(name=manifest.get("name", folder.name), conversations=conversations,
                    manifest=manifest, corpus=corpus, turn_embeddings=embeddings,
                    turn_index=index, path=folder)
+
+
+# -- building a dataset from a corpus ---------------------------------------------------------
+def conversation_table(corpus: Corpus, embeddings: dict[str, np.ndarray] | None) -> pd.DataFrame:
+    """One row per conversation: design factors (``protocol`` named ``discussion`` as in the
+    dataset format), ``n_turns``, outcomes, and the nine features when embeddings are given."""
+    table = corpus.conversations_frame()
+    if "protocol" in table.columns and "discussion" not in table.columns:
+        table = table.rename(columns={"protocol": "discussion"})
+    if embeddings is not None and len(table):
+        arrays = [embeddings[cid] for cid in table["conversation_id"]]
+        dim = next((a.shape[1] for a in arrays if a.ndim == 2 and a.shape[0]), 1)
+        arrays = [a if a.ndim == 2 and a.shape[0] else np.zeros((0, dim)) for a in arrays]
+        features = features_for_corpus(arrays)
+        for name in FEATURE_NAMES:
+            table[name] = features[name].to_numpy()
+    return table
+
+
+def dataset_from_corpus(corpus: Corpus, embedder, *, name: str, manifest: dict | None = None) -> Dataset:
+    """A Dataset with conversations table, corpus and turn embeddings (no API key inside).
+
+    Only the turns of the discussion count (``Corpus.trajectory_view``): the dataset's
+    corpus, embeddings and features leave out ratings, idea lists and consensus picks.
+    """
+    corpus = corpus.trajectory_view()
+    embeddings = embed_corpus(corpus, embedder) if embedder is not None else None
+    table = conversation_table(corpus, embeddings)
+    turn_embeddings = turn_index = None
+    if embeddings:
+        rows, blocks = [], []
+        for conversation in corpus:
+            vectors = embeddings[conversation.conversation_id]
+            if len(vectors):
+                blocks.append(np.asarray(vectors, dtype=np.float32))
+                rows += [(conversation.conversation_id, t) for t in range(len(vectors))]
+        if blocks:
+            turn_embeddings = np.vstack(blocks)
+            turn_index = pd.DataFrame(rows, columns=["conversation_id", "turn"])
+    info = dict(manifest or {})
+    if embedder is not None:
+        info.setdefault("embedding_model", getattr(embedder, "model_name", str(embedder)))
+    return Dataset(name=name, conversations=table, manifest=info, corpus=corpus,
+                   turn_embeddings=turn_embeddings, turn_index=turn_index)
 
 
 def list_datasets(root: str | Path) -> list[Path]:

@@ -53,7 +53,7 @@ def make_corpus(seed: int = 7) -> Corpus:
 @pytest.fixture(scope="module")
 def rich(tmp_path_factory):
     """(cached_runs root, Dataset) with the rich dataset saved as the only dataset."""
-    from dashboard.corpus_dataset import dataset_from_corpus
+    from engine.datasets import dataset_from_corpus
     from engine.embed import Embedder
 
     base = tmp_path_factory.mktemp("rich")

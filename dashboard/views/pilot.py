@@ -151,7 +151,7 @@ if job is not None:
 if job is not None and not job.running and job.corpus is not None and len(job.corpus):
     dataset = st.session_state.get(DATASET_KEY)
     if dataset is None:
-        from dashboard.corpus_dataset import dataset_from_corpus
+        from engine.datasets import dataset_from_corpus
 
         settings = dict(job.settings)
         manifest = {"description": f"pilot: {settings['method']} on {settings['task']}, "
