@@ -62,6 +62,10 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
                      judge: Backend | None = None, judge_options: dict | None = None,
                      embedder: Embedder | None = None) -> None:
     gate = asyncio.Semaphore(concurrency)
+    if embedder is None and any(spec.config.method == "creative_mad" for spec in specs):
+        from engine.embed import Embedder as SentenceEmbedder
+
+        embedder = SentenceEmbedder().encode  # one model for every session (loaded on first use)
 
     async def one(spec: SessionSpec) -> None:
         async with gate:
