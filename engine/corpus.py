@@ -287,16 +287,9 @@ class Corpus:
         table = pa.Table.from_pylist(records, schema=_parquet_schema())
         table = table.replace_schema_metadata(
             {b"corpus": json.dumps({"name": self.name, "meta": self.meta}).encode()})
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as tmp:
-            temp_path = Path(tmp.name)
-        try:
-            pq.write_table(table, temp_path, compression="zstd")
-            os.replace(temp_path, path)
-        finally:
-            temp_path.unlink(missing_ok=True)
-        return path
+        buffer = pa.BufferOutputStream()
+        pq.write_table(table, buffer, compression="zstd")
+        return atomic_write_bytes(path, buffer.getvalue().to_pybytes())
 
     @classmethod
     def from_parquet(cls, path: str | Path) -> "Corpus":
@@ -349,6 +342,12 @@ def _parquet_schema():
     ])
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write text to a temp file in the same folder, fsync, then rename over ``path``."""
     return atomic_write_bytes(path, text.encode("utf-8"))
@@ -359,6 +358,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.chmod(temp_name, 0o666 & ~_current_umask())  # as a plain open() would create it
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -107,7 +107,7 @@ def _features_same_length(x: np.ndarray, labels: np.ndarray | None) -> dict[str,
         norms = np.linalg.norm(x, axis=2)
         unit = x / norms[..., None]
         similarity = unit @ unit.transpose(0, 2, 1)  # cosine similarity, (batch, n, n)
-        centroid = x.mean(axis=1)
+        centroid = x.mean(axis=1) if n else np.full((batch, x.shape[2]), np.nan)
 
         if n >= 2:
             step_similarity = np.diagonal(similarity, offset=1, axis1=1, axis2=2)

@@ -89,8 +89,11 @@ def test_failing_parquet_write_leaves_old_file_intact(tmp_path, monkeypatch):
     before = path.read_bytes()
 
     def half_write(table, where, **kwargs):
-        with open(where, "wb") as handle:
-            handle.write(b"PAR1 half a file")
+        if hasattr(where, "write"):  # an output stream
+            where.write(b"PAR1 half a file")
+        else:
+            with open(where, "wb") as handle:
+                handle.write(b"PAR1 half a file")
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", half_write)
