@@ -45,7 +45,10 @@ def turn_points(dataset: Dataset, method: str) -> pd.DataFrame:
 
 def contrasting_pair(frame: pd.DataFrame) -> tuple[str, str]:
     """Two conversations to compare: highest vs lowest creativity when rated, else lowest vs
-    highest global coherence (broad vs narrow exploration, as Figure 4)."""
+    highest global coherence (broad vs narrow exploration, as Figure 4). Conversations with a
+    path to draw (at least 4 turns) are preferred when there are two of them."""
+    if "n_turns" in frame.columns and (frame["n_turns"] >= 4).sum() >= 2:
+        frame = frame[frame["n_turns"] >= 4]
     for column, ascending in (("creativity", False), ("global_coherence", True)):
         if column in frame.columns and frame[column].notna().sum() >= 2:
             ordered = frame.dropna(subset=[column]).sort_values(column, ascending=ascending)

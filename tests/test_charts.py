@@ -103,3 +103,15 @@ def test_effect_size_forest_sorted_by_d():
     fig = charts.effect_size_forest(table)
     assert list(fig.data[0].x) == [-0.1, 0.5]
     assert list(fig.data[0].error_x.array) == pytest.approx([0.2, 0.1])
+
+
+def test_contrasting_pair_prefers_conversations_with_a_path():
+    import pandas as pd
+
+    from dashboard.trajectories import contrasting_pair
+
+    frame = pd.DataFrame({"conversation_id": ["one_turn", "long_low", "long_high", "short_high"],
+                          "n_turns": [1, 9, 8, 2], "creativity": [0.9, 0.1, 0.5, 0.95]})
+    # one-turn and two-turn sessions have no path to draw: the best and worst of the rest
+    assert contrasting_pair(frame) == ("long_high", "long_low")
+    assert contrasting_pair(frame.iloc[[0, 3]]) == ("short_high", "one_turn")
