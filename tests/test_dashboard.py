@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +31,6 @@ pytestmark = pytest.mark.skipif(not (RELEASE / "manifest.json").exists(),
 @pytest.fixture(scope="module")
 def release() -> pd.DataFrame:
     return pd.read_parquet(RELEASE / "conversations.parquet")
-
-
-@pytest.fixture
-def runs_root(tmp_path, monkeypatch):
-    """A cached_runs folder holding only the paper release (so the default choice is fixed)."""
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / "paper_release").symlink_to(RELEASE, target_is_directory=True)
-    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
-    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
-    return root
 
 
 def open_page(page: str, sidebar=None, widgets=None) -> AppTest:

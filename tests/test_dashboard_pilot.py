@@ -7,10 +7,8 @@ The backend is engine.llm.ScriptedBackend, a test double, patched in for
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -31,16 +29,6 @@ def varied_reply(counter):
         words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(6)]
         return f"Idea {i}: build a {' '.join(words)} programme for the city, version {i}."
     return reply
-
-
-@pytest.fixture
-def runs_root(tmp_path, monkeypatch):
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / "paper_release").symlink_to(RELEASE, target_is_directory=True)
-    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
-    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
-    return root
 
 
 def patch_backend(monkeypatch, backend):
