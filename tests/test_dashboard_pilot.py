@@ -18,7 +18,7 @@ from engine.llm import BackendError, ScriptedBackend
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
 RELEASE = REPO / "cached_runs" / "paper_release"
-SECRET = "sk-test-NEVER-SHOWN-0123456789"
+SECRET = "sk-test-NEVER-SHOWN"  # fake; shaped like a key (scrubbed by shape too)
 WORDS = ("refill", "deposit", "tokens", "bacteria", "enzyme", "festival", "school", "market",
          "drone", "river", "seaweed", "packaging", "app", "game", "tax", "robot", "garden")
 

@@ -11,7 +11,7 @@ from engine.llm import BackendError, RetryPolicy, make_backend
 from engine.llm.openai_backend import OpenAIBackend, is_reasoning_model
 
 MSG = [{"role": "user", "content": "Propose one idea."}]
-KEY = "sk-test-DO-NOT-LEAK-0123456789"
+KEY = "sk-test-DO-NOT-LEAK"  # fake
 
 
 def fast_backend(server, model="gpt-4.1", **kw):

@@ -384,7 +384,7 @@ def test_debate_round_calls_are_issued_concurrently():
 
 def test_failure_mid_session_keeps_received_turns():
     backend = ScriptedBackend(["first idea text", "Modify: second version of it - Reason: r",
-                               BackendError("HTTP 401 invalid key sk-abcdefghijklmnopqrst")])
+                               BackendError("HTTP 401 invalid key sk-abcdefghijklmnop")])
     c = run(backend, "instructed", agents=3, turn_limit=5, initial_generation=False)
     assert c.status == "failed" and len(c.turns) == 2
     assert "401" in c.error and "sk-abcdefghij" not in c.error

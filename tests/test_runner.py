@@ -20,7 +20,7 @@ from engine.llm import BackendError, ScriptedBackend
 from engine.runner import run_grid, run_pilot
 
 ROOT = Path(__file__).resolve().parents[1]
-KEY = "sk-runner-SECRET-abcdefghijklmnop"
+KEY = "sk-runner-SECRET-ab"  # fake
 
 
 def echo_backend(**kw):
