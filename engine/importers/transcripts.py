@@ -243,6 +243,22 @@ def as_text(value: Any, *, path: Path, row: int | None, field: str) -> str:
                      row=row, field=field)
 
 
+def _take_typed(values: dict[str, Any], names, convert, path, row: int) -> dict[str, Any]:
+    """Pop ``names`` from ``values`` and convert the non-blank ones with ``convert``
+    (``as_text``/``as_int``/``as_float``, which name file, row and field on failure);
+    a float NaN counts as missing."""
+    out: dict[str, Any] = {}
+    for name in names:
+        value = values.pop(name, None)
+        if is_blank(value):
+            continue
+        converted = convert(value, path=path, row=row, field=name)
+        if isinstance(converted, float) and math.isnan(converted):
+            continue
+        out[name] = converted
+    return out
+
+
 # -- transcripts -----------------------------------------------------------------------
 @rows_explained
 def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None, *,
@@ -362,25 +378,16 @@ class _ConversationBuilder:
         self.turns[number] = (row, turn)
 
     def _conversation_values(self, values: dict[str, Any], row: int) -> dict[str, Any]:
-        path, out = self.path, {}
-        for name in CONVERSATION_TEXT_COLUMNS:
-            value = values.pop(name, None)
-            if not is_blank(value):
-                out[name] = as_text(value, path=path, row=row, field=name).strip()
+        path = self.path
+        out = {name: text.strip() for name, text in
+               _take_typed(values, CONVERSATION_TEXT_COLUMNS, as_text, path, row).items()}
         if "source" in out:
             out["source"] = out["source"].lower()
             if out["source"] not in SOURCES:
                 raise InputError(f"must be one of {SOURCES}, got {out['source']!r}",
                                  path=str(path), row=row, field="source")
-        for name in CONVERSATION_INT_COLUMNS:
-            value = values.pop(name, None)
-            if not is_blank(value):
-                out[name] = as_int(value, path=path, row=row, field=name)
-        for name in OUTCOME_COLUMNS:
-            value = values.pop(name, None)
-            number = None if is_blank(value) else as_float(value, path=path, row=row, field=name)
-            if number is not None and not math.isnan(number):  # "nan" is a missing rating
-                out[name] = number
+        out.update(_take_typed(values, CONVERSATION_INT_COLUMNS, as_int, path, row))
+        out.update(_take_typed(values, OUTCOME_COLUMNS, as_float, path, row))  # "nan": missing rating
         return out
 
     def _agree(self, name: str, value: Any, row: int) -> None:
@@ -396,19 +403,9 @@ class _ConversationBuilder:
         if not speaker:
             raise InputError("empty", path=str(path), row=row, field="speaker")
         fields: dict[str, Any] = {}
-        for name in TURN_TEXT_COLUMNS:
-            value = values.pop(name, None)
-            if not is_blank(value):
-                fields[name] = as_text(value, path=path, row=row, field=name)
-        for name in TURN_INT_COLUMNS:
-            value = values.pop(name, None)
-            if not is_blank(value):
-                fields[name] = as_int(value, path=path, row=row, field=name)
-        for name in TURN_FLOAT_COLUMNS:
-            value = values.pop(name, None)
-            number = None if is_blank(value) else as_float(value, path=path, row=row, field=name)
-            if number is not None and not math.isnan(number):
-                fields[name] = number
+        for names, convert in ((TURN_TEXT_COLUMNS, as_text), (TURN_INT_COLUMNS, as_int),
+                               (TURN_FLOAT_COLUMNS, as_float)):
+            fields.update(_take_typed(values, names, convert, path, row))
         meta = {name: value for name, value in values.items() if not is_blank(value)}
         return Turn(speaker=speaker, text=text, meta=meta, **fields)
 
