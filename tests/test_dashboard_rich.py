@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import statsmodels.api as sm
 from streamlit.testing.v1 import AppTest

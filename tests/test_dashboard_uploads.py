@@ -4,7 +4,6 @@ become datasets whose numbers match a direct computation."""
 from __future__ import annotations
 
 import io
-import json
 import pickle
 
 import numpy as np

@@ -81,8 +81,6 @@ def test_key_from_environment_variable(monkeypatch):
 def test_azure_uses_deployment_path_and_api_version():
     seen = {}
     with LoopbackServer() as server:
-        import http.server
-
         handler = server.server.RequestHandlerClass
         original = handler.do_POST
 

@@ -1,6 +1,5 @@
 """Ratings: min-max within task, creativity product/additive, ICC(3,k)."""
 
-import numpy as np
 import pandas as pd
 import pytest
 
