@@ -267,8 +267,9 @@ def run_features(args: argparse.Namespace) -> int:
         print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
               file=sys.stderr)
     features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
-    table = pd.concat([info.reset_index(drop=True),
-                       pd.DataFrame({"n_turns": [len(a) for a in arrays]}), features], axis=1)
+    lengths = arrays.lengths if isinstance(arrays, TurnBlocks) else [len(a) for a in arrays]
+    table = pd.concat([info.reset_index(drop=True), pd.DataFrame({"n_turns": lengths}), features],
+                      axis=1)
     table = table[[*info.columns, "n_turns", *FEATURE_NAMES]]
     emit_table(table, args.output, args.format)
     return 0
@@ -279,11 +280,39 @@ def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
     return [vectors[bounds[i]:bounds[i + 1]] for i in range(len(lengths))]
 
 
-def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], list[np.ndarray]]:
-    """(conversation ids, per-conversation arrays in turn order) from ``embed``'s output."""
+class TurnBlocks:
+    """Per-conversation blocks of a (turns, dim) array, read only when asked for.
+
+    ``rows[i]`` are conversation i's rows in turn order; a run of consecutive rows (how
+    ``embed`` writes them) is a slice, so on a memory-mapped array nothing is read or
+    copied until the features reach that conversation.
+    """
+
+    def __init__(self, vectors: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                 order: np.ndarray | None):
+        self.vectors, self.starts, self.lengths, self.order = vectors, starts, lengths, order
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        start, stop = int(self.starts[i]), int(self.starts[i] + self.lengths[i])
+        if self.order is None:
+            return self.vectors[start:stop]
+        return self.vectors[self.order[start:stop]]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], TurnBlocks]:
+    """(conversation ids, per-conversation arrays in turn order) from ``embed``'s output.
+
+    The ``.npy`` is memory-mapped: a corpus larger than memory streams through ``features``.
+    """
     index_path = index_path or default_index_path(path)
     try:
-        vectors = np.load(path, allow_pickle=False)
+        vectors = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as error:
         raise InputError(f"not a readable .npy array ({error})", path=str(path)) from None
     if vectors.ndim != 2:
@@ -300,17 +329,17 @@ def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], lis
     if len(index) != len(vectors):
         raise InputError(f"{len(index)} index rows but {len(vectors)} embedding rows",
                          path=str(index_path))
-    index = index.assign(row=np.arange(len(index)))
     duplicated = index.duplicated(["conversation_id", "turn"])
     if duplicated.any():
         row = int(np.flatnonzero(duplicated.to_numpy())[0]) + 1
         raise InputError("duplicate (conversation_id, turn)", path=str(index_path), row=row,
                          field="turn")
-    ids, arrays = [], []
-    for conversation_id, group in index.groupby("conversation_id", sort=False):
-        ids.append(str(conversation_id))
-        arrays.append(vectors[group.sort_values("turn")["row"].to_numpy()])
-    return ids, arrays
+    codes, ids = pd.factorize(index["conversation_id"], sort=False)  # ids in order of appearance
+    order = np.lexsort((index["turn"].to_numpy(), codes))
+    lengths = np.bincount(codes, minlength=len(ids))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    in_place = bool(np.array_equal(order, np.arange(len(order))))
+    return [str(i) for i in ids], TurnBlocks(vectors, starts, lengths, None if in_place else order)
 
 
 # -- diversity -----------------------------------------------------------------------------
