@@ -17,7 +17,7 @@ from engine.errors import InputError
 SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "agents", "rounds",
                       "replicates", "model", "base_url", "azure_api_version",
                       "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
-                      "turn_limit", "min_rounds", "pool", "generation", "no_initial_generation",
+                      "turn_limit", "min_rounds", "pool", "generation", "initial_generation",
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
                       "judge_model", "judge_base_url")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -58,8 +58,10 @@ def register(subparsers) -> None:
     options.add_argument("--min-rounds", type=int, help="instructed: turns before agreeing is allowed")
     options.add_argument("--pool", type=int, help="instructed: replacement pool size (ranks 2..pool+1)")
     options.add_argument("--generation", choices=("interactive", "nominal"))
-    options.add_argument("--no-initial-generation", action="store_true",
-                         help="skip the initial generation-and-selection phase")
+    options.add_argument("--initial-generation", action=argparse.BooleanOptionalAction, default=None,
+                         help="add (or, with --no-, skip) the initial generation-and-selection "
+                              "phase; default: off for open (as in paper A's Table 6), on for "
+                              "instructed and iterative, always on for none and progressive")
     options.add_argument("--ideas-per-agent", type=int)
     options.add_argument("--idea-words", help="target idea length, e.g. 80-100")
     options.add_argument("--convergence", type=int, help="iterative: same selection this many times")
@@ -96,8 +98,8 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         value = getattr(args, name)
         if value is not None:
             condition[name] = value
-    if args.no_initial_generation:
-        condition["initial_generation"] = False
+    if args.initial_generation is not None:
+        condition["initial_generation"] = args.initial_generation
     grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
@@ -132,7 +134,8 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.grid:
         given = [name for name in SINGLE_RUN_OPTIONS
-                 if getattr(args, name) not in (None, False, [], "OPENAI_API_KEY", 0, 1, "custom")]
+                 if getattr(args, name) not in (None, False, [], "OPENAI_API_KEY", 0, 1, "custom")
+                 or (name == "initial_generation" and args.initial_generation is False)]
         if given:
             raise InputError(f"--{given[0].replace('_', '-')} cannot be combined with --grid "
                              f"(put it in the grid file)", field=given[0])

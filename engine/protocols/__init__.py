@@ -2,7 +2,8 @@
 
 ``run_session`` runs one session of any method and returns a Conversation; a backend that
 fails mid-session gives a Conversation with status "failed", the turns received so far and
-the error (never a key). ``expected_calls`` gives the number of chat calls a session makes
+the error (never a key); its meta holds the session's prompt, completion and total tokens
+(every call, failed sessions included). ``expected_calls`` gives the number of chat calls a session makes
 (exact for paper B, an upper bound for paper A's stopping rules).
 """
 
@@ -54,6 +55,7 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
     conversation.turns = list(session.turns)
     conversation.meta.update(session.meta)
     conversation.meta["calls"] = session._calls
+    conversation.meta.update(session.token_meta())  # prompt / completion / total tokens (Table 29)
     return conversation
 
 
