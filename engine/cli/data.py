@@ -52,13 +52,15 @@ def _register_import(subparsers) -> None:
                     "row per turn) or a ConvoKit folder becomes a corpus (.jsonl/.parquet).")
     p.add_argument("source", help="file or ConvoKit folder to import")
     p.add_argument("output", help="where to write: .jsonl/.parquet corpus or .csv/.json/.parquet table")
-    p.add_argument("--kind", choices=("auto", "paper-release", "transcripts", "convokit"),
+    p.add_argument("--kind", choices=("auto", "paper-release", "ideas", "transcripts", "convokit"),
                    default="auto", help="what SOURCE is (default: guessed from its contents)")
     p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS",
                    help="rename a transcript column, e.g. --map dialog_id=conversation_id")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="default for a column the file lacks, e.g. --set source=human")
     p.add_argument("--ratings", help="ideas_with_ratings_clean.csv to join onto the paper release")
+    p.add_argument("--metrics", help="with an ideas file: the metrics CSV whose nine features are "
+                                     "filled in for the ideas that have a conversation there")
     p.add_argument("--drop-empty", action="store_true", help="skip turns with empty text")
     p.add_argument("--format", choices=(*TABLE_FORMATS, "jsonl"),
                    help="output format (default: from the output extension)")
@@ -90,6 +92,10 @@ def run_import(args: argparse.Namespace) -> int:
               f"-> {args.output}")
         print(f"licence: {LICENCE_NOTE}")
         return 0
+    if kind == "ideas":
+        return _import_ideas(source, args)
+    if args.metrics:
+        raise InputError("--metrics goes with an ideas file (ideas_with_ratings_clean.csv)", field="--metrics")
     if args.ratings:
         raise InputError("--ratings joins onto the paper release only", field="--ratings")
     if kind == "convokit":
@@ -108,16 +114,52 @@ def run_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_ideas(source: Path, args: argparse.Namespace) -> int:
+    """The authors' idea-level file: every idea, features joined from ``--metrics`` if given."""
+    from engine.importers.paper_release import LICENCE_NOTE, read_metrics
+    from engine.importers.ratings import ideas_with_metrics, read_ideas
+
+    if args.ratings:
+        raise InputError("an ideas file already holds the ratings; --ratings is for the metrics file",
+                         field="--ratings")
+    if Path(args.output).suffix.lower() == ".jsonl" and not args.format:
+        raise InputError("an ideas file has one row per idea and no turns: write a table "
+                         "(.csv, .json or .parquet)", path=args.output)
+    table = read_ideas(source)
+    counts = table.attrs["ideas"]
+    if args.metrics:
+        table = ideas_with_metrics(table, read_metrics(args.metrics))
+        joined = table.attrs["ideas_with_metrics"]
+        print(f"features joined from {args.metrics}: {joined['with_metrics']} ideas with a conversation, "
+              f"{joined['without_metrics']} without ({', '.join(f'{k}: {v}' for k, v in joined['without_metrics_by'].items()) or 'none'}), "
+              f"{joined['metrics_without_idea']} conversations without an idea")
+    write_table(table, args.output, table_format(args.output, args.format))
+    kinds = ", ".join(f"{k}: {v}" for k, v in counts["by_source_and_type"].items())
+    print(f"imported {len(table)} ideas ({kinds}) -> {args.output}")
+    if counts["data_type_inferred"]:
+        print(f"note: data_type was blank on {counts['data_type_inferred']} row(s) and was inferred")
+    print(f"licence: {LICENCE_NOTE}")
+    return 0
+
+
 def guess_kind(source: Path) -> str:
-    """``convokit`` for a folder, ``paper-release`` for a metrics CSV, else ``transcripts``."""
+    """``convokit`` for a folder; for a CSV, what its columns say (``engine.importers.kinds``):
+    ``paper-release`` (metrics) or ``ideas``; else ``transcripts``."""
     if source.is_dir():
         return "convokit"
     if source.suffix.lower() == ".csv" and source.exists():
+        import csv
+
+        from engine.importers.kinds import table_kind
+
         with open(source, "rb") as handle:
             first_line = handle.readline(100_000).decode("utf-8-sig", errors="replace")
-        header = {cell.strip() for cell in first_line.split(",")}
-        if {"file_id", "question_id", "global_coherence"} <= header:
+        header = next(csv.reader([first_line]), [])
+        kind = table_kind(header, path=str(source))
+        if kind == "metrics":
             return "paper-release"
+        if kind == "ideas":
+            return "ideas"
     return "transcripts"
 
 
