@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
+from engine.embed import read_embeddings, write_embeddings
 from engine.errors import InputError
 
 TABLE_FORMATS = ("csv", "json", "parquet")
@@ -224,10 +225,7 @@ def run_embed(args: argparse.Namespace) -> int:
     vectors, hits = embed_texts(embedder, texts, progress=not args.no_progress)
     elapsed = time.perf_counter() - started
     index_path = Path(args.index) if args.index else default_index_path(output)
-    buffer = io.BytesIO()
-    np.save(buffer, vectors.astype(np.float32))
-    atomic_write_bytes(output, buffer.getvalue())
-    write_table(index, index_path, "parquet")
+    write_embeddings(vectors, index, output, index_path)
     unique = len(set(texts))
     print(f"embedded {len(texts)} turns ({unique} distinct texts) with {embedder.model_name} in "
           f"{elapsed:.2f} s: model calls {embedder.model_calls}, cache hits {hits}, "
@@ -247,7 +245,8 @@ def _embedder(args: argparse.Namespace):
 
     if args.batch_size < 1:
         raise InputError("must be at least 1", field="--batch-size")
-    return Embedder(args.model, cache=args.cache, batch_size=args.batch_size)
+    return Embedder(args.model, cache=args.cache, batch_size=args.batch_size,
+                    progress=not getattr(args, "no_progress", False))
 
 
 def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
@@ -324,24 +323,14 @@ def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
 def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], list[np.ndarray]]:
     """(conversation ids, per-conversation arrays in turn order) from ``embed``'s output."""
     index_path = index_path or default_index_path(path)
-    try:
-        vectors = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise InputError(f"not a readable .npy array ({error})", path=str(path)) from None
-    if vectors.ndim != 2:
-        raise InputError(f"expected a (turns, dim) array, got shape {vectors.shape}", path=str(path))
-    if not index_path.exists():
-        raise InputError("index not found; pass --index (written by `embed`)", path=str(index_path))
-    try:
-        index = pd.read_parquet(index_path)
-    except Exception as error:  # pyarrow raises several types for a bad file
-        raise InputError(f"not a readable Parquet file ({error})", path=str(index_path)) from None
+    vectors, index, verified = read_embeddings(path, index_path)
+    if not verified:
+        print(f"warning: {index_path} records no hash of its embeddings (written by an older "
+              f"version): that it belongs to {path.name} is not verified; run `embed` again "
+              f"to check it", file=sys.stderr)
     for column in ("conversation_id", "turn"):
         if column not in index.columns:
             raise InputError("missing column", path=str(index_path), field=column)
-    if len(index) != len(vectors):
-        raise InputError(f"{len(index)} index rows but {len(vectors)} embedding rows",
-                         path=str(index_path))
     index = index.assign(row=np.arange(len(index)))
     duplicated = index.duplicated(["conversation_id", "turn"])
     if duplicated.any():
