@@ -27,7 +27,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -47,6 +47,12 @@ class JudgeSpec(BaseModel):
     temperature: float = 0.0
     rubric: bool = True
     retries: int = Field(2, ge=0, le=10)
+    # paper A's consensual assessment: the ideas of a task rated together (engine.judge.rate_together);
+    # "alone" rates each final idea on its own, as it finishes
+    mode: Literal["together", "alone"] = "together"
+    batch_size: int = Field(10, ge=2, le=100)
+    samples: int = Field(1, ge=1, le=20)
+    models: list[str] = Field(default_factory=list)  # more judge models on the same server
 
 
 class ConditionSpec(BaseModel):
