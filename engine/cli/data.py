@@ -24,11 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
-from engine.embed import read_embeddings, write_embeddings
 from engine.errors import InputError
 
 TABLE_FORMATS = ("csv", "json", "parquet")
@@ -211,6 +206,10 @@ def _trajectory_corpus(corpus: Corpus, args: argparse.Namespace) -> Corpus:
 
 
 def run_embed(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from engine.embed import write_embeddings
+
     output = Path(args.output)
     if output.suffix.lower() != ".npy":
         raise InputError("embeddings are written as .npy", path=str(output))
@@ -252,6 +251,8 @@ def _embedder(args: argparse.Namespace):
 def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
     """Embeddings of ``texts`` in chunks with a progress bar, and how many distinct texts
     were already in the cache."""
+    import numpy as np
+
     from engine.embed import text_key
 
     if not texts:
@@ -290,6 +291,8 @@ def _register_features(subparsers) -> None:
 
 
 def run_features(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from engine.features import FEATURE_NAMES, features_for_corpus
 
     source = Path(args.input)
@@ -317,6 +320,8 @@ def run_features(args: argparse.Namespace) -> int:
 
 
 def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
+    import numpy as np
+
     bounds = np.cumsum([0, *lengths])
     return [vectors[bounds[i]:bounds[i + 1]] for i in range(len(lengths))]
 
@@ -352,6 +357,11 @@ def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], Tur
 
     The ``.npy`` is memory-mapped: a corpus larger than memory streams through ``features``.
     """
+    import numpy as np
+    import pandas as pd
+
+    from engine.embed import read_embeddings
+
     index_path = index_path or default_index_path(path)
     vectors, index, verified = read_embeddings(path, index_path, mmap=True)
     if not verified:
@@ -399,6 +409,8 @@ def _register_diversity(subparsers) -> None:
 
 
 def run_diversity(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from engine.diversity import div_bleu, inter_session_diversity, vendi_score
 
     if args.group_size < 2:
@@ -430,6 +442,8 @@ def run_diversity(args: argparse.Namespace) -> int:
 
 def load_texts(path: Path, text_column: str, choice: str) -> pd.DataFrame:
     """A table with a ``text`` column (+ grouping columns), in run order, from a corpus or table."""
+    import pandas as pd
+
     if _is_corpus(path):
         corpus = load_corpus(path)
         rows = []
@@ -479,6 +493,8 @@ def _is_corpus(path: Path) -> bool:
 # -- files ---------------------------------------------------------------------------------
 def load_corpus(path: str | Path) -> Corpus:
     """A corpus from .jsonl/.parquet, or a transcript .csv/.tsv read on the fly."""
+    from engine.corpus import Corpus
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
@@ -519,6 +535,8 @@ def table_format(output: str | Path | None, fmt: str | None) -> str:
 
 def write_table(table: pd.DataFrame, output: str | Path, fmt: str) -> Path:
     """Write a table atomically as CSV, JSON records or Parquet."""
+    from engine.corpus import atomic_write_bytes, atomic_write_text
+
     if fmt == "csv":
         return atomic_write_text(output, table.to_csv(index=False))
     if fmt == "json":
