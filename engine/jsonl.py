@@ -6,6 +6,7 @@ Shared by the corpus reader, the transcript and ConvoKit importers and the tasks
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -45,11 +46,41 @@ def iter_json_objects(path: str | Path, text: str | None = None) -> Iterator[tup
         try:
             value = json.loads(line)
         except json.JSONDecodeError as error:
-            raise InputError(f"not valid JSON ({error.msg} at column {error.colno})",
+            # json's own messages may end in "at" ("Unterminated string starting at")
+            raise InputError(f"not valid JSON ({error.msg.removesuffix(' at')} at column "
+                             f"{error.colno})",
                              path=str(path), row=line_number) from None
         except RecursionError:
             raise InputError("JSON nested too deeply", path=str(path), row=line_number) from None
         if not isinstance(value, dict):
             raise InputError(f"expected a JSON object, got {type(value).__name__}",
                              path=str(path), row=line_number)
+        if _SURROGATE_ESCAPE.search(line):
+            try:
+                refuse_lone_surrogates(value, path=path, row=line_number)
+            except RecursionError:
+                raise InputError("JSON nested too deeply", path=str(path), row=line_number) from None
         yield line_number, value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def refuse_lone_surrogates(value, *, path: str | Path, row: int, field: str = "") -> None:
+    """InputError naming the field when a decoded JSON value holds a lone surrogate
+    (``"\\ud800"`` escapes to a character no UTF-8 file can hold, so it could not be saved)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InputError(f"holds a lone surrogate escape (U+{ord(value[error.start]):04X}), "
+                             "which is not a character", path=str(path), row=row,
+                             field=field or None) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            refuse_lone_surrogates(key, path=path, row=row, field=field)
+            refuse_lone_surrogates(item, path=path, row=row,
+                                   field=f"{field}.{key}" if field else str(key))
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            refuse_lone_surrogates(item, path=path, row=row, field=f"{field}[{position}]")

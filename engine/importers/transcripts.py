@@ -276,6 +276,7 @@ def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None,
     builders: dict[str, _ConversationBuilder] = {}
     for record in records:
         values = _rename(record.values, mapping, path, record.row)
+        source_given = not is_blank(values.get("source"))
         for name, default in defaults.items():
             if is_blank(values.get(name)):
                 values[name] = default
@@ -288,6 +289,7 @@ def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None,
         builder = builders.get(conversation_id)
         if builder is None:
             builder = builders[conversation_id] = _ConversationBuilder(conversation_id, path)
+        builder.source_given = builder.source_given or source_given
         builder.add_row(values, record.row, drop_empty_text=drop_empty_text)
     conversations = [builder.build() for builder in builders.values()]
     kept = [c for c in conversations if c is not None]
@@ -296,7 +298,11 @@ def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None,
                          field="text")
     meta = {"imported_from": str(path),
             "dropped_empty_turns": sum(b.dropped for b in builders.values()),
-            "dropped_empty_conversations": len(conversations) - len(kept)}
+            "dropped_empty_conversations": len(conversations) - len(kept),
+            "source_from_default": {
+                "value": str(defaults.get("source", Conversation.source)).lower(),
+                "conversations": sum(1 for b, c in zip(builders.values(), conversations)
+                                     if c is not None and not b.source_given)}}
     return Corpus(kept, name=path.stem, meta=meta)
 
 
@@ -349,6 +355,7 @@ class _ConversationBuilder:
         self.factors: dict[str, tuple[Any, int]] = {}
         self.models: set[str] = set()
         self.dropped = 0
+        self.source_given = False  # did any row of the file name the source?
 
     def add_row(self, values: dict[str, Any], row: int, *, drop_empty_text: bool) -> None:
         path = self.path
