@@ -27,6 +27,8 @@ def escape(value) -> str:
     typed: st.error/st.warning/st.info/st.success/st.caption/st.markdown render markdown,
     so text from users, files and models goes through here before it is put in one."""
     text = str(value).replace("\r\n", "\n").replace("\r", "\n")
+    # leading blanks would make an indented code block, where escapes are shown verbatim
+    text = "\n".join(line.lstrip() for line in text.split("\n"))
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
 
