@@ -37,7 +37,7 @@ from typing import Any, Mapping
 
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects
+from engine.jsonl import iter_json_objects, refuse_lone_surrogates
 from engine.jsonl import read_text as read_file_text
 
 REQUIRED_COLUMNS = ("conversation_id", "turn", "speaker", "text")
@@ -173,8 +173,10 @@ def _check_header(header: list[str], path: Path) -> None:
 
 def read_jsonl_records(path: str | Path) -> list[Record]:
     """One JSON object per line; row N is line N; blank lines skipped."""
-    records = [Record(value, line_number)
-               for line_number, value in iter_json_objects(path, read_text(path))]
+    records = []
+    for line_number, value in iter_json_objects(path, read_text(path)):
+        refuse_lone_surrogates(value, path=path, row=line_number)
+        records.append(Record(value, line_number))
     if not records:
         raise InputError("has no JSON lines", path=str(path))
     return records
