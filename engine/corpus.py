@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 import pandas as pd
 
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects
+from engine.jsonl import iter_json_objects, to_json_line
 
 SOURCES = ("llm", "human")
 # Turns recorded by the protocols that are not utterances of the discussion: idea lists of
@@ -248,9 +248,8 @@ class Corpus:
     # -- files ------------------------------------------------------------------------
     def to_jsonl(self, path: str | Path) -> Path:
         """Write one JSON object per line; the file appears whole or not at all."""
-        lines = [json.dumps({"__corpus__": {"name": self.name, "meta": self.meta}},
-                            ensure_ascii=False)]
-        lines += [json.dumps(c.to_dict(), ensure_ascii=False) for c in self]
+        lines = [to_json_line({"__corpus__": {"name": self.name, "meta": self.meta}})]
+        lines += [to_json_line(c.to_dict()) for c in self]
         return atomic_write_text(path, "\n".join(lines) + "\n")
 
     @classmethod
@@ -300,15 +299,20 @@ class Corpus:
             table = pq.read_table(path)
         except Exception as error:  # pyarrow raises several types for a bad file
             raise InputError(f"not a readable Parquet file ({error})", path=str(path)) from None
-        header = json.loads((table.schema.metadata or {}).get(b"corpus", b"{}") or b"{}")
+        header = _json_text((table.schema.metadata or {}).get(b"corpus", b"{}") or b"{}",
+                            path=path, row=None, field="corpus (schema metadata)")
+        if not isinstance(header, dict) or not isinstance(header.get("meta", {}), dict):
+            raise InputError("expected a JSON object with a 'meta' object", path=str(path),
+                             field="corpus (schema metadata)")
         conversations = []
         for row, record in enumerate(table.to_pylist(), start=1):
             for key in ("meta", "outcomes"):
                 if isinstance(record.get(key), str):
-                    record[key] = json.loads(record[key])
-            for turn in record.get("turns") or []:
-                if isinstance(turn.get("meta"), str):
-                    turn["meta"] = json.loads(turn["meta"])
+                    record[key] = _json_text(record[key], path=path, row=row, field=key)
+            for position, turn in enumerate(record.get("turns") or []):
+                if isinstance(turn, dict) and isinstance(turn.get("meta"), str):
+                    turn["meta"] = _json_text(turn["meta"], path=path, row=row,
+                                              field=f"turns[{position}].meta")
             conversations.append(Conversation.from_dict(record, path=str(path), row=row))
         return cls(conversations, name=header.get("name", path.stem), meta=header.get("meta", {}))
 
@@ -325,6 +329,16 @@ class Corpus:
     def write(self, path: str | Path) -> Path:
         path = Path(path)
         return self.to_parquet(path) if path.suffix == ".parquet" else self.to_jsonl(path)
+
+
+def _json_text(text: str | bytes, *, path: Path, row: int | None, field: str) -> Any:
+    """A JSON value stored as text in a Parquet cell; not JSON -> InputError naming the cell."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        reason = getattr(error, "msg", None) or type(error).__name__
+        raise InputError(f"not valid JSON text ({reason})", path=str(path), row=row,
+                         field=field) from None
 
 
 def _parquet_schema():
@@ -353,10 +367,40 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.tmp-"
+
+
+def remove_stale_temp_files(path: str | Path) -> int:
+    """Delete temp files of ``path`` left by a writer that was killed (its process is gone);
+    returns how many. A temp name carries its writer's process id: ``.NAME.tmp-PID-XXXX``."""
+    path = Path(path)
+    removed = 0
+    for candidate in path.parent.glob(_temp_prefix(path) + "*"):
+        pid_text = candidate.name[len(_temp_prefix(path)):].split("-", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # the writer is still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # another user's live process
+        try:
+            candidate.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write bytes to a temp file in the same folder, fsync, rename over ``path``; temp files
+    of earlier writers that were killed are removed afterwards."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f"{_temp_prefix(path)}{os.getpid()}-")
     try:
         os.chmod(temp_name, 0o666 & ~_current_umask())  # as a plain open() would create it
         with os.fdopen(fd, "wb") as handle:
@@ -367,4 +411,5 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     finally:
         if os.path.exists(temp_name):
             os.unlink(temp_name)
+    remove_stale_temp_files(path)
     return path

@@ -123,7 +123,7 @@ with results:
                                                  stats.RegressionResult(None, b["table"], b["summary"]),
                                                  labels=(a_label, b_label))
             except InputError as error:
-                st.caption(f"No side-by-side table: {error}")
+                st.caption(f"No side-by-side table: {ui.escape(error)}")
             else:
                 ui.ours("LLM vs human coefficients (as Table 23)")
                 ui.table(st, compared.round(4), key="reg_compare", hide_index=True)
@@ -141,7 +141,7 @@ if have.ratings:
     st.caption("N of each fit (rows with the outcome and every predictor):")
     ui.table(st, ladder_n, key="reg_ladder_n", hide_index=True)
     for note in notes:
-        st.warning(note)
+        st.warning(ui.escape(note))
 else:
     st.caption("Needs ratings; the published ladder is shown.")
 ui.published("Paper A, Table 1 (R² %, creativity)")

@@ -43,7 +43,9 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
         conversation_id=conversation_id, source="llm", task=task.id, model=backend.model,
         protocol=config.method, persona=config.persona if config.paper == "A" else _paper_b_persona(config),
         team_size=config.agents, order=config.order if config.paper == "A" else None,
-        replicate=replicate, meta={"paper": config.paper, **config.meta(), "seed": seed})
+        replicate=replicate, meta={"paper": config.paper, **config.meta(), "seed": seed,
+                                   "task_prompt": task.prompt,
+                                   "task_prompt_sha256": task.prompt_sha256})
     try:
         final = await protocol_module(config.method).run(session)
         conversation.final_idea = final

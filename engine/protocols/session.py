@@ -82,6 +82,8 @@ class Session:
         meta = {"prompt_tokens": result.prompt_tokens, "seed": seed, **ask.meta}
         if result.cached:
             meta["cached"] = True
+        if result.lone_surrogates_replaced:
+            meta["lone_surrogates_replaced"] = result.lone_surrogates_replaced
         return Turn(speaker=ask.speaker, text=result.text.strip(), round=ask.round, phase=ask.phase,
                     tokens=result.completion_tokens, latency_s=round(result.latency_s, 4),
                     prompt_hash=prompt_hash(ask.messages), meta=meta)
