@@ -131,6 +131,14 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
 
 
 def select_sample(df: pd.DataFrame, sample: str, structures: str) -> pd.DataFrame:
+    """Rows of one source; with the default structures, paper A's trajectory sample
+    (``engine.samples``: turn-by-turn LLM structures, no baselines, no paper-B debates)."""
+    from engine import samples
+
+    wanted = [s.strip() for s in structures.split(",") if s.strip()]
+    if sample in ("llm", "all") and tuple(wanted) == samples.TRAJECTORY_STRUCTURES and \
+            {"source", "discussion"} <= set(df.columns):
+        df = samples.select(df, "trajectory")
     if sample != "all":
         if "source" not in df.columns:
             raise InputError(f"--sample {sample} needs a 'source' column (llm/human); use --sample all",
