@@ -330,6 +330,12 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                                     f"{format_cost(cost_now())} failed={counts['failed']}", refresh=False)
                 bar.update(1)
 
+        if embedder is None and grid.embed_base_url and any(s.config.method == "creative_mad" for s in todo):
+            from engine.embed_openai import OpenAIEmbedder
+
+            embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
+                                      api_key_env=grid.api_key_env, timeout=grid.request_timeout,
+                                      max_attempts=grid.max_attempts).encode
         try:
             run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
                                 on_done=done, judge=judge, judge_options=judge_options,
@@ -398,10 +404,14 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
 
 def _storable_config(grid: GridSpec) -> dict[str, Any]:
     """The grid as the manifest stores it: credentials inside server URLs redacted."""
+    def redact(url):  # one URL, or the list of a model's replicas
+        return [redact_url(u) for u in url] if isinstance(url, list) else redact_url(url)
+
     config = grid.model_dump(mode="json")
-    config["base_url"] = redact_url(config.get("base_url"))
+    config["base_url"] = redact(config.get("base_url"))
+    config["embed_base_url"] = redact(config.get("embed_base_url"))
     if config.get("judge"):
-        config["judge"]["base_url"] = redact_url(config["judge"].get("base_url"))
+        config["judge"]["base_url"] = redact(config["judge"].get("base_url"))
     return config
 
 

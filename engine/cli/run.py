@@ -15,7 +15,8 @@ import sys
 from engine.errors import InputError
 
 SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "agents", "rounds",
-                      "replicates", "model", "base_url", "azure_api_version",
+                      "replicates", "model", "base_url", "azure_api_version", "embed_base_url",
+                      "embed_model",
                       "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
                       "turn_limit", "min_rounds", "pool", "generation", "initial_generation",
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
@@ -68,6 +69,10 @@ def register(subparsers) -> None:
     options.add_argument("--convergence", type=int, help="iterative: same selection this many times")
     options.add_argument("--refine-top", type=int, help="progressive: ideas carried forward")
     options.add_argument("--k", type=int, help="creative_mad: distant peers per agent (default 2)")
+    model.add_argument("--embed-base-url", metavar="URL",
+                       help="Creative-MAD peer selection: embed through this OpenAI-compatible "
+                            "embeddings server (default: the in-process MiniLM)")
+    model.add_argument("--embed-model", metavar="NAME", help="model name on --embed-base-url")
     judge = p.add_argument_group("judge")
     judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
     judge.add_argument("--judge-base-url", help="server of the judge model")
@@ -112,6 +117,7 @@ def grid_from_args(args: argparse.Namespace) -> dict:
     grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
+            "embed_base_url": args.embed_base_url, "embed_model": args.embed_model,
             "concurrency": args.concurrency or 4, "conditions": [condition]}
     if args.timeout is not None:
         grid["request_timeout"] = _positive_timeout(args.timeout)
