@@ -22,6 +22,7 @@ import pandas as pd
 from engine.datasets import dataset_from_corpus
 from engine.corpus import Corpus
 from engine.embed import DEFAULT_MODEL, Embedder
+from engine.jsonl import iter_json_objects
 from engine.judge import attach_ratings, scale_within_task
 from engine.run_store import CORPUS_FILE, FAILED_FILE, MANIFEST_FILE
 
@@ -45,7 +46,7 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL)
     corpus = rated_sessions(Corpus.from_jsonl(run_dir / CORPUS_FILE))
     failed = 0
     if (run_dir / FAILED_FILE).exists():
-        failed = sum(1 for line in (run_dir / FAILED_FILE).read_text().splitlines() if line.strip())
+        failed = sum(1 for _ in iter_json_objects(run_dir / FAILED_FILE))
     corpus.name = out_dir.name
     protocols = sorted({c.protocol for c in corpus if c.protocol})
     manifest = {

@@ -147,7 +147,9 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _first_json_object(path: Path) -> dict:
-    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    from engine.jsonl import read_text, split_lines
+
+    for row, line in enumerate(split_lines(read_text(path)), start=1):  # "\n" only, as written
         if line.strip():
             try:
                 value = json.loads(line)
