@@ -65,6 +65,8 @@ def _ideas_frame(ideas, task) -> pd.DataFrame:
         if "task" not in frame.columns:
             if task is None:
                 raise InputError("give task= or a 'task' column", field="task")
+            if isinstance(task, dict):
+                raise InputError("a 'task' column is needed with a mapping of tasks", field="task")
             frame["task"] = get_task(task).id if not isinstance(task, Task) else task.id
     else:
         if task is None:
@@ -74,8 +76,11 @@ def _ideas_frame(ideas, task) -> pd.DataFrame:
 
 
 def _task_prompt(task_id: str, task) -> str:
+    """The prompt of ``task_id``: the given Task, a ``{task id: Task}`` mapping, or built-in."""
     if isinstance(task, Task) and task.id == task_id:
         return task.prompt
+    if isinstance(task, dict) and isinstance(task.get(task_id), Task):
+        return task[task_id].prompt
     return get_task(task_id).prompt
 
 
@@ -203,11 +208,16 @@ def pairwise_win_rate(ideas_x: Sequence[str], ideas_y: Sequence[str], task, back
 
 
 def attach_ratings(conversations: Iterable, frame: pd.DataFrame, rater: str) -> None:
-    """Copy judge columns onto each conversation's outcomes (row order = conversation order)."""
+    """Copy judge columns onto each conversation's outcomes (row order = conversation order);
+    ``rate_together`` adds whether the idea was judged irrelevant and how many raters read it."""
+    extra = [c for c in ("irrelevant", "raters_read") if c in frame.columns]
     for conversation, (_, row) in zip(conversations, frame.iterrows()):
         for column in ("novelty_raw", "usefulness_raw", "novelty", "usefulness", "creativity"):
             value = row.get(column)
             conversation.outcomes[column] = None if pd.isna(value) else float(value)
+        for column in extra:
+            value = row[column]
+            conversation.outcomes[column] = bool(value) if column == "irrelevant" else int(value)
         conversation.outcomes["rater"] = rater
 
 
@@ -346,6 +356,14 @@ def rater_icc(frame: pd.DataFrame, k: int) -> list[dict]:
                 row["note"] = error.reason
             rows.append(row)
     return rows
+
+
+def judge_summary(frame: pd.DataFrame) -> dict:
+    """What a run records about its judges: raters, counts and ICC (plain JSON values)."""
+    summary = {k: v for k, v in frame.attrs.items() if k != "icc"}
+    summary["icc"] = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                      for row in frame.attrs.get("icc", [])]
+    return summary
 
 
 def rate_together(ideas, task=None, judges: Backend | Sequence[Backend] | None = None,

@@ -26,7 +26,8 @@ import numpy as np
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
 from engine.grid import GridSpec, SessionSpec, load_grid, plan
-from engine.judge import arate_ideas, arubric_scores, attach_ratings, scale_within_task
+from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ratings, judge_summary,
+                          scale_within_task)
 from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
 from engine.llm.secrets import redact_url, scrub
@@ -42,19 +43,22 @@ Embedder = Callable[[Sequence[str]], np.ndarray]
 # -- one session plus its judge ------------------------------------------------------------
 async def _judge_session(conversation: Conversation, task: Task, judge: Backend, *,
                          max_tokens: int = 24, rubric: bool = True, temperature: float = 0.0,
-                         retries: int = 2) -> None:
+                         retries: int = 2, novelty_usefulness: bool = True) -> None:
     """Raw judge scores of the final idea, kept in outcomes (scaled later, within task).
 
     ``task`` is the session's own Task (a built-in, ``--task-text`` or ``--tasks-file`` one):
-    the judge sees the prompt the team was given.
+    the judge sees the prompt the team was given. With ``novelty_usefulness`` off (the
+    grid's judge mode "together"), only paper B's rubric score is asked here; novelty and
+    usefulness come from ``_judge_together`` at the end of the run.
     """
     idea = conversation.final_idea
-    frame = await arate_ideas([idea], task, judge, max_tokens=max_tokens,
-                              temperature=temperature, retries=retries)
     outcomes = conversation.outcomes
-    for column in ("novelty_raw", "usefulness_raw"):
-        value = frame[column].iloc[0]
-        outcomes[column] = None if np.isnan(value) else float(value)
+    if novelty_usefulness:
+        frame = await arate_ideas([idea], task, judge, max_tokens=max_tokens,
+                                  temperature=temperature, retries=retries)
+        for column in ("novelty_raw", "usefulness_raw"):
+            value = frame[column].iloc[0]
+            outcomes[column] = None if np.isnan(value) else float(value)
     if rubric:
         score = (await arubric_scores([idea], task, judge, max_tokens=max_tokens,
                                       temperature=temperature, retries=retries))[0]
@@ -122,16 +126,18 @@ def run_pilot(method: str, task, agents: int | None, rounds: int | None, replica
     conversations = [finished[s.conversation_id] for s in specs]
     ok = [c for c in conversations if c.status == "ok" and c.final_idea]
     if judge_backend is not None and ok:
-        async def judge_all():
+        async def judge_all():  # paper A's consensual assessment: the final ideas rated together
             try:
-                return await arate_ideas([c.final_idea for c in ok], task, judge_backend)
+                return await arate_together([c.final_idea for c in ok], task, judge_backend)
             finally:
                 await judge_backend.aclose()
 
         frame = run_sync(judge_all())
         attach_ratings(ok, frame, f"llm:{judge_backend.model}")
+        judged = judge_summary(frame)
     return Corpus(conversations, name=f"pilot-{method}-{task.id}",
-                  meta={"pilot": True, "backend": backend.describe(), "seed": seed})
+                  meta={"pilot": True, "backend": backend.describe(), "seed": seed,
+                        **({"judge": judged} if judge_backend is not None and ok else {})})
 
 
 # -- grid --------------------------------------------------------------------------------------
@@ -188,6 +194,18 @@ def _judge_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, concur
                         cache=cache, replay=replay)
 
 
+def _extra_judges(grid: GridSpec, *, cache: str | Path | None, replay: bool,
+                  concurrency: int) -> list[Backend]:
+    """The grid judge's further models (``judge.models``), on the judge's server."""
+    if grid.judge is None:
+        return []
+    spec = grid.judge
+    return [make_backend(name, base_url=spec.base_url, api_key_env=spec.api_key_env,
+                         azure_api_version=spec.azure_api_version, concurrency=concurrency,
+                         timeout=grid.request_timeout, max_attempts=grid.max_attempts,
+                         cache=cache, replay=replay) for name in spec.models]
+
+
 def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
              judge_backend: Backend | None = None, dry_run: bool = False, progress: bool = True,
              cache: str | Path | None | bool = True, replay: bool = False,
@@ -207,8 +225,16 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         budget["cost_usd"] = price_cost
         judge_note = ""
         if grid.judge:
-            per_session = 1 + int(grid.judge.rubric)
-            budget["judge_calls"] = len(todo) * per_session
+            spec = grid.judge
+            if spec.mode == "together":  # batches per task x raters, plus the rubric per session
+                per_task: dict[str, int] = {}
+                for s in specs:
+                    per_task[s.task.id] = per_task.get(s.task.id, 0) + 1
+                raters = spec.samples * (1 + len(spec.models))
+                batches = sum(-(-n // spec.batch_size) for n in per_task.values())
+                budget["judge_calls"] = batches * raters + len(todo) * int(spec.rubric)
+            else:
+                budget["judge_calls"] = len(todo) * (1 + int(spec.rubric))
             judge_note = (f"; the judge adds {budget['judge_calls']} calls "
                           f"(at most {budget['judge_calls'] * (1 + grid.judge.retries)} with retries)")
         print(f"{budget['sessions']} sessions, at most {budget['calls']} chat calls "
@@ -233,10 +259,14 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         requests = max_requests or max(8, grid.concurrency * 8)
         backend = backend or _backend_for(grid, cache=cache_path, replay=replay, concurrency=requests)
         judge = judge_backend or _judge_for(grid, cache=cache_path, replay=replay, concurrency=requests)
+        together = grid.judge is not None and grid.judge.mode == "together"
         judge_options = ({"max_tokens": grid.judge.max_tokens, "rubric": grid.judge.rubric,
-                          "temperature": grid.judge.temperature, "retries": grid.judge.retries}
+                          "temperature": grid.judge.temperature, "retries": grid.judge.retries,
+                          "novelty_usefulness": not together}
                          if grid.judge else None)
-        backends = [b for b in (backend, judge) if b is not None]
+        judges = ([judge] + _extra_judges(grid, cache=cache_path, replay=replay, concurrency=requests)
+                  if judge is not None else [])
+        backends = [b for b in (backend, *judges) if b is not None]
         usage_before = [dict(b.usage.as_dict()) for b in backends]
 
         def usage_now() -> dict[str, int]:
@@ -317,12 +347,53 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                                                "failed_ids": sorted(store.failed)},
                                   "usage_last_run": usage, "usage_total": total_usage,
                                   "cost_usd_last_run": cost_now()})
-        if judge is not None and counts["ok"]:
+        if together and judge is not None:
+            _judge_together(store, judges, grid, {s.task.id: s.task for s in specs})
+        elif judge is not None and counts["ok"]:
             _rescale(store)
         result = GridResult(out_dir=out, planned=len(specs), skipped=len(specs) - len(todo),
                             ok=counts["ok"], failed=counts["failed"], usage=usage_now(),
                             cost_usd=cost_now(), elapsed_s=time.perf_counter() - started)
     return result
+
+
+def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, tasks: dict) -> None:
+    """Paper A's consensual assessment of every finished session's final idea, task by task
+    (``engine.judge.arate_together``); the corpus is rewritten with the scaled ratings and
+    the manifest gets the raters, counts and ICC. Re-run after new sessions (the response
+    cache answers the batches already asked). A judge failure is recorded, not raised:
+    the sessions are kept and the next run judges again."""
+    import pandas as pd
+
+    corpus = store.read_corpus()
+    rated = [c for c in corpus if c.status == "ok" and c.final_idea]
+    if not rated:
+        return
+    spec = grid.judge
+    frame = pd.DataFrame({"idea": [c.final_idea for c in rated], "task": [c.task for c in rated]})
+
+    async def judge_all():
+        try:
+            return await arate_together(frame, tasks, judges, samples=spec.samples,
+                                        batch_size=spec.batch_size, retries=spec.retries,
+                                        max_tokens=spec.max_tokens,
+                                        temperature=spec.temperature if spec.samples == 1 else None,
+                                        seed=grid.seed)
+        finally:
+            for each in judges:
+                await each.aclose()
+
+    manifest = store.read_manifest()
+    try:
+        result = run_sync(judge_all())
+    except Exception as error:  # kept for the next run; the sessions are safe on disk
+        store.write_manifest({**manifest, "judge_summary": {
+            "status": "failed", "error": scrub(f"{type(error).__name__}: {error}")}})
+        return
+    attach_ratings(rated, result, "llm:" + "+".join(dict.fromkeys(j.model for j in judges)))
+    store.rewrite_corpus(corpus)
+    store.write_manifest({**manifest, "judge_summary": {"status": "ok", "mode": "together",
+                                                        **judge_summary(result)}})
 
 
 def _storable_config(grid: GridSpec) -> dict[str, Any]:

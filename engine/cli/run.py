@@ -19,14 +19,15 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "a
                       "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
                       "turn_limit", "min_rounds", "pool", "generation", "initial_generation",
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
-                      "judge_model", "judge_base_url")
+                      "judge_model", "judge_base_url", "judge_mode", "judge_samples",
+                      "judge_batch_size", "judge_models")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
                   "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k")
 
 
 def register(subparsers) -> None:
-    from engine.protocols.config import METHODS
+    from engine.method_names import METHODS
 
     p = subparsers.add_parser("run", help="run debate / discussion sessions on a model",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -70,6 +71,14 @@ def register(subparsers) -> None:
     judge = p.add_argument_group("judge")
     judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
     judge.add_argument("--judge-base-url", help="server of the judge model")
+    judge.add_argument("--judge-mode", choices=("together", "alone"),
+                       help="together (default): the final ideas of a task rated together in "
+                            "shuffled batches, relative to each other (paper A's consensual "
+                            "assessment); alone: each idea on its own")
+    judge.add_argument("--judge-samples", type=int,
+                       help="raters per judge model (averaged; ICC(3,k) between them; default 1)")
+    judge.add_argument("--judge-batch-size", type=int, help="ideas shown together (default 10)")
+    judge.add_argument("--judge-models", help="more judge models on the judge's server, comma-separated")
     run = p.add_argument_group("running")
     run.add_argument("--out", required=True, help="output folder (corpus.jsonl + manifest.json)")
     run.add_argument("--concurrency", type=int, help="sessions in flight (default 4)")
@@ -119,6 +128,13 @@ def grid_from_args(args: argparse.Namespace) -> dict:
     if args.judge_model:
         grid["judge"] = {"model": args.judge_model, "base_url": args.judge_base_url,
                          "api_key_env": args.api_key_env}
+        for name in ("mode", "samples", "batch_size"):
+            if getattr(args, f"judge_{name}") is not None:
+                grid["judge"][name] = getattr(args, f"judge_{name}")
+        if args.judge_models:
+            grid["judge"]["models"] = [m.strip() for m in args.judge_models.split(",") if m.strip()]
+    elif any(getattr(args, f"judge_{n}") is not None for n in ("mode", "samples", "batch_size", "models")):
+        raise InputError("the --judge-* options need --judge-model", field="judge_model")
     return grid
 
 
