@@ -52,7 +52,9 @@ def register(subparsers) -> None:
     diag.add_argument("--pilot", required=True, help="pilot features: a CSV/Parquet table or a dataset folder")
     diag.add_argument("--reference", help="reference metrics CSV (default: the paper release)")
     diag.add_argument("--different-embedding", action="store_true",
-                      help="the pilot used another embedding model: compare by percentile rank only")
+                      help="force the comparison by percentile rank only (by default it switches by "
+                           "itself when the pilot's and the reference's embedding models differ or "
+                           "one is not recorded)")
     diag.add_argument("--out", help="write the diagnosis as JSON (.json) or the evidence as CSV (.csv)")
     diag.set_defaults(handler=run_diagnose)
 
@@ -115,8 +117,11 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
     kind = table_kind(header, path=str(path))
     if kind == "metrics":
         from engine.importers.paper_release import read_metrics
+        from engine.stats.reference import release_embedding
 
-        return read_metrics(path), str(path)
+        table = read_metrics(path)
+        table.attrs["embedding_model"] = release_embedding(path)  # known for the release files
+        return table, str(path)
     if kind == "ideas":
         from engine.importers.ratings import read_ideas
 
@@ -327,7 +332,7 @@ def run_diagnose(args) -> int:
     pilot, _ = load_table(args.pilot if not Path(args.pilot).is_dir() else None,
                           args.pilot if Path(args.pilot).is_dir() else None)
     reference = load_reference(args.reference) if args.reference else load_reference()
-    result = diagnose(pilot, reference, same_embedding=not args.different_embedding)
+    result = diagnose(pilot, reference, same_embedding=False if args.different_embedding else None)
     print(result.to_text())
     _write(args.out, result.evidence, result.to_dict())
     return 0
