@@ -184,7 +184,9 @@ def embeddings_digest(vectors: np.ndarray) -> str:
     """SHA-256 of a (rows, dim) float32 array: its shape and its bytes."""
     array = np.ascontiguousarray(vectors, dtype=np.float32)
     digest = hashlib.sha256(f"{array.shape}|float32|".encode())
-    digest.update(array.tobytes())
+    rows = max(1, (64 << 20) // max(1, array.strides[0]))  # 64 MB at a time: no copy of the whole
+    for start in range(0, len(array), rows):
+        digest.update(np.ascontiguousarray(array[start:start + rows]).data)
     return digest.hexdigest()
 
 
@@ -216,17 +218,18 @@ def write_embeddings(vectors: np.ndarray, index, vectors_path: str | Path, index
     atomic_write_bytes(index_path, out.getvalue().to_pybytes())
 
 
-def read_embeddings(vectors_path: str | Path, index_path: str | Path):
+def read_embeddings(vectors_path: str | Path, index_path: str | Path, *, mmap: bool = False):
     """``(vectors, index frame, verified)``: ``verified`` is False for an index written
     before hashes were recorded (the caller says so); a hash that does not match is an
-    InputError naming both files."""
+    InputError naming both files. ``mmap=True`` maps the ``.npy`` read-only instead of
+    loading it (a corpus larger than memory)."""
     import pyarrow.parquet as pq
 
     from engine.errors import InputError
 
     vectors_path, index_path = Path(vectors_path), Path(index_path)
     try:
-        vectors = np.load(vectors_path, allow_pickle=False)
+        vectors = np.load(vectors_path, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (OSError, ValueError, EOFError) as error:
         raise InputError(f"not a readable .npy array ({error})", path=str(vectors_path)) from None
     if vectors.ndim != 2:

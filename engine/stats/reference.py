@@ -14,7 +14,7 @@ import pandas as pd
 
 from engine.errors import InputError
 
-TRAJECTORY_STRUCTURES = ("instructed", "open", "iterative")
+from engine.samples import TRAJECTORY_STRUCTURES  # one definition of the sample
 RELEASE_FILE = "comprehensive_trajectory_metrics.csv"
 RELEASE_FILE_4B = "comprehensive_trajectory_metrics_4b.csv"
 # The embedding models behind the release's features (Methods, "Turn Embeddings"; Table 26)
