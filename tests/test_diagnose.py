@@ -185,3 +185,12 @@ def test_release_and_datasets_record_their_embedding_model(reference):
     # a pilot of the local runs against the release: switched by itself
     llm = table[table["discussion"].isin(["open", "instructed", "iterative"])]
     assert diagnose(llm, reference).same_embedding is False
+
+
+def test_a_dataset_folder_pilot_brings_its_manifest_embedding_model():
+    from engine.diagnose import load_pilot
+
+    folder = Path(__file__).resolve().parents[1] / "cached_runs" / "local_smollm2"
+    pilot = load_pilot(folder)
+    assert pilot.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert "all-MiniLM-L6-v2" in pilot.description
