@@ -10,9 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from engine.errors import InputError
 from engine.stats.reference import RELEASE_EMBEDDING as REFERENCE_EMBEDDING_MODEL
 
@@ -96,6 +93,8 @@ def _spec_arguments(parser) -> None:
 
 def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[pd.DataFrame, str]:
     """A conversation table from a metrics file or a dataset folder, and a label for it."""
+    import pandas as pd
+
     from engine.stats.reference import default_release_path
 
     if dataset:
@@ -176,6 +175,8 @@ def _write(out: str | None, table: pd.DataFrame | None, payload) -> None:
 
 
 def _json_default(value):
+    import numpy as np
+
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating,)):
@@ -186,6 +187,8 @@ def _json_default(value):
 
 
 def _print_table(table: pd.DataFrame, digits: int = 4) -> None:
+    import pandas as pd
+
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
 
@@ -209,6 +212,8 @@ def _specs_from_args(args) -> list:
 
 
 def run_regress(args) -> int:
+    import pandas as pd
+
     from engine.stats import fit
 
     specs = _specs_from_args(args)
@@ -234,6 +239,8 @@ def run_regress(args) -> int:
 # ---------------------------------------------------------------- manipulability
 
 def run_manipulability(args) -> int:
+    import pandas as pd
+
     from engine.importers.paper_release import published_reference
     from engine.stats import MANIPULABILITY_COLUMNS, manipulability
     from engine.stats.reference import RELEASE_FILE

@@ -24,11 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
-from engine.embed import read_embeddings, write_embeddings
 from engine.errors import InputError
 
 TABLE_FORMATS = ("csv", "json", "parquet")
@@ -238,6 +233,10 @@ def _trajectory_corpus(corpus: Corpus, args: argparse.Namespace) -> Corpus:
 
 
 def run_embed(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from engine.embed import write_embeddings
+
     output = Path(args.output)
     if output.suffix.lower() != ".npy":
         raise InputError("embeddings are written as .npy", path=str(output))
@@ -279,6 +278,8 @@ def _embedder(args: argparse.Namespace):
 def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
     """Embeddings of ``texts`` in chunks with a progress bar, and how many distinct texts
     were already in the cache."""
+    import numpy as np
+
     from engine.embed import text_key
 
     if not texts:
@@ -318,6 +319,8 @@ def _register_features(subparsers) -> None:
 
 
 def run_features(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from engine.features import FEATURE_NAMES, features_for_corpus
 
     source = Path(args.input)
@@ -346,6 +349,8 @@ def run_features(args: argparse.Namespace) -> int:
 
 
 def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
+    import numpy as np
+
     bounds = np.cumsum([0, *lengths])
     return [vectors[bounds[i]:bounds[i + 1]] for i in range(len(lengths))]
 
@@ -381,6 +386,11 @@ def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], Tur
 
     The ``.npy`` is memory-mapped: a corpus larger than memory streams through ``features``.
     """
+    import numpy as np
+    import pandas as pd
+
+    from engine.embed import read_embeddings
+
     index_path = index_path or default_index_path(path)
     vectors, index, verified = read_embeddings(path, index_path, mmap=True)
     if not verified:
@@ -429,6 +439,8 @@ def _register_diversity(subparsers) -> None:
 
 
 def run_diversity(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from engine.diversity import div_bleu, inter_session_diversity, vendi_score
 
     if args.group_size < 2:
@@ -466,6 +478,8 @@ def load_texts(path: Path, text_column: str, choice: str,
     ``mapping``) is read as one: one text per conversation (its final idea, else its last
     turn), said on stderr, instead of every turn counted as a separate final output.
     """
+    import pandas as pd
+
     transcripts = not _is_corpus(path) and _is_transcript_table(path, mapping or {})
     if transcripts:
         print(f"{path}: one row per turn (conversation_id, turn, speaker, text): read as "
@@ -529,6 +543,8 @@ def _is_transcript_table(path: Path, mapping: dict[str, str]) -> bool:
 def load_corpus(path: str | Path, mapping: dict[str, str] | None = None) -> Corpus:
     """A corpus from .jsonl/.parquet, or a transcript .csv/.tsv/.jsonl (renamed by
     ``mapping``, as ``--map``) read on the fly."""
+    from engine.corpus import Corpus
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson") and path.exists() and not _is_corpus(path):
@@ -576,6 +592,8 @@ def table_format(output: str | Path | None, fmt: str | None) -> str:
 
 def write_table(table: pd.DataFrame, output: str | Path, fmt: str) -> Path:
     """Write a table atomically as CSV, JSON records or Parquet."""
+    from engine.corpus import atomic_write_bytes, atomic_write_text
+
     if fmt == "csv":
         return atomic_write_text(output, table.to_csv(index=False))
     if fmt == "json":

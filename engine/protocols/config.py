@@ -15,10 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engine.errors import InputError
-
-PAPER_A = ("none", "open", "instructed", "iterative", "progressive")
-PAPER_B = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
-METHODS = PAPER_A + PAPER_B
+from engine.method_names import METHODS, PAPER_A, PAPER_B
 
 
 class ProtocolConfig(BaseModel):
