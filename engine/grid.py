@@ -147,7 +147,7 @@ def grid_tasks(grid: GridSpec) -> dict[str, Task]:
 
 
 def options_hash(config: ProtocolConfig) -> str:
-    payload = json.dumps(config.model_dump(), sort_keys=True)
+    payload = json.dumps(config.hash_payload(), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:8]
 
 

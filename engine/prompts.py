@@ -213,6 +213,13 @@ def consensus_select(task_prompt: str, responses: Sequence[str]) -> Messages:
         f"answer, being both novel and useful? Answer only 'Response N'.")]
 
 
+def consensus_vote(system: str, responses: Sequence[str]) -> Messages:
+    """Consensus by vote: an agent names the best of the final responses (its own included)."""
+    return [_system(system), _user(
+        f"{_numbered(responses, 'Response')}\n\nThe debate is over. Which response is the best "
+        f"answer to the task, being both novel and useful? Answer only 'Response N'.")]
+
+
 # -- the LLM judge -------------------------------------------------------------------------------
 def judge_novelty_usefulness(task_prompt: str, idea: str) -> Messages:
     """Paper A's two scales (Methods, Creativity Evaluation), 1-10, irrelevant ideas get 0."""

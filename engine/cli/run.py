@@ -19,9 +19,11 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "a
                       "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
                       "turn_limit", "min_rounds", "pool", "generation", "no_initial_generation",
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
-                      "judge_model", "judge_base_url")
+                      "judge_model", "judge_base_url", "peers", "consensus", "consensus_retries",
+                      "models")
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
-                  "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k")
+                  "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
+                  "peers", "consensus", "consensus_retries", "lenses")
 
 
 def register(subparsers) -> None:
@@ -62,7 +64,18 @@ def register(subparsers) -> None:
     options.add_argument("--idea-words", help="target idea length, e.g. 80-100")
     options.add_argument("--convergence", type=int, help="iterative: same selection this many times")
     options.add_argument("--refine-top", type=int, help="progressive: ideas carried forward")
-    options.add_argument("--k", type=int, help="creative_mad: distant peers per agent (default 2)")
+    debate = p.add_argument_group("debate options (paper B, every debate method; section 7.4)")
+    debate.add_argument("--k", type=int, help="peers per agent for --peers distant|closest|random (default 2)")
+    debate.add_argument("--lenses", action=argparse.BooleanOptionalAction, default=None,
+                        help="Cognitive Lens Assignment on/off (default: on for creative_mad only)")
+    debate.add_argument("--peers", choices=("all", "distant", "closest", "random"),
+                        help="peers each agent reads (default: distant for creative_mad, else all)")
+    debate.add_argument("--consensus", choices=("judge", "vote", "random", "all"),
+                        help="final answer: judge pick (default), agents' vote, seeded random, or keep all")
+    debate.add_argument("--consensus-retries", type=int,
+                        help="extra judge samples when the pick is unreadable (default 2), then a seeded random pick")
+    debate.add_argument("--models", help="one model per agent, comma-separated (cycled): Mixed teams, "
+                                         "Hetero-MAD by model; same --base-url / key as --model")
     judge = p.add_argument_group("judge")
     judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
     judge.add_argument("--judge-base-url", help="server of the judge model")
@@ -93,6 +106,8 @@ def grid_from_args(args: argparse.Namespace) -> dict:
             condition[name] = value
     if args.no_initial_generation:
         condition["initial_generation"] = False
+    if args.models:
+        condition["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
     grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
@@ -120,6 +135,8 @@ def run_command(args: argparse.Namespace) -> int:
     if args.grid:
         given = [name for name in SINGLE_RUN_OPTIONS
                  if getattr(args, name) not in (None, False, [], "OPENAI_API_KEY", 0, 1, "custom")]
+        if args.lenses is not None:
+            given.insert(0, "lenses")
         if given:
             raise InputError(f"--{given[0].replace('_', '-')} cannot be combined with --grid "
                              f"(put it in the grid file)", field=given[0])
@@ -139,5 +156,8 @@ def run_command(args: argparse.Namespace) -> int:
     summary = {"out": str(result.out_dir), "planned": result.planned, "skipped_done": result.skipped,
                "ok": result.ok, "failed": result.failed, "usage": result.usage,
                "cost_usd": result.cost_usd, "elapsed_s": round(result.elapsed_s, 1)}
+    if result.consensus.get("sessions"):
+        summary["consensus"] = {key: result.consensus[key] for key in
+                                ("sessions", "unparsed", "unparsed_share", "resolution", "chosen_agent")}
     print(json.dumps(summary))
     return 1 if result.failed else 0
