@@ -235,9 +235,9 @@ RUBRIC = ("originality (surprising, not the obvious answer)", "relevance to the 
           "usefulness and feasibility", "clarity and specificity", "depth of the mechanism")
 
 
-def judge_rubric(task_prompt: str, idea: str) -> Messages:
-    """Paper B's rubric-based absolute score, 1-10."""
-    criteria = "\n".join(f"- {c}" for c in RUBRIC)
+def judge_rubric(task_prompt: str, idea: str, criteria: Sequence[str] = RUBRIC) -> Messages:
+    """Paper B's rubric-based absolute score, 1-10 (``criteria``: a benchmark's own rubric)."""
+    criteria = "\n".join(f"- {c}" for c in criteria)
     return [_system("You are a strict, impartial judge of creative writing and ideas."), _user(
         f"Task: {task_prompt}\n\nResponse: {idea}\n\nScore the response from 1 to 10 considering:\n"
         f"{criteria}\nAnswer with 'Score: <number>' and nothing else.")]

@@ -14,7 +14,8 @@ import sys
 
 from engine.errors import InputError
 
-SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "agents", "rounds",
+SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "map", "extra_fields",
+                      "benchmark", "benchmark_file", "benchmark_limit", "agents", "rounds",
                       "replicates", "model", "base_url", "api_key_env", "azure_api_version",
                       "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
                       "turn_limit", "min_rounds", "pool", "generation", "no_initial_generation",
@@ -38,6 +39,13 @@ def register(subparsers) -> None:
     what.add_argument("--task-text", help="your own task prompt")
     what.add_argument("--task-id", default="custom", help="id for --task-text (default: custom)")
     what.add_argument("--tasks-file", help="JSONL file of {\"id\": ..., \"prompt\": ...} tasks")
+    what.add_argument("--map", action="append", metavar="FIELD=NAME",
+                      help="tasks file / benchmark: the file's name for a task field, e.g. id=uid (repeatable)")
+    what.add_argument("--extra-fields", choices=("error", "ignore", "keep"),
+                      help="tasks file: fields beyond id/prompt/title/benchmark (default: error)")
+    what.add_argument("--benchmark", help="paper B benchmark: liveideabench, aae, macgyver, arena_hard_creative")
+    what.add_argument("--benchmark-file", help="your downloaded copy of the benchmark's file (or folder)")
+    what.add_argument("--benchmark-limit", type=int, help="first N items of the benchmark only")
     what.add_argument("--agents", type=int, help="team size N")
     what.add_argument("--rounds", type=int, help="debate rounds R (paper B; self_refine iterations)")
     what.add_argument("--replicates", type=int, default=1, help="sessions per task (default 1)")
@@ -112,13 +120,22 @@ def grid_from_args(args: argparse.Namespace) -> dict:
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
             "concurrency": args.concurrency or 4, "conditions": [condition]}
+    mapping = parse_map(args.map)
     if args.tasks_file:
         grid["tasks_file"] = args.tasks_file
+        grid["tasks_map"] = mapping
+        if args.extra_fields:
+            grid["tasks_extra"] = args.extra_fields
+    if args.benchmark:
+        if not args.benchmark_file:
+            raise InputError("--benchmark needs --benchmark-file (your downloaded copy)", field="benchmark_file")
+        grid["benchmark"] = {"name": args.benchmark, "path": args.benchmark_file,
+                             "limit": args.benchmark_limit, "map": mapping}
     if args.task_text:
         grid["task_texts"] = {args.task_id: args.task_text}
     if args.task and args.task != ["all"]:
         grid["tasks"] = [t.strip() for item in args.task for t in item.split(",") if t.strip()]
-    elif not args.task and not args.task_text and not args.tasks_file:
+    elif not args.task and not args.task_text and not args.tasks_file and not args.benchmark:
         raise InputError("give --task ID (or 'all'), --task-text or --tasks-file", field="task")
     elif args.task_text and not args.task:
         grid["tasks"] = [args.task_id]
@@ -126,6 +143,17 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         grid["judge"] = {"model": args.judge_model, "base_url": args.judge_base_url,
                          "api_key_env": args.api_key_env}
     return grid
+
+
+def parse_map(items: list[str] | None) -> dict[str, str]:
+    """``["id=uid", ...]`` -> ``{"id": "uid"}``; a malformed item is an InputError."""
+    mapping = {}
+    for item in items or ():
+        field, sep, name = item.partition("=")
+        if not sep or not field.strip() or not name.strip():
+            raise InputError(f"--map {item!r}: expected FIELD=NAME, e.g. id=uid", field="map")
+        mapping[field.strip()] = name.strip()
+    return mapping
 
 
 def run_command(args: argparse.Namespace) -> int:
