@@ -95,7 +95,7 @@ def add_condition(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             out[f"cond_{name}"] = pd.Series(rows[name], index=frame.index, dtype=object)
     out["condition"] = labels
-    out["ablation"] = ablations
+    out["ablation"] = pd.Series(ablations, index=frame.index, dtype=object)
     return out
 
 
