@@ -12,6 +12,7 @@ may name the ``benchmark`` it comes from (``engine.benchmarks``), which picks it
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,12 @@ class Task:
     goal: str = ""
     benchmark: str = ""
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def prompt_sha256(self) -> str:
+        """The prompt's SHA-256 (hex): part of every session id, recorded in corpus and manifest,
+        so an edited prompt is never answered from the old prompt's sessions."""
+        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
 
 
 def _builtin(id: str, title: str, premise: str, goal: str) -> Task:
