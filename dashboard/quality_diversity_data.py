@@ -75,7 +75,7 @@ def condition_summary(inter: pd.DataFrame, conversations: pd.DataFrame, rubric: 
                      "vendi": v_mean, "vendi_lo": v_lo, "vendi_hi": v_hi,
                      "div_bleu": b_mean, "div_bleu_lo": b_lo, "div_bleu_hi": b_hi,
                      "rubric": r_mean, "rubric_lo": r_lo, "rubric_hi": r_hi, "rubric_n": r_n,
-                     "rubric_missing": int(mine["rubric_score"].isna().sum()) if len(rubric) else len(mine),
+                     "rubric_missing": int(mine["rubric_score"].isna().sum()),
                      "win_rate": float(w.mean()) if len(w) else np.nan, "win_rate_n": len(w)})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 

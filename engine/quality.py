@@ -215,10 +215,16 @@ def win_rates(pairwise: pd.DataFrame) -> pd.DataFrame:
 
 
 def rubric_table(rubric: pd.DataFrame, conversations: pd.DataFrame) -> pd.DataFrame:
-    """Final-output rubric scores joined to the conversations' conditions: one row per session."""
+    """Final-output rubric scores joined to the conversations' conditions: one row per session.
+
+    Without judge records, a ``rubric_score`` column the table already has (the runner's
+    judge) is kept.
+    """
     final = rubric[rubric["round"].isna()] if not rubric.empty else rubric
     frame = add_condition(conversations)
     if final.empty:
+        if "rubric_score" in frame:
+            return frame.assign(rubric_score=pd.to_numeric(frame["rubric_score"], errors="coerce"))
         return frame.assign(rubric_score=np.nan)
     scores = final.drop_duplicates("conversation_id", keep="last").set_index("conversation_id")["score"]
     return frame.assign(rubric_score=pd.to_numeric(frame["conversation_id"].map(scores)))

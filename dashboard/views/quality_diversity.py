@@ -59,7 +59,10 @@ st.caption(f"Dataset “{dataset.name}”: {len(data):,} paper-B sessions with a
            f"other conditions of pairwise comparisons asked in both orders, ties = 1/2.")
 if dataset.manifest.get("note"):
     st.caption(dataset.manifest["note"])
-if rubric.empty:
+if rubric.empty and summary["rubric"].notna().any():
+    st.caption("Quality: the rubric scores the run's own judge gave the final outputs (no separate "
+               "`engine judge` records in this dataset: no win rates, no per-round quality).")
+elif rubric.empty:
     st.info("No judge ratings in this dataset: quality needs `python -m engine judge quality RUN_DIR` "
             "(and `judge pairwise`) on the run, then `python -m dashboard.build_local_runs`.")
 short = inter[inter["warning"] != ""]
