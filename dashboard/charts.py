@@ -7,6 +7,7 @@ purple as in paper A's Figure 3a.
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -23,6 +24,13 @@ TEMPLATE = "plotly_white"
 
 def _label(name: str) -> str:
     return FEATURE_LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+def _plain(value) -> str:
+    """Data text (a model's reply, a task or model name) for a Plotly label or hover:
+    Plotly renders a subset of HTML there (links included), so ``<``, ``>`` and ``&`` are
+    written as entities, which it shows as the characters themselves."""
+    return html.escape(str(value), quote=False)
 
 
 def _colour(key, position: int) -> str:
@@ -57,7 +65,7 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
         row, col = divmod(position, n_cols)
         for g_index, value in enumerate(groups):
             values = frame.loc[frame[group].astype(str) == value, column].dropna()
-            fig.add_trace(go.Box(y=values, name=value, boxmean=True, legendgroup=value,
+            fig.add_trace(go.Box(y=values, name=_plain(value), boxmean=True, legendgroup=value,
                                  marker_color=_colour(value, g_index), showlegend=position == 0),
                           row=row + 1, col=col + 1)
     return _layout(fig, title, height=max(320, 280 * n_rows))
@@ -84,7 +92,7 @@ def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go
     fig = go.Figure()
     for position, (value, part) in enumerate(frame.dropna(subset=["novelty", "usefulness"]).groupby(group)):
         fig.add_trace(go.Scatter(x=part["novelty"], y=part["usefulness"], mode="markers",
-                                 name=str(value), marker=dict(color=_colour(value, position),
+                                 name=_plain(value), marker=dict(color=_colour(value, position),
                                                               size=6, opacity=0.6)))
     return _layout(fig, "Novelty vs usefulness", xaxis_title="novelty", yaxis_title="usefulness")
 
@@ -93,7 +101,7 @@ def top_share_bar(table: pd.DataFrame, group: str = "group", title: str = "Share
     """Bars of ``share_of_top`` per group (``engine.stats.top_share`` output, one level)."""
     if table.empty:
         return empty_figure("no ratings")
-    fig = go.Figure(go.Bar(x=table[group].astype(str), y=table["share_of_top"] * 100,
+    fig = go.Figure(go.Bar(x=table[group].map(_plain), y=table["share_of_top"] * 100,
                            marker_color=[_colour(v, i) for i, v in enumerate(table[group])],
                            text=[f"{v:.1f}%" for v in table["share_of_top"] * 100]))
     return _layout(fig, title, yaxis_title="% of the pooled top ideas")
@@ -110,11 +118,11 @@ def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
     stats["half"] = 1.96 * stats["std"].fillna(0) / np.sqrt(stats["count"])
     fig = go.Figure()
     for position, (level, part) in enumerate(stats.groupby(colour)):
-        fig.add_trace(go.Bar(x=part[x].astype(str), y=part["mean"], name=str(level),
+        fig.add_trace(go.Bar(x=part[x].map(_plain), y=part["mean"], name=_plain(level),
                              marker_color=_colour(level, position),
                              error_y=dict(type="data", array=part["half"]),
                              customdata=part["count"],
-                             hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + str(level) + "</extra>"))
+                             hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + _plain(level) + "</extra>"))
     return _layout(fig, title or f"{_label(value)} by {x} × {colour}", barmode="group",
                    yaxis_title=_label(value), xaxis_title=x)
 
@@ -181,10 +189,10 @@ def trajectory_paths(points: pd.DataFrame, conversation_ids: list[str], title: s
         path = points[points["conversation_id"] == cid].sort_values("turn")
         if path.empty:
             continue
-        hover = [f"turn {t}<br>{s}: {_short(x)}" for t, s, x in zip(
+        hover = [f"turn {t}<br>{_plain(s)}: {_plain(_short(x))}" for t, s, x in zip(
             path["turn"], path.get("speaker", [""] * len(path)), path.get("text", [""] * len(path)))]
         fig.add_trace(go.Scatter(
-            x=path["x"], y=path["y"], mode="lines+markers", name=_short(cid, 40),
+            x=path["x"], y=path["y"], mode="lines+markers", name=_plain(_short(cid, 40)),
             line=dict(color=SEQUENCE[position % len(SEQUENCE)], width=1),
             marker=dict(color=path["turn"], colorscale="RdBu_r", size=9, showscale=position == 0,
                         colorbar=dict(title="turn")),
@@ -201,10 +209,10 @@ def scatter_map(points: pd.DataFrame, colour: str, title: str, hover: str = "con
     """2-D scatter of ``x, y`` coloured by a category (conversation maps, inter-session PCA)."""
     fig = go.Figure()
     for position, (level, part) in enumerate(points.groupby(colour)):
-        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=str(level),
+        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=_plain(level),
                                    marker=dict(color=_colour(level, position), size=6, opacity=0.7),
-                                   text=part[hover] if hover in part else None,
-                                   hovertemplate="%{text}<extra>" + str(level) + "</extra>"))
+                                   text=part[hover].map(_plain) if hover in part else None,
+                                   hovertemplate="%{text}<extra>" + _plain(level) + "</extra>"))
     return _layout(fig, title, xaxis_title="PC 1", yaxis_title="PC 2")
 
 
@@ -215,7 +223,7 @@ def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None) -
     fig = go.Figure()
     for position, (task, part) in enumerate(table.groupby("task")):
         sd = part.get(f"{metric}_sd")
-        fig.add_trace(go.Bar(x=part["method"], y=part[metric], name=str(task),
+        fig.add_trace(go.Bar(x=part["method"].map(_plain), y=part[metric], name=_plain(task),
                              marker_color=SEQUENCE[position % len(SEQUENCE)],
                              error_y=None if sd is None else dict(type="data", array=sd.fillna(0))))
     return _layout(fig, title or f"{metric} by method and task", barmode="group", yaxis_title=metric)
@@ -228,7 +236,7 @@ def rounds_lines(table: pd.DataFrame, metric: str, title: str | None = None) -> 
     means = table.groupby(["method", "round"])[metric].mean().reset_index()
     fig = go.Figure()
     for position, (method, part) in enumerate(means.groupby("method")):
-        fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=str(method),
+        fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=_plain(method),
                                  line=dict(color=SEQUENCE[position % len(SEQUENCE)])))
     return _layout(fig, title or f"Intra-session {metric} across rounds", xaxis_title="round",
                    yaxis_title=metric)

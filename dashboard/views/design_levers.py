@@ -37,7 +37,7 @@ st.caption("OLS of each feature on task; task + discussion; task + model; task +
 try:
     ours = analyses.cached_manipulability(frame)
 except InputError as error:
-    st.warning(f"Cannot compute the manipulability table on this selection: {error}")
+    st.warning(f"Cannot compute the manipulability table on this selection: {ui.escape(error)}")
     ours = None
 
 col_ours, col_paper = st.columns(2)
@@ -68,7 +68,7 @@ if ours is not None:
             try:
                 robust = analyses.cached_manipulability(frame, "_4b")
             except InputError as error:
-                st.warning(str(error))
+                st.warning(ui.escape(error))
             else:
                 ui.chart(st, charts.percent_heatmap(robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
                                                        colorscale="Greens", zmax=60),

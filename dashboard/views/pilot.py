@@ -97,11 +97,11 @@ if start:
         make_config(method, agents=team, **options)  # a bad combination stops here
         backend = make_backend(kind, model, base_url, api_key)
     except InputError as error:
-        st.error(f"Cannot start: {error}")
+        st.error(f"Cannot start: {ui.escape(error)}")
     except Exception as error:  # e.g. the local model file is missing
         from engine.llm.secrets import scrub
 
-        st.error(f"Cannot create the backend: {scrub(str(error))}")
+        st.error(f"Cannot create the backend: {ui.escape(scrub(str(error)))}")
     else:
         embed = get_embedder().encode if method == "creative_mad" else None
 
@@ -140,11 +140,11 @@ if job is not None:
         failed = [c for c in (job.corpus or []) if c.status == "failed"]
         if job.error:
             status.update(label="Pilot stopped by an error", state="error")
-            st.error(f"The backend failed: {job.error}. The {len(turns)} turns received are kept below.")
+            st.error(f"The backend failed: {ui.escape(job.error)}. The {len(turns)} turns received are kept below.")
         elif failed:
             status.update(label=f"Pilot finished, {len(failed)} session(s) failed", state="error")
             for conversation in failed:
-                st.warning(f"{conversation.conversation_id}: {conversation.error}")
+                st.warning(f"{ui.escape(conversation.conversation_id)}: {ui.escape(conversation.error)}")
         else:
             status.update(label="Pilot finished", state="complete")
 
@@ -188,15 +188,15 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
         except ImportError:
             st.info("The diagnosis module (engine.diagnose) is not installed in this build.")
         except InputError as error:
-            st.warning(f"No diagnosis: {error}")
+            st.warning(f"No diagnosis: {ui.escape(error)}")
         else:
             st.metric("Pilot conversations diagnosed", diagnosis.n_pilot)
             recommendation = diagnosis.recommendation
             summary = recommendation.get("summary", "") if isinstance(recommendation, dict) else str(recommendation)
-            st.markdown(f"**Recommendation:** {summary}")
+            st.markdown(f"**Recommendation:** {ui.escape(summary)}")
             for reason in (recommendation.get("reasons", []) if isinstance(recommendation, dict) else []):
-                st.markdown(f"- {reason}")
-            st.markdown("**Flags:** " + (", ".join(map(str, diagnosis.flags)) if diagnosis.flags else "none"))
+                st.markdown(f"- {ui.escape(reason)}")
+            st.markdown("**Flags:** " + (ui.escape(", ".join(map(str, diagnosis.flags))) if diagnosis.flags else "none"))
             ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}")
             ui.table(st, diagnosis.evidence, key="pilot_evidence", hide_index=True)
             with st.expander("Full diagnosis text"):
@@ -212,13 +212,13 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
     if st.button("Save", key="pilot_save"):
         target = Path(folder).expanduser()
         if (target / "manifest.json").exists():
-            st.error(f"{target} already holds a dataset; choose another folder.")
+            st.error(f"{ui.escape(target)} already holds a dataset; choose another folder.")
         else:
             try:
                 dataset.save(target)
             except OSError as error:
-                st.error(f"Could not save into {target}: {error}")
+                st.error(f"Could not save into {ui.escape(target)}: {ui.escape(error)}")
             else:
                 data.cached_dataset_names.clear()
-                st.success(f"Saved {len(dataset.conversations)} conversations to {target}. "
+                st.success(f"Saved {len(dataset.conversations)} conversations to {ui.escape(target)}. "
                            "Pick it in the sidebar to explore it on every page.")

@@ -25,9 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engine.errors import InputError
 
-PAPER_A = ("none", "open", "instructed", "iterative", "progressive")
-PAPER_B = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
-METHODS = PAPER_A + PAPER_B
+from engine.method_names import METHODS, PAPER_A, PAPER_B
+
 DEBATES = ("homo_mad", "hetero_mad", "creative_mad")
 WITH_CONSENSUS = DEBATES + ("voting",)
 PEER_STRATEGIES = ("all", "distant", "closest", "random")
