@@ -18,7 +18,7 @@ dataset, frame, have = ui.page_context()
 GROUP = 5
 
 if not have.paper_b_methods or not have.final_ideas:
-    st.info(f"“{dataset.name}” has no paper-B runs with final outputs. Open `local_smollm2_paper_b` "
+    st.info(f"“{ui.escape(dataset.name)}” has no paper-B runs with final outputs. Open `local_smollm2_paper_b` "
             "(paper B's ablation grid on the local model) or run one with `python -m engine run --grid "
             "cached_runs/grids/paper_b_ablation.yaml`.")
     ui.published("Paper B: headline results")
@@ -51,14 +51,14 @@ summary = qd.condition_summary(inter, data, rubric, pairwise)
 summary["pareto (rubric × Vendi)"] = qd.pareto(summary, "rubric", "vendi")
 summary["pareto (rubric × Div-BLEU)"] = qd.pareto(summary, "rubric", "div_bleu")
 
-st.caption(f"Dataset “{dataset.name}”: {len(data):,} paper-B sessions with a final output "
+st.caption(f"Dataset “{ui.escape(dataset.name)}”: {len(data):,} paper-B sessions with a final output "
            f"(sidebar filters applied), {data['task'].nunique()} task(s). Diversity: paper B's protocol, "
            f"runs of one condition and task split into groups of {GROUP} (15 runs → 3 groups), Vendi and "
            f"Div-BLEU per group; 95% t-intervals over the groups of all tasks. Quality: the judge's rubric "
            f"score (1–10) of each final output, 95% t-interval over sessions; win rate: average over the "
            f"other conditions of pairwise comparisons asked in both orders, ties = 1/2.")
 if dataset.manifest.get("note"):
-    st.caption(dataset.manifest["note"])
+    st.caption(ui.escape(dataset.manifest["note"]))
 if rubric.empty and summary["rubric"].notna().any():
     st.caption("Quality: the rubric scores the run's own judge gave the final outputs (no separate "
                "`engine judge` records in this dataset: no win rates, no per-round quality).")
