@@ -189,6 +189,7 @@ def test_features_from_corpus_json(tmp_path, private_cache):
     assert records["a"]["local_coherence"] == pytest.approx(0.0, abs=1e-9)  # orthogonal turns
     assert records["a"]["path_length"] == pytest.approx(1.0)
     assert records["b"]["path_length"] == 0.0 and records["b"]["local_coherence"] is None
+    assert records["a"]["embedding_model"] == DEFAULT_MODEL  # for diagnose's embedding check
 
 
 def test_features_needs_the_index(tmp_path, capsys):

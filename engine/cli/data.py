@@ -337,6 +337,7 @@ def run_features(args: argparse.Namespace) -> int:
         arrays = _split_rows(vectors, [len(c.turns) for c in corpus])
         info = corpus.conversations_frame()[["conversation_id", "source", "task", "model",
                                              "protocol"]]
+        info["embedding_model"] = embedder.model_name  # diagnose compares it with the reference's
         print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
               file=sys.stderr)
     features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
