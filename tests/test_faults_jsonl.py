@@ -104,3 +104,12 @@ def test_dashboard_upload_of_a_corpus_whose_first_line_holds_separators():
     dataset = uploads.read_upload("old.jsonl", (corpus_line + "\n").encode("utf-8"),
                                   embedder_factory=HashEmbedder)
     assert dataset.corpus["c1"].texts == [NASTY, "ok"]
+
+
+def test_quality_file_holds_separators_and_reads_back(tmp_path):
+    from engine.quality import QualityStore
+
+    store = QualityStore(tmp_path)
+    record = {"key": "k1", "judge": "j", "kind": "rubric", "reply": NASTY + " \udc80"}
+    store.append(record)
+    assert QualityStore(tmp_path).records[("k1", "j")] == record
