@@ -30,7 +30,7 @@ PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit",
 
 
 def register(subparsers) -> None:
-    from engine.method_names import METHODS
+    from engine.names import METHODS
 
     p = subparsers.add_parser("run", help="run debate / discussion sessions on a model",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
