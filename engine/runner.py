@@ -495,6 +495,7 @@ def _rescale(store: RunStore) -> None:
         for column in ("novelty", "usefulness", "creativity"):
             value = row[column]
             conversation.outcomes[column] = None if pd.isna(value) else float(value)
+        conversation.outcomes["irrelevant"] = bool(row["irrelevant"])  # rated 0: not scaled
     store.rewrite_corpus(corpus)
 
 
