@@ -56,4 +56,6 @@ def test_quality_diversity_page_in_chromium_on_the_paper_b_runs(tmp_path):
     page = results["Quality–Diversity"]
     assert page["exceptions"] == [] and page["heading"] == "Quality–Diversity"
     assert page["screenshot"].stat().st_size > 10_000
-    assert "+26.2%" in page["text"] and "CLA + EPS (Creative-MAD)" in page["text"]
+    conversations = __import__("pandas").read_parquet(PAPER_B / "conversations.parquet")
+    assert f"{len(conversations):,} paper-B sessions with a final output" in page["text"]
+    assert "not a finding" in page["text"] and "published" in page["text"]
