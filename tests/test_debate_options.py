@@ -249,3 +249,13 @@ def test_mixed_team_for_a_paper_a_structure():
     assert all(t.text == f"an idea from {t.meta['model']} about refill bottles" for t in spoken)
     assert c.model == "mixed"
     assert sum(len(b.history) for b in backends.values()) == len(spoken)
+
+
+def test_pilot_takes_per_agent_backends():
+    from engine.runner import run_pilot
+
+    backends = {n: ScriptedBackend(responder=lambda m, n=n: "Response 1" if PICK in m[-1]["content"] else f"by {n}",
+                                   model=n) for n in ("x", "y")}
+    corpus = run_pilot("homo_mad", TASK, 2, 1, 1, backends["x"], models=("x", "y"), agent_backends=backends)
+    c = list(corpus)[0]
+    assert [t.text for t in c.turns if t.phase == "initial"] == ["by x", "by y"] and c.model == "mixed"
