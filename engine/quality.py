@@ -34,7 +34,7 @@ from engine.corpus import Conversation, Corpus
 from engine.errors import InputError
 from engine.judge import JUDGE_SEED, _ask, _parse_ab, _parse_score, combine_swapped
 from engine.llm.base import Backend
-from engine.tasks import Task, get_task
+from engine.tasks import Task
 
 QUALITY_FILE = "quality.jsonl"
 DEBATE_PHASES = ("initial", "debate")
