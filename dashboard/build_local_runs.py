@@ -29,6 +29,7 @@ from engine.corpus import Corpus
 from engine.embed import DEFAULT_MODEL, Embedder
 from engine.consensus import consensus_summary
 from engine.corpus import atomic_write_bytes
+from engine.jsonl import iter_json_objects
 from engine.judge import attach_ratings, scale_within_task
 from engine.quality import QUALITY_FILE, QualityStore
 from engine.run_store import CORPUS_FILE, FAILED_FILE, MANIFEST_FILE
@@ -80,7 +81,7 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
                     conversation.outcomes["rubric_score"] = None if pd.isna(value) else float(value)
     failed = 0
     if (run_dir / FAILED_FILE).exists():
-        failed = sum(1 for line in (run_dir / FAILED_FILE).read_text().splitlines() if line.strip())
+        failed = sum(1 for _ in iter_json_objects(run_dir / FAILED_FILE))
     corpus.name = out_dir.name
     protocols = sorted({c.protocol for c in corpus if c.protocol})
     manifest = {

@@ -18,7 +18,6 @@ verdict stays unreadable after the retries is recorded with a missing score and 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from engine import prompts
 from engine.conditions import add_condition
 from engine.corpus import Conversation, Corpus
 from engine.errors import InputError
+from engine.jsonl import iter_json_objects, to_json_line
 from engine.judge import JUDGE_SEED, _ask, _parse_ab, _parse_score, combine_swapped
 from engine.llm.base import Backend
 from engine.tasks import Task
@@ -96,20 +96,16 @@ class QualityStore:
             if data and not data.endswith(b"\n"):  # a line cut short by a kill: drop it
                 with open(self.path, "r+b") as handle:
                     handle.truncate(data.rfind(b"\n") + 1)
-            for row, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    raise InputError("corrupt line in the quality file", path=str(self.path), row=row) from None
+            for row, record in iter_json_objects(self.path):  # split on "\n" only
+                if not isinstance(record.get("key"), str) or not isinstance(record.get("judge"), str):
+                    raise InputError("missing key or judge", path=str(self.path), row=row)
                 self.records[(record["key"], record["judge"])] = record
 
     def has(self, key: str, judge: str) -> bool:
         return (key, judge) in self.records
 
     def append(self, record: dict) -> None:
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        line = (to_json_line(record) + "\n").encode("utf-8")  # one line whatever the text holds
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line)
