@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects
+from engine.jsonl import iter_json_objects, refuse_lone_surrogates
 
 CLOSING = ("You are collaborating with other team members to come up with one creative idea to "
            "{goal}. The idea will be evaluated on its creativity (i.e., it should be both novel "
@@ -92,6 +92,7 @@ def load_tasks_file(path: str | Path) -> list[Task]:
     path = Path(path)
     tasks, seen = [], set()
     for row, record in iter_json_objects(path):
+        refuse_lone_surrogates(record, path=path, row=row)  # a prompt must be text a model can take
         for name in ("id", "prompt"):
             if not isinstance(record.get(name), str) or not record[name].strip():
                 raise InputError("missing or empty", path=str(path), row=row, field=name)

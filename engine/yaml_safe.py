@@ -120,8 +120,9 @@ def parse_yaml(text: str, path: str | Path | None = None) -> Any:
     where = None if path is None else str(path)
     if len(text.encode("utf-8", errors="surrogatepass")) > MAX_BYTES:
         raise InputError(f"a YAML text here may hold at most {MAX_BYTES:,} bytes", path=where)
-    loader = _LimitedLoader(text)
+    loader = None
     try:
+        loader = _LimitedLoader(text)  # the reader refuses control characters here already
         node = loader.get_single_node()
         if node is None:
             return None
@@ -134,9 +135,14 @@ def parse_yaml(text: str, path: str | Path | None = None) -> Any:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise InputError(f"not valid YAML ({problem})", path=where,
-                         row=mark.line + 1 if mark is not None else None) from None
+        line = mark.line + 1 if mark is not None else None
+        if isinstance(error, yaml.reader.ReaderError):  # a character YAML does not allow
+            code = error.character if isinstance(error.character, int) else ord(error.character)
+            problem = f"character U+{code:04X} is not allowed"
+            line = text[: error.position].count("\n") + 1
+        raise InputError(f"not valid YAML ({problem})", path=where, row=line) from None
     except RecursionError:
         raise InputError("not accepted as YAML: nested too deeply", path=where) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
