@@ -53,9 +53,13 @@ def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFram
 
 
 def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"),
-                      allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str]]:
-    """Table 1: R² of the hierarchical specifications per sample (percent) and any notes."""
+                      allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
+    """Table 1: R² of the hierarchical specifications per source (percent), notes, and the N
+    of every fit (rows of ``frame`` with the outcome and every predictor present).
+
+    ``frame`` should already be the paper's sample (``engine.samples``: trajectory)."""
     rows: dict[str, dict[str, float]] = {}
+    counts: dict[str, dict[str, int]] = {}
     notes: list[str] = []
     for sample in samples:
         part = frame[frame["source"] == sample]
@@ -70,13 +74,17 @@ def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"
                 continue
             s = result.summary
             value = s["r2"] if s["r2"] is not None else s["conditional_r2"]
-            rows.setdefault(label, {})[sample.upper() if sample == "llm" else sample.capitalize()] = 100 * value
+            column = sample.upper() if sample == "llm" else sample.capitalize()
+            rows.setdefault(label, {})[column] = 100 * value
+            counts.setdefault(label, {})[f"{column} N"] = int(s["n"])
             if not s.get("converged", True):
                 notes.append(f"{sample} / {label}: did not converge")
             notes += [f"{sample} / {label}: {w}" for w in s.get("warnings", [])]
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "specification"
-    return table.reset_index(), notes
+    n = pd.DataFrame.from_dict(counts, orient="index")
+    n.index.name = "specification"
+    return table.reset_index(), notes, n.reset_index()
 
 
 def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: str,
@@ -119,7 +127,7 @@ def cached_manipulability(frame: pd.DataFrame, suffix: str = "") -> pd.DataFrame
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list[str]]:
+def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
     return regression_ladder(frame, outcome)
 
 

@@ -93,6 +93,9 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     evidence = next(d.value for d in at.dataframe if "pilot_mean" in d.value.columns).set_index("feature")
     assert evidence.loc["global_coherence", "pilot_mean"] == pytest.approx(table["global_coherence"].mean())
     assert any(m.value.startswith("**Recommendation:**") for m in at.markdown)
+    # MiniLM pilot against the release's Qwen3 features: percentiles only, said on the page
+    assert any("switched to percentile ranks within the reference by itself" in t.value for t in at.text)
+    assert evidence["z"].isna().all()
 
     target = tmp_path / "saved_pilot"
     at.text_input(key="pilot_save_folder").input(str(target)).run()

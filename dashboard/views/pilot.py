@@ -176,21 +176,21 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
         reference = reference_set.conversations
         if "source" in reference.columns:
             reference = reference[reference["source"] == "llm"]
-        pilot_model = dataset.manifest.get("embedding_model")
-        same_embedding = pilot_model is not None and reference_set.manifest.get("embedding_model") == pilot_model
-        if not same_embedding:
-            st.caption(f"The pilot's turns are embedded with {pilot_model or 'another model'}; the reference's "
-                       "features come from a different embedding model, so only percentile ranks are compared.")
         try:
             from engine.diagnose import diagnose
 
-            diagnosis = diagnose(dataset.conversations, reference, same_embedding=same_embedding)
+            # the two manifests name the embedding models; diagnose compares by percentile
+            # ranks only when they differ (or one is not recorded) and says so
+            diagnosis = diagnose(dataset.conversations, reference,
+                                 pilot_embedding=dataset.manifest.get("embedding_model"),
+                                 reference_embedding=reference_set.manifest.get("embedding_model"))
         except ImportError:
             st.info("The diagnosis module (engine.diagnose) is not installed in this build.")
         except InputError as error:
             st.warning(f"No diagnosis: {ui.escape(error)}")
         else:
             st.metric("Pilot conversations diagnosed", diagnosis.n_pilot)
+            st.text(diagnosis.embedding_note)  # model names come from manifests: plain text
             recommendation = diagnosis.recommendation
             summary = recommendation.get("summary", "") if isinstance(recommendation, dict) else str(recommendation)
             st.markdown(f"**Recommendation:** {ui.escape(summary)}")
