@@ -81,6 +81,10 @@ class GridSpec(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
     reasoning_effort: str | None = None
+    # Creative-MAD's peer selection through an OpenAI-compatible embeddings server (vLLM,
+    # TEI, Ollama...) instead of the in-process MiniLM; the key from api_key_env
+    embed_base_url: str | None = None
+    embed_model: str | None = None
     request_timeout: float = Field(120.0, gt=0)
     max_attempts: int = Field(6, ge=1, le=50)
     seed: int = 0
