@@ -145,9 +145,7 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
     elif path is not None:
         check_key_variables(grid, path)
     try:
-        for index in range(len(grid.conditions)):  # validate every condition now, naming it
-            condition_config(grid, index)
-        grid_tasks(grid)
+        plan(grid)  # every condition, task and session now, naming the file in any error
     except InputError as error:
         if error.path or path is None:
             raise

@@ -114,7 +114,8 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
 def run_pilot(method: str, task, agents: int | None, rounds: int | None, replicates: int,
               backend: Backend, *, on_turn: OnTurn | None = None, on_session: OnSession | None = None,
               judge_backend: Backend | None = None, seed: int = 0, concurrency: int | None = None,
-              embedder: Embedder | None = None, **protocol_options: Any) -> Corpus:
+              embedder: Embedder | None = None, agent_backends: dict[str, Backend] | None = None,
+              **protocol_options: Any) -> Corpus:
     """Run ``replicates`` sessions of one method on one task and return them as a Corpus."""
     if not isinstance(replicates, int) or replicates < 1:
         raise InputError("replicates must be a positive integer", field="replicates")
@@ -133,7 +134,7 @@ def run_pilot(method: str, task, agents: int | None, rounds: int | None, replica
             on_session(conversation)
 
     run_sync(_run_specs(specs, backend, concurrency=concurrency or replicates, on_turn=on_turn,
-                        on_done=done, embedder=embedder))
+                        on_done=done, embedder=embedder, agent_backends=agent_backends))
     conversations = [finished[s.conversation_id] for s in specs]
     ok = [c for c in conversations if c.status == "ok" and c.final_idea]
     if judge_backend is not None and ok:

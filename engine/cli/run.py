@@ -231,6 +231,7 @@ def run_command(args: argparse.Namespace) -> int:
                "cost_usd": result.cost_usd, "elapsed_s": round(result.elapsed_s, 1)}
     if result.consensus.get("sessions"):
         summary["consensus"] = {key: result.consensus[key] for key in
-                                ("sessions", "unparsed", "unparsed_share", "resolution", "chosen_agent")}
+                                ("sessions", "unparsed", "unparsed_share", "resolution", "chosen_agent",
+                                 "chosen_lens")}
     print(json.dumps(summary))
     return 1 if result.failed else 0
