@@ -362,9 +362,11 @@ def run_compare(args) -> int:
 
 # ---------------------------------------------------------------- table N
 
-def paper_table_data(ideas: str | None, metrics: str | None, dataset: str | None) -> tuple[pd.DataFrame, str]:
+def paper_table_data(ideas: str | None, metrics: str | None, dataset: str | None):
     """The rows paper A's tables start from: the ideas file joined to the metrics, or the
-    metrics (or a dataset) alone."""
+    metrics (or a dataset) alone; and a label saying where they came from."""
+    import pandas as pd
+
     from engine.stats.reference import default_release_path
 
     if dataset:
@@ -395,6 +397,8 @@ def paper_table_data(ideas: str | None, metrics: str | None, dataset: str | None
 
 
 def run_table(args) -> int:
+    import pandas as pd
+
     from engine import samples
     from engine.stats import paper_tables
 
