@@ -31,7 +31,8 @@ from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ra
                           scale_within_task)
 from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
-from engine.llm.secrets import redact_url, scrub
+from engine.llm.replicas import redact_urls
+from engine.llm.secrets import scrub
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.config import DEBATES
 from engine.run_store import RunStore, finished_ids_in
@@ -282,7 +283,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
         manifest = store.read_manifest()
         if manifest and (manifest.get("config", {}).get("model") != grid.model or
-                         manifest.get("config", {}).get("base_url") != redact_url(grid.base_url)):
+                         manifest.get("config", {}).get("base_url") != redact_urls(grid.base_url)):
             raise InputError(f"this folder holds a run of model {manifest['config'].get('model')!r}; "
                              f"use another --out for {grid.model!r}", path=str(out))
         finished = store.finished_ids()
@@ -442,14 +443,11 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
 
 def _storable_config(grid: GridSpec) -> dict[str, Any]:
     """The grid as the manifest stores it: credentials inside server URLs redacted."""
-    def redact(url):  # one URL, or the list of a model's replicas
-        return [redact_url(u) for u in url] if isinstance(url, list) else redact_url(url)
-
     config = grid.model_dump(mode="json")
-    config["base_url"] = redact(config.get("base_url"))
-    config["embed_base_url"] = redact(config.get("embed_base_url"))
+    config["base_url"] = redact_urls(config.get("base_url"))
+    config["embed_base_url"] = redact_urls(config.get("embed_base_url"))
     if config.get("judge"):
-        config["judge"]["base_url"] = redact(config["judge"].get("base_url"))
+        config["judge"]["base_url"] = redact_urls(config["judge"].get("base_url"))
     return config
 
 
