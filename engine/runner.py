@@ -31,7 +31,8 @@ from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ra
                           scale_within_task)
 from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
-from engine.llm.secrets import redact_url, scrub
+from engine.llm.replicas import redact_urls
+from engine.llm.secrets import scrub
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.config import DEBATES
 from engine.run_store import RunStore, finished_ids_in
@@ -68,14 +69,19 @@ async def _judge_session(conversation: Conversation, task: Task, judge: Backend,
     outcomes["rater"] = f"llm:{judge.model}"
 
 
+def _needs_embeddings(specs: Sequence[SessionSpec]) -> bool:
+    """Debates whose agents read their most distant or closest peers (Creative-MAD)."""
+    return any(spec.config.peer_strategy in ("distant", "closest") for spec in specs
+               if spec.config.method in DEBATES)
+
+
 async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurrency: int,
                      on_turn: OnTurn | None, on_done: Callable[[Conversation], None],
                      judge: Backend | None = None, judge_options: dict | None = None,
                      embedder: Embedder | None = None, progress: bool = True,
                      agent_backends: dict[str, Backend] | None = None) -> None:
     gate = asyncio.Semaphore(concurrency)
-    if embedder is None and any(spec.config.peer_strategy in ("distant", "closest") for spec in specs
-                                if spec.config.method in DEBATES):
+    if embedder is None and _needs_embeddings(specs):
         from engine.embed import Embedder as SentenceEmbedder
 
         # one model for every session (loaded on first use)
@@ -108,7 +114,8 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
 def run_pilot(method: str, task, agents: int | None, rounds: int | None, replicates: int,
               backend: Backend, *, on_turn: OnTurn | None = None, on_session: OnSession | None = None,
               judge_backend: Backend | None = None, seed: int = 0, concurrency: int | None = None,
-              embedder: Embedder | None = None, **protocol_options: Any) -> Corpus:
+              embedder: Embedder | None = None, agent_backends: dict[str, Backend] | None = None,
+              **protocol_options: Any) -> Corpus:
     """Run ``replicates`` sessions of one method on one task and return them as a Corpus."""
     if not isinstance(replicates, int) or replicates < 1:
         raise InputError("replicates must be a positive integer", field="replicates")
@@ -127,7 +134,7 @@ def run_pilot(method: str, task, agents: int | None, rounds: int | None, replica
             on_session(conversation)
 
     run_sync(_run_specs(specs, backend, concurrency=concurrency or replicates, on_turn=on_turn,
-                        on_done=done, embedder=embedder))
+                        on_done=done, embedder=embedder, agent_backends=agent_backends))
     conversations = [finished[s.conversation_id] for s in specs]
     ok = [c for c in conversations if c.status == "ok" and c.final_idea]
     if judge_backend is not None and ok:
@@ -276,7 +283,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
         manifest = store.read_manifest()
         if manifest and (manifest.get("config", {}).get("model") != grid.model or
-                         manifest.get("config", {}).get("base_url") != redact_url(grid.base_url)):
+                         manifest.get("config", {}).get("base_url") != redact_urls(grid.base_url)):
             raise InputError(f"this folder holds a run of model {manifest['config'].get('model')!r}; "
                              f"use another --out for {grid.model!r}", path=str(out))
         finished = store.finished_ids()
@@ -359,6 +366,12 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                                     f"{format_cost(cost_now())} failed={counts['failed']}", refresh=False)
                 bar.update(1)
 
+        if embedder is None and grid.embed_base_url and _needs_embeddings(todo):
+            from engine.embed_openai import OpenAIEmbedder
+
+            embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
+                                      api_key_env=grid.api_key_env, timeout=grid.request_timeout,
+                                      max_attempts=grid.max_attempts).encode
         try:
             run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
                                 on_done=done, judge=judge, judge_options=judge_options,
@@ -431,9 +444,10 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
 def _storable_config(grid: GridSpec) -> dict[str, Any]:
     """The grid as the manifest stores it: credentials inside server URLs redacted."""
     config = grid.model_dump(mode="json")
-    config["base_url"] = redact_url(config.get("base_url"))
+    config["base_url"] = redact_urls(config.get("base_url"))
+    config["embed_base_url"] = redact_urls(config.get("embed_base_url"))
     if config.get("judge"):
-        config["judge"]["base_url"] = redact_url(config["judge"].get("base_url"))
+        config["judge"]["base_url"] = redact_urls(config["judge"].get("base_url"))
     return config
 
 
@@ -480,6 +494,7 @@ def _rescale(store: RunStore) -> None:
         for column in ("novelty", "usefulness", "creativity"):
             value = row[column]
             conversation.outcomes[column] = None if pd.isna(value) else float(value)
+        conversation.outcomes["irrelevant"] = bool(row["irrelevant"])  # rated 0: not scaled
     store.rewrite_corpus(corpus)
 
 

@@ -36,7 +36,7 @@ def test_help_of_every_subcommand_imports_no_heavy_library():
 
 
 def test_the_method_choices_are_the_protocols_methods():
-    from engine.method_names import METHODS
+    from engine.names import METHODS
     from engine.protocols import config
 
     assert config.METHODS is METHODS and len(METHODS) == 11  # 5 structures (A) + 6 methods (B)

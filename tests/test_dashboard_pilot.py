@@ -166,3 +166,38 @@ def test_pilot_on_the_real_local_model(runs_root):
     assert n_turns >= 2
     assert any(f"**{n_turns}** turns received" in m.value for m in at.markdown)
     assert {m.label: m.value for m in at.metric}["Pilot conversations diagnosed"] == "1"
+
+
+@pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
+def test_pilot_judge_rates_final_ideas_together_and_shows_the_counts(runs_root, monkeypatch):
+    team = varied_reply(itertools.count())
+
+    def reply(messages):
+        prompt = messages[-1]["content"]
+        if "Idea N: Novelty <number>, Usefulness <number>" in prompt:  # the judge's batch
+            # the first idea shown is judged irrelevant (0), the second gets 6 / 4
+            return "Idea 1: Novelty 0, Usefulness 0\nIdea 2: Novelty 6, Usefulness 4"
+        return team(messages)
+
+    backend = ScriptedBackend(responder=reply, model="test-model")
+    patch_backend(monkeypatch, backend)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("views/pilot.py").run()
+    at.radio(key="pilot_backend").set_value("openai").run()
+    at.text_input(key="pilot_base_url").input("http://127.0.0.1:9/v1")
+    at.text_input(key="pilot_model").input("test-model")
+    at.selectbox(key="pilot_method").set_value("open").run()
+    at.number_input(key="pilot_turn_limit").set_value(2)
+    at.number_input(key="pilot_replicates").set_value(2)
+    at.checkbox(key="pilot_judge").check()
+    at.run()
+    at.button(key="pilot_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    judged = [t.value for t in at.text if t.value.startswith("Judge:")]
+    # 2 final ideas, one batch, one rater: one judged irrelevant, nothing unreadable
+    assert judged == ["Judge: 2 final ideas rated together in batches of at most 10 by 1 rater(s); "
+                      "irrelevant (rated 0, left out of the scaling): 1; unreadable verdicts (left "
+                      "missing): 0; replies asked again: 0."]
+    batches = [h for h in backend.history if "Idea N: Novelty" in h["messages"][-1]["content"]]
+    assert len(batches) == 1

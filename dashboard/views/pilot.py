@@ -147,6 +147,13 @@ if job is not None:
                 st.warning(f"{ui.escape(conversation.conversation_id)}: {ui.escape(conversation.error)}")
         else:
             status.update(label="Pilot finished", state="complete")
+        judged = (job.corpus.meta.get("judge") if job.corpus is not None else None) or {}
+        if judged:  # consensual assessment of the final ideas (engine.judge.rate_together)
+            st.text(f"Judge: {judged.get('ideas', 0)} final ideas rated together in batches of at most "
+                    f"{judged.get('batch_size')} by {len(judged.get('raters', []))} rater(s); "
+                    f"irrelevant (rated 0, left out of the scaling): {judged.get('irrelevant', 0)}; "
+                    f"unreadable verdicts (left missing): {judged.get('unreadable_verdicts', 0)}; "
+                    f"replies asked again: {judged.get('retries', 0)}.")
 
 if job is not None and not job.running and job.corpus is not None and len(job.corpus):
     dataset = st.session_state.get(DATASET_KEY)

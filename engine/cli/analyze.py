@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.stats.reference import RELEASE_EMBEDDING as REFERENCE_EMBEDDING_MODEL
+from engine.names import RELEASE_EMBEDDING as REFERENCE_EMBEDDING_MODEL
 
 SAMPLES = ("llm", "human", "all")
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engine.errors import InputError
 
-from engine.method_names import METHODS, PAPER_A, PAPER_B
+from engine.names import METHODS, PAPER_A, PAPER_B
 
 DEBATES = ("homo_mad", "hetero_mad", "creative_mad")
 WITH_CONSENSUS = DEBATES + ("voting",)
