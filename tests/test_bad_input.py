@@ -335,6 +335,8 @@ def test_features_takes_map(tmp_path, capsys, monkeypatch):
     table = pd.read_csv(pd.io.common.StringIO(out))
     assert list(table["conversation_id"]) == ["team-01", "team-02"]
     assert list(table["n_turns"]) == [3, 2]
+    assert list(table["source"]) == ["llm", "llm"]  # renamed_example drops the column ...
+    assert "source: 2 of 2 conversations have no 'source'" in err  # ... and that is said
     texts = pd.read_csv(EXAMPLE).query("conversation_id == 'team-02'")["text"].tolist()
     e = HashEmbedder().encode(texts)
     assert table["path_length"].iloc[1] == pytest.approx(1 - e[0] @ e[1])
