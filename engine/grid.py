@@ -77,7 +77,7 @@ class GridSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "grid"
     model: str = "local"
-    base_url: str | None = None
+    base_url: str | list[str] | None = None  # several: replicas of the model (engine.llm.replicas)
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
     reasoning_effort: str | None = None

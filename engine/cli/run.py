@@ -53,7 +53,10 @@ def register(subparsers) -> None:
     what.add_argument("--replicates", type=int, default=1, help="sessions per task (default 1)")
     model = p.add_argument_group("model")
     model.add_argument("--model", default=None, help="'local' (default), a .gguf path, or a model name")
-    model.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint)")
+    model.add_argument("--base-url", nargs="+", metavar="URL",
+                       help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint); several "
+                            "URLs (or commas): replicas of the model, calls spread over them with "
+                            "failover")
     model.add_argument("--api-key-env", default=DEFAULT_KEY_ENV,
                        help="environment variable holding the API key (default OPENAI_API_KEY); "
                             "with --grid it replaces the file's, and may be any name")
@@ -136,7 +139,11 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         condition["initial_generation"] = args.initial_generation
     if args.models:
         condition["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
-    grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
+    from engine.llm.replicas import split_urls
+
+    urls = split_urls(args.base_url)
+    grid = {"name": f"{args.method}", "model": args.model or "local",
+            "base_url": urls[0] if len(urls) == 1 else (urls or None),
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
             "embed_base_url": args.embed_base_url, "embed_model": args.embed_model,
@@ -224,6 +231,7 @@ def run_command(args: argparse.Namespace) -> int:
                "cost_usd": result.cost_usd, "elapsed_s": round(result.elapsed_s, 1)}
     if result.consensus.get("sessions"):
         summary["consensus"] = {key: result.consensus[key] for key in
-                                ("sessions", "unparsed", "unparsed_share", "resolution", "chosen_agent")}
+                                ("sessions", "unparsed", "unparsed_share", "resolution", "chosen_agent",
+                                 "chosen_lens")}
     print(json.dumps(summary))
     return 1 if result.failed else 0
