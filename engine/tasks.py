@@ -42,7 +42,7 @@ class Task:
     def prompt_sha256(self) -> str:
         """The prompt's SHA-256 (hex): part of every session id, recorded in corpus and manifest,
         so an edited prompt is never answered from the old prompt's sessions."""
-        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
+        return hashlib.sha256(self.prompt.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _builtin(id: str, title: str, premise: str, goal: str) -> Task:
