@@ -70,9 +70,11 @@ async def _judge_session(conversation: Conversation, task: Task, judge: Backend,
 
 
 def _needs_embeddings(specs: Sequence[SessionSpec]) -> bool:
-    """Debates whose agents read their most distant or closest peers (Creative-MAD)."""
-    return any(spec.config.peer_strategy in ("distant", "closest") for spec in specs
-               if spec.config.method in DEBATES)
+    """Debates whose agents read their most distant or closest peers (Creative-MAD), and
+    steered discussions (the moderator embeds every turn)."""
+    return any(spec.config.method == "steered"
+               or (spec.config.method in DEBATES and spec.config.peer_strategy in ("distant", "closest"))
+               for spec in specs)
 
 
 async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurrency: int,
