@@ -113,3 +113,18 @@ def test_quality_file_holds_separators_and_reads_back(tmp_path):
     record = {"key": "k1", "judge": "j", "kind": "rubric", "reply": NASTY + " \udc80"}
     store.append(record)
     assert QualityStore(tmp_path).records[("k1", "j")] == record
+
+
+def test_hashes_of_text_holding_a_lone_surrogate_do_not_crash():
+    # identical to plain UTF-8 for ordinary text (cache keys unchanged), defined for the rest
+    from engine.embed import text_key
+    from engine.llm import prompt_hash
+    from engine.llm.cache import cache_key
+    from engine.tasks import Task
+    import hashlib
+
+    assert Task("t", "plain é").prompt_sha256 == hashlib.sha256("plain é".encode()).hexdigest()
+    assert Task("t", "half \ud800").prompt_sha256 == hashlib.sha256(b"half \xed\xa0\x80").hexdigest()
+    messages = [{"role": "user", "content": "half \ud800"}]
+    assert len(prompt_hash(messages)) == 16 and len(cache_key("x", messages, 1.0, 5, 0, 0)) == 64
+    assert text_key("half \ud800") == hashlib.sha256(b"half \xed\xa0\x80").digest()

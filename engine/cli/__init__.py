@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
+        # one line, whatever a message quotes (the error contract in the README)
+        print("error: " + " ".join(str(error).splitlines()), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

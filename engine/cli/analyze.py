@@ -132,7 +132,8 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
     try:
         header = pd.read_csv(path, nrows=0).columns
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise InputError(f"not a readable CSV ({error})", path=str(path)) from None
+        reason = " ".join(str(error).split())
+        raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
     from engine.importers.kinds import table_kind
 
     kind = table_kind(header, path=str(path))
@@ -147,7 +148,28 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
         from engine.importers.ratings import read_ideas
 
         return read_ideas(path), str(path)
-    return pd.read_csv(path), str(path)
+    from engine.feature_table import read_feature_table  # strict: ragged rows, bad cells named
+
+    return read_feature_table(path), str(path)
+
+
+def _errors_name_the_data(run):
+    """An analysis error about a column of the data (it has a field that is not an option)
+    names the data file or folder, as every error about a file does."""
+    import functools
+
+    @functools.wraps(run)
+    def wrapper(args):
+        try:
+            return run(args)
+        except InputError as error:
+            if error.path or not error.field or error.field.startswith("-"):
+                raise
+            from engine.stats.reference import default_release_path
+
+            source = args.dataset or args.metrics or default_release_path()
+            raise InputError(error.reason, path=str(source), row=error.row, field=error.field) from None
+    return wrapper
 
 
 def select_sample(df: pd.DataFrame, sample: str, structures: str) -> pd.DataFrame:
@@ -226,6 +248,7 @@ def _specs_from_args(args) -> list:
                            group=args.group, cluster=args.cluster, zscore=not args.no_zscore)]
 
 
+@_errors_name_the_data
 def run_regress(args) -> int:
     import pandas as pd
 
@@ -253,6 +276,7 @@ def run_regress(args) -> int:
 
 # ---------------------------------------------------------------- manipulability
 
+@_errors_name_the_data
 def run_manipulability(args) -> int:
     import pandas as pd
 
@@ -311,6 +335,7 @@ def run_manipulability(args) -> int:
 
 # ---------------------------------------------------------------- compare
 
+@_errors_name_the_data
 def run_compare(args) -> int:
     from engine.stats import RegressionSpec, compare_results, fit, group_comparison
 

@@ -113,19 +113,22 @@ def star_levels(choice, key: str) -> tuple[float, float, float]:
     return levels
 
 
-def build(key: str, df: pd.DataFrame, stars="paper") -> PaperTable:
-    """Table ``key`` of paper A on ``df`` (every row; the table picks its own sample)."""
+def build(key: str, df: pd.DataFrame, stars="paper", sample: str | None = None) -> PaperTable:
+    """Table ``key`` of paper A on ``df`` (every row): on the paper's sample for that table, or
+    on ``sample`` (an ``engine.samples`` name) when given."""
     spec = table_def(key)
+    key = spec.key
     lacking = missing_needs(key, df)
     if lacking:
         raise InputError(f"{'Figure 1' if key == 'fig1' else 'Table ' + key} needs " + "; and ".join(lacking))
     levels = star_levels(stars, key)
-    rows = samples.select(df, spec.sample)
+    sample = sample or spec.sample
+    rows = samples.select(df, sample)
     if rows.empty:
-        raise InputError(f"the {samples.sample(spec.sample).title} ({spec.sample}) has no rows in this data")
+        raise InputError(f"the {samples.sample(sample).title} ({sample}) has no rows in this data")
     parts, notes = spec.build(rows, levels)
     published = spec.published() if spec.published else None
-    return PaperTable(key=key, title=spec.title, sample=spec.sample, n=len(rows), parts=parts,
+    return PaperTable(key=key, title=spec.title, sample=sample, n=len(rows), parts=parts,
                       published=published, star_levels=levels, notes=notes)
 
 
