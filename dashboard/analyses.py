@@ -55,36 +55,23 @@ def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFram
 def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"),
                       allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
     """Table 1: R² of the hierarchical specifications per source (percent), notes, and the N
-    of every fit (rows of ``frame`` with the outcome and every predictor present).
+    of every fit (rows with the outcome and every predictor present); ``engine.stats.paper_tables.ladder``.
 
     ``frame`` should already be the paper's sample (``engine.samples``: trajectory)."""
-    rows: dict[str, dict[str, float]] = {}
-    counts: dict[str, dict[str, int]] = {}
-    notes: list[str] = []
-    for sample in samples:
-        part = frame[frame["source"] == sample]
-        if part.empty:
-            continue
-        for spec in stats.hierarchical_specs(outcome, sample):
-            label = spec.name.split(": ", 1)[1]
-            try:
-                result = stats.fit(spec, part, allow_nonconvergence=allow_nonconvergence)
-            except InputError as error:
-                notes.append(f"{sample} / {label}: {error}")
-                continue
-            s = result.summary
-            value = s["r2"] if s["r2"] is not None else s["conditional_r2"]
-            column = sample.upper() if sample == "llm" else sample.capitalize()
-            rows.setdefault(label, {})[column] = 100 * value
-            counts.setdefault(label, {})[f"{column} N"] = int(s["n"])
-            if not s.get("converged", True):
-                notes.append(f"{sample} / {label}: did not converge")
-            notes += [f"{sample} / {label}: {w}" for w in s.get("warnings", [])]
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table.index.name = "specification"
-    n = pd.DataFrame.from_dict(counts, orient="index")
+    from engine.stats.paper_tables import ladder
+
+    parts, notes = ladder(frame, sources=samples, outcome=outcome)
+    counts = {}
+    for source in samples:
+        fits = parts.get(f"{source} fit")
+        if fits is not None:
+            column = f"{source.upper() if source == 'llm' else source.capitalize()} N"
+            counts[column] = fits.set_index("model")["n"]
+            notes += [f"{source} / {label}: did not converge"
+                      for label, ok in fits.set_index("model")["converged"].items() if not ok]
+    n = pd.DataFrame(counts)
     n.index.name = "specification"
-    return table.reset_index(), notes, n.reset_index()
+    return parts["R² (%)"], notes, n.reset_index()
 
 
 def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: str,

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import analyses, charts, published, ui
-from engine import stats
+from dashboard import analyses, charts, published, sample_picker, ui
+from engine import samples, stats
 from engine.errors import InputError
 
 st.title("LLM vs human teams")
 dataset, frame, have = ui.page_context()
+# Figure 1's sample (LLM-team and human ideas, baselines apart) when it has both sources here;
+# otherwise every row (e.g. paper B debates), said in the caption under the selectbox
+try:
+    paper_ideas = samples.select(frame, "ideas")
+    default_sample = "ideas" if paper_ideas["source"].nunique() == 2 else "all"
+except InputError:
+    default_sample = "all"
+sample_name, frame = sample_picker.pick(st, frame, key="lvh_sample", default=default_sample)
 
 counts = frame["source"].value_counts()
 n_llm, n_human = int(counts.get("llm", 0)), int(counts.get("human", 0))
