@@ -45,7 +45,7 @@ def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFram
     features = [f + suffix for f in FEATURE_NAMES]
     sample = trajectory_sample(frame) if not suffix else \
         frame[(frame["source"] == "llm") & frame["discussion"].isin(("instructed", "open", "iterative"))]
-    table = stats.manipulability(sample, features=features)
+    table = stats.manipulability(sample, features=features, drop_constant=True)
     out = table * 100
     out.index = [str(i)[: len(str(i)) - len(suffix)] if suffix else str(i) for i in table.index]
     out.attrs.update(table.attrs)
@@ -54,29 +54,80 @@ def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFram
 
 def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"),
                       allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str]]:
-    """Table 1: R² of the hierarchical specifications per sample (percent) and any notes."""
+    """Table 1: R² of the hierarchical specifications per sample (percent) and any notes.
+
+    A factor with one level in a sample (one model, say) is dropped from the specifications
+    that name it, which then still run (labelled "model dropped") and a note says so. The
+    same note on several specifications is given once, naming them all.
+    """
     rows: dict[str, dict[str, float]] = {}
-    notes: list[str] = []
+    grouped: dict[tuple[str, str], list[str]] = {}
+
+    def note(sample: str, label: str, text: str) -> None:
+        grouped.setdefault((sample, text), []).append(label)
+
     for sample in samples:
         part = frame[frame["source"] == sample]
         if part.empty:
             continue
+        if len(part) < MIN_ROWS:
+            note(sample, "every specification", f"{len(part)} conversation(s), fewer than the {MIN_ROWS} a "
+                 "regression needs here; not fitted")
+            continue
         for spec in stats.hierarchical_specs(outcome, sample):
             label = spec.name.split(": ", 1)[1]
+            spec, dropped = drop_constant_blocks(spec, part)
+            for factor, level in dropped.items():
+                note(sample, label, f"factor {factor} dropped: 1 level ({level})")
+            if spec.estimator == "mixedlm" and "task" in dropped:
+                note(sample, label, "not fitted: random task intercepts need 2 or more tasks")
+                continue
+            label += "".join(f" ({factor} dropped)" for factor in dropped)
             try:
                 result = stats.fit(spec, part, allow_nonconvergence=allow_nonconvergence)
             except InputError as error:
-                notes.append(f"{sample} / {label}: {error}")
+                note(sample, label, str(error))
                 continue
             s = result.summary
             value = s["r2"] if s["r2"] is not None else s["conditional_r2"]
             rows.setdefault(label, {})[sample.upper() if sample == "llm" else sample.capitalize()] = 100 * value
             if not s.get("converged", True):
-                notes.append(f"{sample} / {label}: did not converge")
-            notes += [f"{sample} / {label}: {w}" for w in s.get("warnings", [])]
+                note(sample, label, "did not converge")
+            for warning in s.get("warnings", []):
+                note(sample, label, warning)
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "specification"
+    notes = [f"{sample} / {', '.join(labels)}: {text}" for (sample, text), labels in grouped.items()]
     return table.reset_index(), notes
+
+
+MIN_ROWS = 20
+FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
+
+
+def constant_factors(frame: pd.DataFrame, factors=FACTOR_BLOCKS) -> dict[str, str]:
+    """``{factor: its one level}`` for each factor column with a single non-missing level."""
+    out = {}
+    for factor in factors:
+        if factor in frame.columns:
+            levels = frame[factor].dropna().unique()
+            if len(levels) == 1:
+                out[factor] = str(levels[0])
+    return out
+
+
+def drop_constant_blocks(spec: stats.RegressionSpec, frame: pd.DataFrame) -> tuple[stats.RegressionSpec, dict]:
+    """The spec without its factor blocks that have one level in ``frame`` (they explain
+    nothing), and which ones were dropped. The mixed model's group (task) is reported too."""
+    import dataclasses
+
+    constant = constant_factors(frame)
+    dropped = {b: constant[b] for b in spec.blocks if b in constant}
+    if spec.estimator == "mixedlm" and getattr(spec, "group", None) in constant:
+        dropped[spec.group] = constant[spec.group]
+    if not dropped:
+        return spec, {}
+    return dataclasses.replace(spec, blocks=[b for b in spec.blocks if b not in dropped]), dropped
 
 
 def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: str,

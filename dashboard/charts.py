@@ -23,7 +23,9 @@ TEMPLATE = "plotly_white"
 
 
 def _label(name: str) -> str:
-    return FEATURE_LABELS.get(name, name.replace("_", " ").capitalize())
+    from dashboard.labels import readable_term
+
+    return FEATURE_LABELS.get(name) or readable_term(name)
 
 
 def _colour(key, kind: str | None = None) -> str:
