@@ -1,39 +1,43 @@
-"""Benchmark: batched Table 19 features vs a per-conversation SciPy + scikit-learn loop.
+"""Benchmark: Table 19 features, ours against the authors' code and a SciPy + sklearn loop.
 
-Issue 2 target: ``features_for_corpus`` on 4,000 conversations x 30 turns x 384 dims at
-least 20x faster than the loop, with identical values (topic switching identical on at
-least 99% of conversations). The loop is timed on a subset (``--reference``
-conversations, default 400) and its per-conversation cost compared with the batched
-per-conversation cost; both run in this process, now. ``python -m benchmarks.bench_features``
+Both sides single-threaded (``threadpoolctl``: BLAS and OpenMP at one thread), in this
+process, now; ratios are per conversation. Target: ``features_for_corpus`` at least 20x the
+authors' own per-conversation code (``TrajectoryAnalyzer`` in their
+``scripts/compute_trajectory_metrics.py``, its nine Table 19 methods), with the same values
+(topic switching identical on at least 99% of conversations).
+
+The authors' file is not part of this project: it is read at run time from a local clone
+of pitehu/llm_multiagent_creativity (``--authors-repo``, a work tree or a bare git dir;
+default ``$CDL_AUTHORS_REPO``). Without it only the SciPy + sklearn loop (our own
+reimplementation of the same per-conversation computation) is timed.
+``python -m benchmarks.bench_features [--conversations 4000] [--reference 300]``
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import subprocess
 import time
+import types
+from pathlib import Path
 
 import numpy as np
 from scipy.spatial.distance import cosine, pdist
 from sklearn.cluster import KMeans
 
+from benchmarks.synthetic import synthetic_turns
 from engine.features import FEATURE_NAMES, features_for_corpus
+
+AUTHORS_FILE = "scripts/compute_trajectory_metrics.py"
+# our feature name -> the authors' TrajectoryAnalyzer method
+AUTHORS_METHODS = {name: name for name in FEATURE_NAMES} | {"max_distance": "max_pairwise_distance"}
 
 
 def synthetic_conversations(count: int, n_turns: int = 30, dim: int = 384, seed: int = 0):
-    """Unit-length turns that hop between three topic directions of each conversation."""
-    rng = np.random.default_rng(seed)
-    conversations = []
-    for _ in range(count):
-        topics = rng.normal(size=(3, dim))
-        topic, turns = 0, []
-        for _ in range(n_turns):
-            if rng.random() < 0.3:
-                topic = int(rng.integers(3))
-            turns.append(topics[topic] + 0.8 * rng.normal(size=dim))
-        x = np.array(turns)
-        conversations.append(x / np.linalg.norm(x, axis=1, keepdims=True))
-    return conversations
+    """``count`` float32 (n_turns, dim) conversations (see ``benchmarks.synthetic``)."""
+    return list(synthetic_turns(count, n_turns, dim, seed))
 
 
 def loop_reference(x: np.ndarray) -> list[float]:
@@ -58,38 +62,84 @@ def loop_reference(x: np.ndarray) -> list[float]:
     return [values[name] for name in FEATURE_NAMES]
 
 
+def load_authors_analyzer(repo: str | None):
+    """The authors' ``TrajectoryAnalyzer`` class, read from their repository, or None."""
+    if not repo:
+        return None
+    root = Path(repo)
+    if (root / AUTHORS_FILE).exists():
+        source = (root / AUTHORS_FILE).read_text()
+    else:  # a bare clone: read the file from its HEAD commit
+        result = subprocess.run(["git", f"--git-dir={root}", "show", f"HEAD:{AUTHORS_FILE}"],
+                                capture_output=True, text=True)
+        if result.returncode:
+            return None
+        source = result.stdout
+    module = types.ModuleType("authors_compute_trajectory_metrics")
+    exec(compile(source, f"{repo}/{AUTHORS_FILE}", "exec"), module.__dict__)
+    return module.TrajectoryAnalyzer
+
+
+def authors_reference(analyzer, x: np.ndarray) -> list[float]:
+    """The nine Table 19 features through the authors' per-conversation methods."""
+    trajectory = analyzer(x)
+    return [getattr(trajectory, AUTHORS_METHODS[name])() for name in FEATURE_NAMES]
+
+
+def compare(ours: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
+    """Largest difference on the eight distance features; share of equal switching rates."""
+    switching = FEATURE_NAMES.index("topic_switching_rate")
+    others = [i for i in range(len(FEATURE_NAMES)) if i != switching]
+    difference = float(np.nanmax(np.abs(ours[:, others] - reference[:, others])))
+    same = float(np.mean(np.isclose(ours[:, switching], reference[:, switching])))
+    return difference, same
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=4000)
-    parser.add_argument("--reference", type=int, default=400,
-                        help="conversations timed through the slow loop (all of them if >= --conversations)")
+    parser.add_argument("--reference", type=int, default=300,
+                        help="conversations timed through each per-conversation loop")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default 1)")
+    parser.add_argument("--authors-repo", default=os.environ.get("CDL_AUTHORS_REPO"),
+                        help="clone of pitehu/llm_multiagent_creativity (work tree or git dir)")
     args = parser.parse_args(argv)
-    conversations = synthetic_conversations(args.conversations)
+    from threadpoolctl import threadpool_limits
 
-    start = time.perf_counter()
-    batched = features_for_corpus(conversations).to_numpy()
-    batched_seconds = time.perf_counter() - start
+    turns = synthetic_turns(args.conversations)  # float32, as `embed` writes them
+    subset = [x.astype(np.float64) for x in turns[: args.reference]]
+    analyzer = load_authors_analyzer(args.authors_repo)
+    with threadpool_limits(args.threads):
+        start = time.perf_counter()
+        ours = features_for_corpus(turns).to_numpy()
+        per_ours = (time.perf_counter() - start) / len(turns)
+        start = time.perf_counter()
+        loop = np.array([loop_reference(x) for x in subset])
+        per_loop = (time.perf_counter() - start) / len(subset)
+        per_authors = authors = None
+        if analyzer is not None:
+            start = time.perf_counter()
+            authors = np.array([authors_reference(analyzer, x) for x in subset])
+            per_authors = (time.perf_counter() - start) / len(subset)
 
-    subset = conversations[: args.reference]
-    start = time.perf_counter()
-    reference = np.array([loop_reference(x) for x in subset])
-    loop_seconds = time.perf_counter() - start
-
-    per_batched = batched_seconds / len(conversations)
-    per_loop = loop_seconds / len(subset)
-    switching = FEATURE_NAMES.index("topic_switching_rate")
-    others = [i for i in range(len(FEATURE_NAMES)) if i != switching]
-    max_difference = float(np.nanmax(np.abs(batched[: len(subset), others] - reference[:, others])))
-    same_switching = float(np.mean(np.isclose(batched[: len(subset), switching], reference[:, switching])))
-    print(f"batched features_for_corpus: {len(conversations)} conversations x 30 turns x 384 dims "
-          f"in {batched_seconds:.2f} s ({per_batched * 1e3:.3f} ms/conversation)")
-    print(f"SciPy + sklearn loop: {len(subset)} conversations in {loop_seconds:.2f} s "
-          f"({per_loop * 1e3:.2f} ms/conversation)")
-    print(f"speed-up (per conversation): {per_loop / per_batched:.1f}x  (target >= 20x)")
-    print(f"largest difference on the eight distance features: {max_difference:.2e}")
-    print(f"topic switching identical on {same_switching:.1%} of {len(subset)} conversations "
-          f"(target >= 99%)")
-    if not math.isfinite(max_difference):
+    print(f"{args.conversations} synthetic conversations x 30 turns x 384 dims (float32), "
+          f"{args.threads} thread(s)")
+    print(f"ours, features_for_corpus: {per_ours * 1e3:.3f} ms/conversation")
+    print(f"SciPy + sklearn loop ({len(subset)} conversations): {per_loop * 1e3:.2f} ms/conversation"
+          f" -> ours {per_loop / per_ours:.1f}x faster")
+    difference, same = compare(ours[: len(subset)], loop)
+    print(f"  vs loop: largest difference {difference:.2e} on the eight distance features; "
+          f"topic switching identical on {same:.1%}")
+    if authors is None:
+        print("authors' code: not timed (no clone given: --authors-repo or $CDL_AUTHORS_REPO)")
+    else:
+        print(f"authors' TrajectoryAnalyzer, nine methods ({len(subset)} conversations): "
+              f"{per_authors * 1e3:.2f} ms/conversation -> ours {per_authors / per_ours:.1f}x "
+              f"faster (target >= 20x)")
+        difference, same = compare(ours[: len(subset)], authors)
+        print(f"  vs authors: largest difference {difference:.2e} on the eight distance features; "
+              f"topic switching identical on {same:.1%} (target >= 99%)")
+    if not math.isfinite(difference):
         raise SystemExit("non-finite difference")
 
 

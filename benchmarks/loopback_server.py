@@ -3,24 +3,36 @@
 It answers ``POST /v1/chat/completions`` after a fixed delay with a short reply shaped to
 what the prompt asks for (an idea, 'Idea N: score' lines, 'Response N', 'Novelty: x'...),
 so protocols can run end to end against real HTTP. Faults can be injected: a scripted list
-for the first requests, or random rates of 429 (with Retry-After), 500, slow replies
-(client timeouts), empty content and malformed JSON. It counts every request.
+for the first requests, or random rates per fault. It counts every request by outcome.
+
+Faults (``FAULTS``): ``429`` (Retry-After in seconds), ``429ms`` (``retry-after-ms``),
+``429date`` (Retry-After as an HTTP-date), ``500``, ``503``, ``timeout``/``hang`` (answers
+only after ``timeout_sleep`` s), ``drip`` (the reply one byte every ``drip_interval`` s),
+``empty`` (empty content), ``null_content``, ``empty_choices``, ``malformed`` (cut JSON),
+``reset`` (half the body, then a TCP reset), ``html`` (status 200 with an HTML page).
+Reply variants that are not errors: ``separators`` (U+2028, U+2029, U+0085 inside the
+reply) and ``surrogate`` (a lone surrogate, ``\\ud800``, inside the reply).
 """
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import json
 import multiprocessing
 import random
 import re
 import socket
+import struct
 import threading
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FAULTS = ("429", "500", "timeout", "empty", "malformed")
+FAULTS = ("429", "500", "timeout", "empty", "malformed", "429ms", "429date", "503", "hang", "drip",
+          "null_content", "empty_choices", "reset", "html", "separators", "surrogate")
+NOT_ERRORS = ("separators", "surrogate")  # replies that a client must accept as they are
+SEPARATORS = " \u2028 \u2029 \u0085 "
 
 
 def shaped_reply(messages: list[dict], seed: int | None) -> str:
@@ -59,8 +71,11 @@ class LoopbackServer:
 
     def __init__(self, *, delay: float = 0.0, script: list[str] | None = None,
                  fault_rates: dict[str, float] | None = None, seed: int = 0,
-                 timeout_sleep: float = 5.0, retry_after: float = 0.05):
+                 timeout_sleep: float = 5.0, retry_after: float = 0.05,
+                 retry_after_date: float = 1.0, drip_interval: float = 0.5):
         self.delay = delay
+        self.retry_after_date = retry_after_date
+        self.drip_interval = drip_interval
         self.script = list(script or [])
         self.fault_rates = fault_rates or {}
         self.rng = random.Random(seed)
@@ -69,6 +84,7 @@ class LoopbackServer:
         self.requests = 0
         self.by_outcome: dict[str, int] = {}
         self.bodies: list[dict] = []
+        self.paths: list[str] = []  # request paths, query included
         self.lock = threading.Lock()
         self.server = _Server(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
@@ -135,33 +151,87 @@ class LoopbackServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
+            def _drip(self, body: bytes):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    for position in range(len(body)):
+                        self.wfile.write(body[position:position + 1])
+                        time.sleep(server.drip_interval)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    self.close_connection = True
+
+            def _reset(self, body: bytes):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    self.wfile.write(body[: len(body) // 2])
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))  # close sends RST
+                    self.connection.close()
+                except OSError:
+                    pass
+                self.close_connection = True
+
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
                     server.bodies.append(body)
+                    server.paths.append(self.path)
                 fault = server._choose_fault()
                 time.sleep(server.delay)
-                if fault == "timeout":
+                if fault in ("timeout", "hang"):
                     time.sleep(server.timeout_sleep)
                 server._count(fault or "ok")
                 if fault == "429":
                     return self._send(429, b'{"error": {"message": "rate limited"}}',
                                       {"Retry-After": str(server.retry_after)})
-                if fault == "500":
-                    return self._send(500, b'{"error": {"message": "server error"}}')
+                if fault == "429ms":
+                    return self._send(429, b'{"error": {"message": "rate limited"}}',
+                                      {"retry-after-ms": str(int(server.retry_after * 1000))})
+                if fault == "429date":
+                    when = email.utils.formatdate(time.time() + server.retry_after_date, usegmt=True)
+                    return self._send(429, b'{"error": {"message": "rate limited"}}',
+                                      {"Retry-After": when})
+                if fault in ("500", "503"):
+                    return self._send(int(fault), b'{"error": {"message": "server error"}}')
                 if fault == "malformed":
                     return self._send(200, b'{"choices": [ {"message": ')
-                text = "" if fault == "empty" else shaped_reply(body.get("messages", []), body.get("seed"))
+                if fault == "html":
+                    page = b"<html><body><h1>Gateway</h1>upstream unavailable</body></html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(page)))
+                    self.end_headers()
+                    self.wfile.write(page)
+                    return None
+                text = shaped_reply(body.get("messages", []), body.get("seed"))
+                if fault == "empty":
+                    text = ""
+                elif fault == "separators":
+                    text = text[:20] + SEPARATORS + text[20:]
+                elif fault == "surrogate":
+                    text = text[:20] + " \ud800 " + text[20:]
+                message = {"role": "assistant", "content": None if fault == "null_content" else text}
+                choices = [] if fault == "empty_choices" else [{"index": 0, "finish_reason": "stop",
+                                                                "message": message}]
                 reply = {"id": "loop", "object": "chat.completion", "created": int(time.time()),
-                         "model": body.get("model", "loopback"),
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": text}}],
+                         "model": body.get("model", "loopback"), "choices": choices,
                          "usage": {"prompt_tokens": sum(len(m.get("content", "").split())
                                                         for m in body.get("messages", [])),
                                    "completion_tokens": len(text.split()),
                                    "total_tokens": 0}}
-                self._send(200, json.dumps(reply).encode())
+                payload = json.dumps(reply).encode()  # ASCII: the surrogate goes as a \\ud800 escape
+                if fault == "drip":
+                    return self._drip(payload)
+                if fault == "reset":
+                    return self._reset(payload)
+                self._send(200, payload)
 
         return Handler
 

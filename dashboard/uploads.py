@@ -3,8 +3,8 @@
 Accepted: CSV/TSV, JSONL/NDJSON and Parquet (pyarrow; no pickle-based format is ever
 read). What the file holds is recognised from its columns:
 
-* paper A's released metrics (``file_id``, ``question_id`` + the nine features) ->
-  ``engine.importers.paper_release.read_metrics``;
+* paper A's released metrics or ideas file, told apart by their columns
+  (``engine.importers.kinds``) -> ``read_metrics`` or ``engine.importers.ratings.read_ideas``;
 * a conversation table (``conversation_id`` + at least one Table 19 feature, no ``turn``)
   -> used as it is;
 * transcripts (one row per turn, or a Corpus JSONL/Parquet with nested ``turns``) ->
@@ -81,12 +81,21 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory) -> Dataset:
         columns = set(first)
     else:
         columns = set(_csv_header(path, "\t" if suffix == ".tsv" else ","))
-    if {"file_id", "question_id"} <= columns and set(FEATURE_NAMES) <= columns:
+    from engine.importers.kinds import table_kind
+
+    kind = table_kind(columns)
+    if kind in ("metrics", "ideas"):
         from engine.importers.paper_release import LICENCE_NOTE, read_metrics
+        from engine.importers.ratings import read_ideas
 
         if suffix != ".csv":
-            raise InputError("paper-release metrics must be the released CSV file")
+            raise InputError(f"the paper release's {kind} file must be the released CSV file")
         manifest["licence_note"] = LICENCE_NOTE
+        if kind == "ideas":
+            ideas = read_ideas(path)
+            manifest["ideas"] = ideas.attrs["ideas"]
+            manifest["description"] += " (paper A's idea-level ratings file: one row per idea)"
+            return Dataset(name=name, conversations=ideas, manifest=manifest)
         return Dataset(name=name, conversations=read_metrics(path), manifest=manifest)
     if "conversation_id" in columns and "turn" not in columns and columns & set(FEATURE_NAMES):
         table = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv") \
@@ -149,6 +158,11 @@ def _first_json_object(path: Path) -> dict:
                                  path=str(path), row=row)
             return value
     raise InputError("is empty", path=str(path))
+
+
+def csv_header(path: Path, delimiter: str = ",") -> list[str]:
+    """Column names of a CSV file's first line (for telling file kinds apart)."""
+    return _csv_header(path, delimiter)
 
 
 def _csv_header(path: Path, delimiter: str) -> list[str]:

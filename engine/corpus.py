@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 import pandas as pd
 
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects
+from engine.jsonl import iter_json_objects, to_json_line
 
 SOURCES = ("llm", "human")
 # Turns recorded by the protocols that are not utterances of the discussion: idea lists of
@@ -248,9 +248,8 @@ class Corpus:
     # -- files ------------------------------------------------------------------------
     def to_jsonl(self, path: str | Path) -> Path:
         """Write one JSON object per line; the file appears whole or not at all."""
-        lines = [json.dumps({"__corpus__": {"name": self.name, "meta": self.meta}},
-                            ensure_ascii=False)]
-        lines += [json.dumps(c.to_dict(), ensure_ascii=False) for c in self]
+        lines = [to_json_line({"__corpus__": {"name": self.name, "meta": self.meta}})]
+        lines += [to_json_line(c.to_dict()) for c in self]
         return atomic_write_text(path, "\n".join(lines) + "\n")
 
     @classmethod
@@ -353,10 +352,40 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.tmp-"
+
+
+def remove_stale_temp_files(path: str | Path) -> int:
+    """Delete temp files of ``path`` left by a writer that was killed (its process is gone);
+    returns how many. A temp name carries its writer's process id: ``.NAME.tmp-PID-XXXX``."""
+    path = Path(path)
+    removed = 0
+    for candidate in path.parent.glob(_temp_prefix(path) + "*"):
+        pid_text = candidate.name[len(_temp_prefix(path)):].split("-", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # the writer is still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # another user's live process
+        try:
+            candidate.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write bytes to a temp file in the same folder, fsync, rename over ``path``; temp files
+    of earlier writers that were killed are removed afterwards."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f"{_temp_prefix(path)}{os.getpid()}-")
     try:
         os.chmod(temp_name, 0o666 & ~_current_umask())  # as a plain open() would create it
         with os.fdopen(fd, "wb") as handle:
@@ -367,4 +396,5 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     finally:
         if os.path.exists(temp_name):
             os.unlink(temp_name)
+    remove_stale_temp_files(path)
     return path

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
-from engine.embed import embed_corpus
+from engine.embed import embed_corpus, read_embeddings, write_embeddings
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES, features_for_corpus
 
@@ -67,10 +67,8 @@ class Dataset:
         if self.turn_embeddings is not None:
             if self.turn_index is None or len(self.turn_index) != len(self.turn_embeddings):
                 raise ValueError("turn_index must name every row of turn_embeddings")
-            buffer = io.BytesIO()
-            np.save(buffer, np.asarray(self.turn_embeddings, dtype=np.float32))
-            atomic_write_bytes(folder / EMBEDDINGS, buffer.getvalue())
-            _write_parquet(self.turn_index, folder / EMBEDDING_INDEX)
+            write_embeddings(self.turn_embeddings, self.turn_index, folder / EMBEDDINGS,
+                             folder / EMBEDDING_INDEX)
         manifest = dict(self.manifest, name=self.name)
         atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=2, default=str) + "\n")
         self.path = folder
@@ -89,9 +87,9 @@ class Dataset:
         conversations = pd.read_parquet(folder / CONVERSATIONS)
         corpus = Corpus.from_parquet(folder / CORPUS) if with_corpus and (folder / CORPUS).exists() else None
         embeddings = index = None
-        if (folder / EMBEDDINGS).exists():
-            embeddings = np.load(folder / EMBEDDINGS, allow_pickle=False)
-            index = pd.read_parquet(folder / EMBEDDING_INDEX)
+        if (folder / EMBEDDINGS).exists():  # a pair whose recorded hash differs is refused
+            embeddings, index, _verified = read_embeddings(folder / EMBEDDINGS,
+                                                           folder / EMBEDDING_INDEX)
         return cls(name=manifest.get("name", folder.name), conversations=conversations,
                    manifest=manifest, corpus=corpus, turn_embeddings=embeddings,
                    turn_index=index, path=folder)

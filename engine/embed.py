@@ -78,6 +78,23 @@ class EmbeddingCache:
         self._db.close()
 
 
+def quiet_model_loading() -> None:
+    """No progress bars from Hugging Face while a model loads (``--no-progress``)."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    except ImportError:
+        pass
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    except ImportError:
+        pass
+
+
 class Embedder:
     """Embed texts with one sentence-transformers model, through the on-disk cache.
 
@@ -86,8 +103,9 @@ class Embedder:
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, cache: EmbeddingCache | str | Path | None = None,
-                 batch_size: int = 64, device: str = "cpu"):
+                 batch_size: int = 64, device: str = "cpu", progress: bool = True):
         self.model_name = DEFAULT_MODEL if model in _BUNDLED_ALIASES else model
+        self.progress = progress  # False: no bar at all, loading the weights included
         self.batch_size = batch_size
         self.device = device
         self.cache = cache if isinstance(cache, EmbeddingCache) else EmbeddingCache(cache)
@@ -101,6 +119,8 @@ class Embedder:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                if not self.progress:
+                    quiet_model_loading()
                 from sentence_transformers import SentenceTransformer
 
                 path = resolve_model_path(self.model_name)
@@ -154,3 +174,80 @@ def embed_corpus(corpus, embedder: Embedder, *, progress: bool = False) -> dict[
         out[conversation.conversation_id] = vectors[start:start + n]
         start += n
     return out
+
+
+# -- an embeddings file and the index naming its rows ------------------------------------------
+INDEX_HASH_KEY = b"embeddings_sha256"
+
+
+def embeddings_digest(vectors: np.ndarray) -> str:
+    """SHA-256 of a (rows, dim) float32 array: its shape and its bytes."""
+    array = np.ascontiguousarray(vectors, dtype=np.float32)
+    digest = hashlib.sha256(f"{array.shape}|float32|".encode())
+    rows = max(1, (64 << 20) // max(1, array.strides[0]))  # 64 MB at a time: no copy of the whole
+    for start in range(0, len(array), rows):
+        digest.update(np.ascontiguousarray(array[start:start + rows]).data)
+    return digest.hexdigest()
+
+
+def write_embeddings(vectors: np.ndarray, index, vectors_path: str | Path, index_path: str | Path) -> None:
+    """Write the ``.npy`` and then its index parquet, the index carrying the vectors' hash.
+
+    Each file is written to a temporary name and renamed; a kill between the two leaves the
+    new vectors beside the old index, whose recorded hash then no longer matches, so
+    ``read_embeddings`` refuses the pair instead of labelling rows with another corpus' ids.
+    """
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.corpus import atomic_write_bytes
+
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if len(index) != len(vectors):
+        raise ValueError("the index must name every row of the embeddings")
+    buffer = io.BytesIO()
+    np.save(buffer, vectors)
+    atomic_write_bytes(vectors_path, buffer.getvalue())
+    table = pa.Table.from_pandas(index.reset_index(drop=True), preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           INDEX_HASH_KEY: embeddings_digest(vectors).encode()})
+    out = pa.BufferOutputStream()
+    pq.write_table(table, out)
+    atomic_write_bytes(index_path, out.getvalue().to_pybytes())
+
+
+def read_embeddings(vectors_path: str | Path, index_path: str | Path, *, mmap: bool = False):
+    """``(vectors, index frame, verified)``: ``verified`` is False for an index written
+    before hashes were recorded (the caller says so); a hash that does not match is an
+    InputError naming both files. ``mmap=True`` maps the ``.npy`` read-only instead of
+    loading it (a corpus larger than memory)."""
+    import pyarrow.parquet as pq
+
+    from engine.errors import InputError
+
+    vectors_path, index_path = Path(vectors_path), Path(index_path)
+    try:
+        vectors = np.load(vectors_path, allow_pickle=False, mmap_mode="r" if mmap else None)
+    except (OSError, ValueError, EOFError) as error:
+        raise InputError(f"not a readable .npy array ({error})", path=str(vectors_path)) from None
+    if vectors.ndim != 2:
+        raise InputError(f"expected a (turns, dim) array, got shape {vectors.shape}",
+                         path=str(vectors_path))
+    if not index_path.exists():
+        raise InputError("index not found; pass --index (written by `embed`)", path=str(index_path))
+    try:
+        table = pq.read_table(index_path)
+    except Exception as error:  # pyarrow raises several types for a bad file
+        raise InputError(f"not a readable Parquet file ({error})", path=str(index_path)) from None
+    recorded = (table.schema.metadata or {}).get(INDEX_HASH_KEY)
+    if recorded is not None and recorded.decode() != embeddings_digest(vectors):
+        raise InputError(f"does not belong to {vectors_path.name} (the embeddings' hash differs "
+                         f"from the one recorded with this index: another run's files, or a run "
+                         f"killed between writing them); run `embed` again", path=str(index_path))
+    index = table.to_pandas()
+    if len(index) != len(vectors):
+        raise InputError(f"{len(index)} index rows but {len(vectors)} embedding rows",
+                         path=str(index_path))
+    return vectors, index, recorded is not None

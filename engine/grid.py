@@ -15,8 +15,10 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
       - {method: homo_mad, agents: 5, rounds: 2, replicates: 5}
       - {method: open, turn_limit: 6, replicates: 2, tasks: [plastic_waste]}
 
-Each session gets a stable id ``method-task-<options hash>-r<replicate>`` and a seed derived
-from the grid seed and that id, so a re-run finds the same sessions.
+Each session gets a stable id ``method-task-<options hash>-<prompt hash>-r<replicate>`` (the
+prompt hash: the first 8 hex digits of the task prompt's SHA-256, so an edited prompt makes
+new sessions) and a seed derived from the grid seed and that id, so a re-run finds the same
+sessions.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -45,6 +47,12 @@ class JudgeSpec(BaseModel):
     temperature: float = 0.0
     rubric: bool = True
     retries: int = Field(2, ge=0, le=10)
+    # paper A's consensual assessment: the ideas of a task rated together (engine.judge.rate_together);
+    # "alone" rates each final idea on its own, as it finishes
+    mode: Literal["together", "alone"] = "together"
+    batch_size: int = Field(10, ge=2, le=100)
+    samples: int = Field(1, ge=1, le=20)
+    models: list[str] = Field(default_factory=list)  # more judge models on the same server
 
 
 class ConditionSpec(BaseModel):
@@ -84,8 +92,13 @@ class SessionSpec:
     seed: int
 
 
-def load_grid(source: "str | Path | dict | GridSpec") -> GridSpec:
-    """Read and validate a grid from a YAML path, a dict, or a GridSpec."""
+def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None = None) -> GridSpec:
+    """Read and validate a grid from a YAML path, a dict, or a GridSpec.
+
+    ``api_key_env`` (a variable named on the command line) replaces the file's for the model
+    and the judge; without it a grid *file* may only name variables that look like API keys
+    (see ``check_key_variables``).
+    """
     if isinstance(source, GridSpec):
         return source
     path = None
@@ -112,10 +125,30 @@ def load_grid(source: "str | Path | dict | GridSpec") -> GridSpec:
                          field=where or None) from None
     if path is not None and grid.tasks_file and not Path(grid.tasks_file).is_absolute():
         grid = grid.model_copy(update={"tasks_file": str(path.parent / grid.tasks_file)})
+    if api_key_env:
+        grid = grid.model_copy(update={"api_key_env": api_key_env, "judge": grid.judge and
+                                       grid.judge.model_copy(update={"api_key_env": api_key_env})})
+    elif path is not None:
+        check_key_variables(grid, path)
     for index in range(len(grid.conditions)):  # validate every condition now, naming it
         condition_config(grid, index)
     grid_tasks(grid)
     return grid
+
+
+def check_key_variables(grid: GridSpec, path: Path) -> None:
+    """A grid file sends the value of ``api_key_env`` to its ``base_url``: a shared file must
+    not be able to name any variable (``HOME``, a database password...), only key-like ones."""
+    from engine.llm.secrets import looks_like_key_variable
+
+    named = [("api_key_env", grid.api_key_env)]
+    if grid.judge is not None:
+        named.append(("judge.api_key_env", grid.judge.api_key_env))
+    for where, name in named:
+        if not looks_like_key_variable(name):
+            raise InputError(f"{name!r} does not look like an API-key variable (*API_KEY*, *_KEY, "
+                             f"*TOKEN*); to use it anyway pass --api-key-env {name} on the "
+                             f"command line", path=str(path), field=where)
 
 
 def condition_config(grid: GridSpec, index: int) -> ProtocolConfig:
@@ -151,6 +184,11 @@ def options_hash(config: ProtocolConfig) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:8]
 
 
+def session_stem(config: ProtocolConfig, task: Task) -> str:
+    """``method-task-<options hash>-<prompt hash>``: what a session's id is made of."""
+    return f"{config.method}-{task.id}-{options_hash(config)}-{task.prompt_sha256[:8]}"
+
+
 def session_seed(grid_seed: int, conversation_id: str) -> int:
     digest = hashlib.sha256(f"{grid_seed}:{conversation_id}".encode()).digest()
     return int.from_bytes(digest[:4], "big") % (2 ** 31 - 1)
@@ -170,7 +208,7 @@ def plan(grid: GridSpec) -> list[SessionSpec]:
                 except InputError as error:
                     raise InputError(error.reason, field=f"conditions[{index}].tasks") from None
             for replicate in range(condition.replicates):
-                cid = f"{config.method}-{task_id}-{options_hash(config)}-r{replicate}"
+                cid = session_stem(config, tasks[task_id]) + f"-r{replicate}"
                 if cid in seen:
                     raise InputError(f"condition repeats an earlier one (session {cid})",
                                      field=f"conditions[{index}]")

@@ -1,13 +1,18 @@
-"""Reading text and JSON-lines files with errors that name the file and the line.
+"""Reading and writing text and JSON-lines files; read errors name the file and the line.
 
-Shared by the corpus reader, the transcript and ConvoKit importers and the tasks file.
+Shared by the corpus reader and writer, the run folder, the transcript and ConvoKit
+importers and the tasks file. One JSON value is one physical line: the writer escapes the
+characters that other line readers split on (U+0085, U+2028, U+2029; control characters are
+escaped by ``json`` already) and lone surrogates (which UTF-8 cannot encode), and the reader
+splits on ``"\n"`` only, so any text a model or a file can hold is read back identically.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from engine.errors import InputError
 
@@ -35,10 +40,41 @@ def read_text(path: str | Path) -> str:
                          row=line) from None
 
 
+# Raw, these break a line-oriented reader (str.splitlines splits on the first three) or
+# cannot be encoded as UTF-8 at all (lone surrogates); as \uXXXX escapes they are plain JSON.
+_UNSAFE_IN_A_LINE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
+
+
+def _escape(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def to_json(value: Any, *, indent: int | None = None,
+            default: Callable[[Any], Any] | None = None) -> str:
+    """JSON text (non-ASCII kept readable) that is safe to encode as UTF-8 and to split on
+    ``"\n"``; without ``indent`` it is exactly one line."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, default=default)
+    return _UNSAFE_IN_A_LINE.sub(_escape, text)
+
+
+def to_json_line(value: Any) -> str:
+    """One JSON-lines record (without its ``"\n"``)."""
+    return to_json(value)
+
+
+def split_lines(text: str) -> list[str]:
+    """Physical lines of a JSON-lines text: split on ``"\n"`` only (a ``"\r"`` before it is
+    dropped), never on U+2028/U+2029/U+0085 that an older writer may have left raw."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def iter_json_objects(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict]]:
     """``(line number, object)`` for each non-blank line; row N in errors is line N."""
     path = Path(path)
-    for line_number, line in enumerate((read_text(path) if text is None else text).splitlines(),
+    for line_number, line in enumerate(split_lines(read_text(path) if text is None else text),
                                        start=1):
         if not line.strip():
             continue

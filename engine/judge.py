@@ -6,6 +6,9 @@
 * ``rubric_scores``: paper B's rubric-based absolute score, 1-10 (section 3.2).
 * ``pairwise_win_rate``: paper B's average pairwise win rate, each pair judged twice with
   the positions swapped; a win counts 1, a tie (or a split verdict) 0.5.
+* ``rate_together``: paper A's consensual assessment by LLM raters: the ideas of one task
+  rated together in shuffled batches, relative to each other, 0 for irrelevant ideas
+  (excluded before scaling, counted), several samples or models averaged, ICC(3,k) between them.
 An unreadable verdict is asked again (``retries`` times) and then recorded as missing (NaN).
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 import re
 from typing import Iterable, Sequence
 
@@ -61,6 +65,8 @@ def _ideas_frame(ideas, task) -> pd.DataFrame:
         if "task" not in frame.columns:
             if task is None:
                 raise InputError("give task= or a 'task' column", field="task")
+            if isinstance(task, dict):
+                raise InputError("a 'task' column is needed with a mapping of tasks", field="task")
             frame["task"] = get_task(task).id if not isinstance(task, Task) else task.id
     else:
         if task is None:
@@ -70,8 +76,11 @@ def _ideas_frame(ideas, task) -> pd.DataFrame:
 
 
 def _task_prompt(task_id: str, task) -> str:
+    """The prompt of ``task_id``: the given Task, a ``{task id: Task}`` mapping, or built-in."""
     if isinstance(task, Task) and task.id == task_id:
         return task.prompt
+    if isinstance(task, dict) and isinstance(task.get(task_id), Task):
+        return task[task_id].prompt
     return get_task(task_id).prompt
 
 
@@ -199,9 +208,168 @@ def pairwise_win_rate(ideas_x: Sequence[str], ideas_y: Sequence[str], task, back
 
 
 def attach_ratings(conversations: Iterable, frame: pd.DataFrame, rater: str) -> None:
-    """Copy judge columns onto each conversation's outcomes (row order = conversation order)."""
+    """Copy judge columns onto each conversation's outcomes (row order = conversation order);
+    ``rate_together`` adds whether the idea was judged irrelevant and how many raters read it."""
+    extra = [c for c in ("irrelevant", "raters_read") if c in frame.columns]
     for conversation, (_, row) in zip(conversations, frame.iterrows()):
         for column in ("novelty_raw", "usefulness_raw", "novelty", "usefulness", "creativity"):
             value = row.get(column)
             conversation.outcomes[column] = None if pd.isna(value) else float(value)
+        for column in extra:
+            value = row[column]
+            conversation.outcomes[column] = bool(value) if column == "irrelevant" else int(value)
         conversation.outcomes["rater"] = rater
+
+
+# -- consensual assessment: the ideas of a task rated together -------------------------------
+_BATCH_LINE = re.compile(r"idea\s*#?\s*(\d{1,3})\s*[:.)\-\u2013]\s*(.*)", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def parse_batch(text: str, n_items: int) -> dict[int, tuple[float, float]]:
+    """``{item index (0-based): (novelty, usefulness)}`` from lines 'Idea N: Novelty 7,
+    Usefulness 5' (or 'Idea N: 7, 5'); values outside 0-10 and repeated items are not read."""
+    verdicts: dict[int, tuple[float, float]] = {}
+    for line in text.splitlines():
+        match = _BATCH_LINE.search(line)
+        if not match:
+            continue
+        number, rest = int(match.group(1)), match.group(2)
+        novelty, usefulness = parse_labelled(rest, "novelty", 0, 10), parse_labelled(rest, "usefulness", 0, 10)
+        if novelty is None and usefulness is None and "novelty" not in rest.lower():
+            numbers = [float(x) for x in _NUMBER.findall(rest)]
+            if len(numbers) == 2 and all(0 <= x <= 10 for x in numbers):
+                novelty, usefulness = numbers
+        if 1 <= number <= n_items and novelty is not None and usefulness is not None \
+                and (number - 1) not in verdicts:
+            verdicts[number - 1] = (novelty, usefulness)
+    return verdicts
+
+
+def _batches(indices: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """The indices shuffled and cut into ceil(n / batch_size) batches of near-equal size."""
+    order = list(indices)
+    rng.shuffle(order)
+    count = max(1, math.ceil(len(order) / batch_size))
+    return [list(chunk) for chunk in np.array_split(np.array(order, dtype=int), count) if len(chunk)]
+
+
+async def arate_together(ideas, task, judges: Backend | Sequence[Backend], *, samples: int = 1,
+                         batch_size: int = 10, retries: int = 1, max_tokens: int = 24,
+                         temperature: float | None = None, seed: int = JUDGE_SEED) -> pd.DataFrame:
+    """Paper A's Creativity Evaluation with LLM raters (Consensual Assessment Technique).
+
+    Every rater (each judge model x ``samples`` samples of it, like the paper's five human
+    raters) sees the ideas of one task together: shuffled with its own seed and cut into
+    batches of at most ``batch_size``, each batch rated in one reply, relative to the other
+    ideas, novelty and usefulness 1-10, 0 for an idea that ignores the task. ``max_tokens``
+    is the budget of one idea's line. A reply with nothing readable is asked again
+    (``retries`` times, counted); an idea a rater's reply leaves out stays missing (NaN,
+    counted), never filled in. Per idea: ``N1..Nk`` / ``U1..Uk`` (rater k's scores),
+    ``novelty_raw`` / ``usefulness_raw`` (mean over the raters that answered), ``irrelevant``
+    (more than half of those raters gave 0), then novelty / usefulness min-max scaled within
+    task over the relevant ideas only (Methods, eq. for x'), creativity = product.
+    ``frame.attrs`` holds the raters, the counts and ICC(3,k) per task and scale (Table 4).
+    Temperature defaults to 0 for one sample per model, 0.7 when several are drawn.
+    """
+    judges = [judges] if isinstance(judges, Backend) else list(judges)
+    if not judges:
+        raise InputError("give at least one judge backend", field="judges")
+    if samples < 1 or batch_size < 2:
+        raise InputError("samples must be >= 1 and batch_size >= 2", field="samples")
+    heat = (0.0 if samples == 1 else 0.7) if temperature is None else temperature
+    frame = _ideas_frame(ideas, task)
+    raters = [(judge, sample) for judge in judges for sample in range(samples)]
+    names = [f"{judge.model}#{sample + 1}" for judge, sample in raters]
+    scores = np.full((len(raters), len(frame), 2), np.nan)
+    counts = {"calls": 0, "unreadable_replies": 0, "retries": 0}
+    valid = [i for i in range(len(frame))
+             if isinstance(frame.at[i, "idea"], str) and frame.at[i, "idea"].strip()]
+
+    async def one_batch(r: int, task_id: str, batch: list[int]) -> None:
+        judge, sample = raters[r]
+        messages = prompts.judge_batch(_task_prompt(task_id, task), [frame.at[i, "idea"] for i in batch])
+        for attempt in range(retries + 1):
+            counts["calls"] += 1
+            counts["retries"] += attempt > 0
+            result = await judge.achat(messages, temperature=heat if attempt == 0 else max(heat, RETRY_TEMPERATURE),
+                                       max_tokens=max_tokens * len(batch) + 16,
+                                       seed=seed + 1009 * sample + attempt, replicate=sample * 100 + attempt)
+            verdicts = parse_batch(result.text, len(batch))
+            if verdicts:
+                for position, pair in verdicts.items():
+                    scores[r, batch[position]] = pair
+                return
+            counts["unreadable_replies"] += 1
+
+    jobs = []
+    for task_id in dict.fromkeys(frame["task"]):
+        members = [i for i in valid if frame.at[i, "task"] == task_id]
+        for r in range(len(raters)):
+            rng = random.Random(f"{seed}:{task_id}:{names[r]}")
+            jobs += [one_batch(r, task_id, batch) for batch in _batches(members, batch_size, rng)]
+    await asyncio.gather(*jobs)
+    return _combine_raters(frame, scores, names, valid, counts, batch_size)
+
+
+def _combine_raters(frame: pd.DataFrame, scores: np.ndarray, names: list[str], valid: list[int],
+                    counts: dict, batch_size: int) -> pd.DataFrame:
+    for r in range(len(names)):
+        frame[f"N{r + 1}"] = scores[r, :, 0]
+        frame[f"U{r + 1}"] = scores[r, :, 1]
+    read = ~np.isnan(scores[:, :, 0])                                 # raters x ideas
+    zero = read & ((scores[:, :, 0] == 0) | (scores[:, :, 1] == 0))
+    n_read = read.sum(axis=0)
+    frame["raters_read"] = n_read
+    frame["irrelevant"] = (2 * zero.sum(axis=0) > n_read) & (n_read > 0)
+    frame["novelty_raw"] = pd.DataFrame(scores[:, :, 0].T).mean(axis=1).to_numpy()  # NaN skipped
+    frame["usefulness_raw"] = pd.DataFrame(scores[:, :, 1].T).mean(axis=1).to_numpy()
+    relevant = frame.assign(novelty_raw=frame["novelty_raw"].where(~frame["irrelevant"]),
+                            usefulness_raw=frame["usefulness_raw"].where(~frame["irrelevant"]))
+    scaled = scale_within_task(relevant)
+    for column in ("novelty", "usefulness", "creativity"):
+        frame[column] = scaled[column]
+    missing = int(len(names) * len(valid) - read[:, valid].sum())
+    frame.attrs.update({
+        "raters": names, "batch_size": batch_size, "ideas": len(frame),
+        "empty_ideas": len(frame) - len(valid), "unreadable_verdicts": missing,
+        "irrelevant": int(frame["irrelevant"].sum()), "never_read": int(((n_read == 0)[valid]).sum()),
+        **counts, "icc": rater_icc(frame, len(names)),
+    })
+    return frame
+
+
+def rater_icc(frame: pd.DataFrame, k: int) -> list[dict]:
+    """ICC(3,k) between the raters (``N1..Nk`` / ``U1..Uk``), per task and scale, over the
+    relevant ideas every rater read (paper A, Table 4). Not computable: NaN and the reason."""
+    from engine.stats.ratings import icc3k
+
+    rows = []
+    for task_id, group in frame[~frame["irrelevant"]].groupby("task", sort=False):
+        for scale, prefix in (("novelty", "N"), ("usefulness", "U")):
+            table = group[[f"{prefix}{r + 1}" for r in range(k)]].dropna()
+            row = {"task": task_id, "scale": scale, "k_raters": k, "n_ideas": len(table),
+                   "icc": math.nan, "ci_low": math.nan, "ci_high": math.nan, "note": ""}
+            try:
+                row["icc"], row["ci_low"], row["ci_high"] = icc3k(table)
+            except InputError as error:
+                row["note"] = error.reason
+            rows.append(row)
+    return rows
+
+
+def judge_summary(frame: pd.DataFrame) -> dict:
+    """What a run records about its judges: raters, counts and ICC (plain JSON values)."""
+    summary = {k: v for k, v in frame.attrs.items() if k != "icc"}
+    summary["icc"] = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                      for row in frame.attrs.get("icc", [])]
+    return summary
+
+
+def rate_together(ideas, task=None, judges: Backend | Sequence[Backend] | None = None,
+                  **options) -> pd.DataFrame:
+    """Synchronous :func:`arate_together`."""
+    if judges is None:
+        raise InputError("rate_together needs at least one judge backend", field="judges")
+    backends = [judges] if isinstance(judges, Backend) else list(judges)
+    return run_sync_closing(arate_together(ideas, task, backends, **options), *backends)

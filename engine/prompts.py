@@ -224,6 +224,19 @@ def judge_novelty_usefulness(task_prompt: str, idea: str) -> Messages:
         f"Novelty: <number>\nUsefulness: <number>")]
 
 
+def judge_batch(task_prompt: str, ideas: Sequence[str]) -> Messages:
+    """Paper A's raters (Methods, Creativity Evaluation; Consensual Assessment Technique): the
+    ideas of one task seen together and rated relative to each other, 1-10, 0 if irrelevant."""
+    return [_system("You are an expert judge of creative problem solving."), _user(
+        f"Task: {task_prompt}\n\nBelow are {len(ideas)} ideas proposed for this task. Read all of "
+        f"them first, then rate each one relative to the others on two scales from 1 to 10.\n"
+        f"Novelty: how original it is compared with the other ideas and the usual solutions.\n"
+        f"Usefulness: how practical, feasible and effective it would be.\nUse the whole range "
+        f"across the set. If an idea does not address the task at all, give it 0 on both.\n\n"
+        f"{_numbered(ideas)}\n\nAnswer with one line per idea, in the form\n"
+        f"Idea N: Novelty <number>, Usefulness <number>\nand nothing else.")]
+
+
 RUBRIC = ("originality (surprising, not the obvious answer)", "relevance to the task",
           "usefulness and feasibility", "clarity and specificity", "depth of the mechanism")
 

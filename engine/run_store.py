@@ -20,11 +20,24 @@ from typing import Any
 
 from engine.corpus import Conversation, Corpus, atomic_write_text
 from engine.errors import InputError
+from engine.jsonl import iter_json_objects, read_text, to_json, to_json_line
 
 CORPUS_FILE = "corpus.jsonl"
 FAILED_FILE = "failed.jsonl"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = ".run.lock"
+
+
+def finished_ids_in(folder: str | Path) -> set[str]:
+    """Ids of the finished sessions of a run folder, read without locking or creating it
+    (``--dry-run``); a partial last line of a running or killed run is not counted."""
+    path = Path(folder) / CORPUS_FILE
+    if not path.is_file():
+        return set()
+    text = read_text(path)
+    text = text[: text.rfind("\n") + 1]
+    return {record["conversation_id"] for _, record in iter_json_objects(path, text)
+            if "conversation_id" in record}
 
 
 class RunStore:
@@ -64,8 +77,7 @@ class RunStore:
     def _repair(self) -> None:
         """Create the corpus file with its header, or cut a partial last line left by a kill."""
         if not self.corpus_path.exists() or self.corpus_path.stat().st_size == 0:
-            header = json.dumps({"__corpus__": {"name": self._name, "meta": self._meta}},
-                                ensure_ascii=False)
+            header = to_json_line({"__corpus__": {"name": self._name, "meta": self._meta}})
             atomic_write_text(self.corpus_path, header + "\n")
             return
         data = self.corpus_path.read_bytes()
@@ -77,18 +89,14 @@ class RunStore:
                 os.fsync(handle.fileno())
 
     def finished_ids(self) -> set[str]:
-        ids = set()
-        for row, line in enumerate(self.corpus_path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError("corrupt line in the run's corpus", path=str(self.corpus_path),
-                                 row=row) from None
-            if "conversation_id" in record:
-                ids.add(record["conversation_id"])
-        return ids
+        return set(self.finished_prompts())
+
+    def finished_prompts(self) -> dict[str, tuple[str | None, str | None]]:
+        """``{conversation id: (task id, SHA-256 of the task prompt or None)}`` of every
+        finished session (None: written before prompts were recorded)."""
+        return {record["conversation_id"]: (record.get("task"),
+                                            (record.get("meta") or {}).get("task_prompt_sha256"))
+                for _, record in iter_json_objects(self.corpus_path) if "conversation_id" in record}
 
     def read_corpus(self) -> Corpus:
         return Corpus.from_jsonl(self.corpus_path)
@@ -97,10 +105,11 @@ class RunStore:
         if not self.failed_path.exists():
             return {}
         failed = {}
-        for line in self.failed_path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                failed[record["conversation_id"]] = record
+        for row, record in iter_json_objects(self.failed_path):
+            if not isinstance(record.get("conversation_id"), str):
+                raise InputError("missing", path=str(self.failed_path), row=row,
+                                 field="conversation_id")
+            failed[record["conversation_id"]] = record
         return failed
 
     def read_manifest(self) -> dict[str, Any]:
@@ -114,7 +123,7 @@ class RunStore:
     # -- writing -------------------------------------------------------------------------
     def append(self, conversation: Conversation) -> None:
         """Add one finished session: a single write of one whole line, then fsync."""
-        line = (json.dumps(conversation.to_dict(), ensure_ascii=False) + "\n").encode("utf-8")
+        line = (to_json_line(conversation.to_dict()) + "\n").encode("utf-8")
         with self._lock:
             fd = os.open(self.corpus_path, os.O_WRONLY | os.O_APPEND)
             try:
@@ -131,7 +140,7 @@ class RunStore:
             self._write_failed()
 
     def _write_failed(self) -> None:
-        lines = [json.dumps(record, ensure_ascii=False) for record in self.failed.values()]
+        lines = [to_json_line(record) for record in self.failed.values()]
         atomic_write_text(self.failed_path, "\n".join(lines) + ("\n" if lines else ""))
 
     def rewrite_corpus(self, corpus: Corpus) -> None:
@@ -140,5 +149,4 @@ class RunStore:
             corpus.to_jsonl(self.corpus_path)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        atomic_write_text(self.manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False,
-                                                         default=str) + "\n")
+        atomic_write_text(self.manifest_path, to_json(manifest, indent=2, default=str) + "\n")

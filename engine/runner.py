@@ -26,13 +26,14 @@ import numpy as np
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
 from engine.grid import GridSpec, SessionSpec, load_grid, plan
-from engine.judge import arate_ideas, arubric_scores, attach_ratings, scale_within_task
+from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ratings, judge_summary,
+                          scale_within_task)
 from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
-from engine.llm.secrets import scrub
+from engine.llm.secrets import redact_url, scrub
 from engine.protocols import expected_calls, make_config, run_session
-from engine.run_store import RunStore
-from engine.tasks import get_task
+from engine.run_store import RunStore, finished_ids_in
+from engine.tasks import Task, get_task
 
 OnTurn = Callable[[str, Turn], None]
 OnSession = Callable[[Conversation], None]
@@ -40,16 +41,24 @@ Embedder = Callable[[Sequence[str]], np.ndarray]
 
 
 # -- one session plus its judge ------------------------------------------------------------
-async def _judge_session(conversation: Conversation, judge: Backend, *, max_tokens: int = 24,
-                         rubric: bool = True, temperature: float = 0.0, retries: int = 2) -> None:
-    """Raw judge scores of the final idea, kept in outcomes (scaled later, within task)."""
-    idea, task = conversation.final_idea, conversation.task
-    frame = await arate_ideas([idea], get_task(task), judge, max_tokens=max_tokens,
-                              temperature=temperature, retries=retries)
+async def _judge_session(conversation: Conversation, task: Task, judge: Backend, *,
+                         max_tokens: int = 24, rubric: bool = True, temperature: float = 0.0,
+                         retries: int = 2, novelty_usefulness: bool = True) -> None:
+    """Raw judge scores of the final idea, kept in outcomes (scaled later, within task).
+
+    ``task`` is the session's own Task (a built-in, ``--task-text`` or ``--tasks-file`` one):
+    the judge sees the prompt the team was given. With ``novelty_usefulness`` off (the
+    grid's judge mode "together"), only paper B's rubric score is asked here; novelty and
+    usefulness come from ``_judge_together`` at the end of the run.
+    """
+    idea = conversation.final_idea
     outcomes = conversation.outcomes
-    for column in ("novelty_raw", "usefulness_raw"):
-        value = frame[column].iloc[0]
-        outcomes[column] = None if np.isnan(value) else float(value)
+    if novelty_usefulness:
+        frame = await arate_ideas([idea], task, judge, max_tokens=max_tokens,
+                                  temperature=temperature, retries=retries)
+        for column in ("novelty_raw", "usefulness_raw"):
+            value = frame[column].iloc[0]
+            outcomes[column] = None if np.isnan(value) else float(value)
     if rubric:
         score = (await arubric_scores([idea], task, judge, max_tokens=max_tokens,
                                       temperature=temperature, retries=retries))[0]
@@ -60,12 +69,13 @@ async def _judge_session(conversation: Conversation, judge: Backend, *, max_toke
 async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurrency: int,
                      on_turn: OnTurn | None, on_done: Callable[[Conversation], None],
                      judge: Backend | None = None, judge_options: dict | None = None,
-                     embedder: Embedder | None = None) -> None:
+                     embedder: Embedder | None = None, progress: bool = True) -> None:
     gate = asyncio.Semaphore(concurrency)
     if embedder is None and any(spec.config.method == "creative_mad" for spec in specs):
         from engine.embed import Embedder as SentenceEmbedder
 
-        embedder = SentenceEmbedder().encode  # one model for every session (loaded on first use)
+        # one model for every session (loaded on first use)
+        embedder = SentenceEmbedder(progress=progress).encode
 
     async def one(spec: SessionSpec) -> None:
         async with gate:
@@ -75,7 +85,8 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
                                              embedder=embedder)
             if judge is not None and conversation.status == "ok":
                 try:
-                    await _judge_session(conversation, judge, **(judge_options or {}))
+                    await _judge_session(conversation, spec.task, judge,
+                                         **(judge_options or {}))
                 except Exception as error:  # the judge failed: retry the session next run
                     conversation.status = "failed"
                     conversation.error = scrub(f"judge: {type(error).__name__}: {error}")
@@ -98,9 +109,9 @@ def run_pilot(method: str, task, agents: int | None, rounds: int | None, replica
         raise InputError("replicates must be a positive integer", field="replicates")
     config = make_config(method, agents=agents, rounds=rounds, **protocol_options)
     task = get_task(task)
-    from engine.grid import options_hash, session_seed
+    from engine.grid import session_seed, session_stem
 
-    stem = f"{method}-{task.id}-{options_hash(config)}"
+    stem = session_stem(config, task)
     specs = [SessionSpec(f"{stem}-r{r}", task, config, r, session_seed(seed, f"{stem}-r{r}"))
              for r in range(replicates)]
     finished: dict[str, Conversation] = {}
@@ -115,16 +126,18 @@ def run_pilot(method: str, task, agents: int | None, rounds: int | None, replica
     conversations = [finished[s.conversation_id] for s in specs]
     ok = [c for c in conversations if c.status == "ok" and c.final_idea]
     if judge_backend is not None and ok:
-        async def judge_all():
+        async def judge_all():  # paper A's consensual assessment: the final ideas rated together
             try:
-                return await arate_ideas([c.final_idea for c in ok], task, judge_backend)
+                return await arate_together([c.final_idea for c in ok], task, judge_backend)
             finally:
                 await judge_backend.aclose()
 
         frame = run_sync(judge_all())
         attach_ratings(ok, frame, f"llm:{judge_backend.model}")
+        judged = judge_summary(frame)
     return Corpus(conversations, name=f"pilot-{method}-{task.id}",
-                  meta={"pilot": True, "backend": backend.describe(), "seed": seed})
+                  meta={"pilot": True, "backend": backend.describe(), "seed": seed,
+                        **({"judge": judged} if judge_backend is not None and ok else {})})
 
 
 # -- grid --------------------------------------------------------------------------------------
@@ -181,6 +194,18 @@ def _judge_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, concur
                         cache=cache, replay=replay)
 
 
+def _extra_judges(grid: GridSpec, *, cache: str | Path | None, replay: bool,
+                  concurrency: int) -> list[Backend]:
+    """The grid judge's further models (``judge.models``), on the judge's server."""
+    if grid.judge is None:
+        return []
+    spec = grid.judge
+    return [make_backend(name, base_url=spec.base_url, api_key_env=spec.api_key_env,
+                         azure_api_version=spec.azure_api_version, concurrency=concurrency,
+                         timeout=grid.request_timeout, max_attempts=grid.max_attempts,
+                         cache=cache, replay=replay) for name in spec.models]
+
+
 def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
              judge_backend: Backend | None = None, dry_run: bool = False, progress: bool = True,
              cache: str | Path | None | bool = True, replay: bool = False,
@@ -191,20 +216,32 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     grid = load_grid(config)
     specs = plan(grid)
     if dry_run:
-        budget = estimate(specs)
+        done = finished_ids_in(out_dir)
+        todo = [s for s in specs if s.conversation_id not in done]
+        budget = estimate(todo)
+        budget.update(planned=len(specs), done=len(specs) - len(todo))
         price_cost = cost_usd("local" if grid.model == "local" else "openai", grid.model,
                               budget["prompt_tokens"], budget["completion_tokens"], grid.prices)
         budget["cost_usd"] = price_cost
         judge_note = ""
         if grid.judge:
-            per_session = 1 + int(grid.judge.rubric)
-            budget["judge_calls"] = len(specs) * per_session
+            spec = grid.judge
+            if spec.mode == "together":  # batches per task x raters, plus the rubric per session
+                per_task: dict[str, int] = {}
+                for s in specs:
+                    per_task[s.task.id] = per_task.get(s.task.id, 0) + 1
+                raters = spec.samples * (1 + len(spec.models))
+                batches = sum(-(-n // spec.batch_size) for n in per_task.values())
+                budget["judge_calls"] = batches * raters + len(todo) * int(spec.rubric)
+            else:
+                budget["judge_calls"] = len(todo) * (1 + int(spec.rubric))
             judge_note = (f"; the judge adds {budget['judge_calls']} calls "
                           f"(at most {budget['judge_calls'] * (1 + grid.judge.retries)} with retries)")
         print(f"{budget['sessions']} sessions, at most {budget['calls']} chat calls "
               f"(exact for paper B methods), about {budget['prompt_tokens']:,} prompt + "
               f"{budget['completion_tokens']:,} completion tokens at most "
-              f"({format_cost(price_cost)}){judge_note}", file=stream)
+              f"({format_cost(price_cost)}){judge_note}; to do: {len(todo)} of {len(specs)} "
+              f"planned sessions ({budget['done']} already done in {out_dir})", file=stream)
         return budget
 
     out = Path(out_dir)
@@ -212,19 +249,24 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
         manifest = store.read_manifest()
         if manifest and (manifest.get("config", {}).get("model") != grid.model or
-                         manifest.get("config", {}).get("base_url") != grid.base_url):
+                         manifest.get("config", {}).get("base_url") != redact_url(grid.base_url)):
             raise InputError(f"this folder holds a run of model {manifest['config'].get('model')!r}; "
                              f"use another --out for {grid.model!r}", path=str(out))
         finished = store.finished_ids()
+        _refuse_other_prompts(store, specs, out)
         todo = [s for s in specs if s.conversation_id not in finished]
         cache_path = (out / "llm_cache.sqlite") if cache is True else (cache or None)
         requests = max_requests or max(8, grid.concurrency * 8)
         backend = backend or _backend_for(grid, cache=cache_path, replay=replay, concurrency=requests)
         judge = judge_backend or _judge_for(grid, cache=cache_path, replay=replay, concurrency=requests)
+        together = grid.judge is not None and grid.judge.mode == "together"
         judge_options = ({"max_tokens": grid.judge.max_tokens, "rubric": grid.judge.rubric,
-                          "temperature": grid.judge.temperature, "retries": grid.judge.retries}
+                          "temperature": grid.judge.temperature, "retries": grid.judge.retries,
+                          "novelty_usefulness": not together}
                          if grid.judge else None)
-        backends = [b for b in (backend, judge) if b is not None]
+        judges = ([judge] + _extra_judges(grid, cache=cache_path, replay=replay, concurrency=requests)
+                  if judge is not None else [])
+        backends = [b for b in (backend, *judges) if b is not None]
         usage_before = [dict(b.usage.as_dict()) for b in backends]
 
         def usage_now() -> dict[str, int]:
@@ -255,11 +297,13 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
 
         base_manifest = {
             "name": grid.name, "kind": "engine-run", "command": scrub(command or " ".join(sys.argv)),
-            "created": manifest.get("created") or _now(), "config": grid.model_dump(mode="json"),
+            "created": manifest.get("created") or _now(), "config": _storable_config(grid),
             "backend": backend.describe(), "judge": judge.describe() if judge else None,
             "versions": _versions(), "seed": grid.seed, "files": {"corpus": "corpus.jsonl",
                                                                    "failed": "failed.jsonl"},
             "sessions": {"planned": len(specs)},
+            "tasks": {s.task.id: {"prompt": s.task.prompt, "prompt_sha256": s.task.prompt_sha256}
+                      for s in specs},
         }
         previous_usage = manifest.get("usage_total", {})
         store.write_manifest({**base_manifest, "updated": _now(), "status": "running"})
@@ -289,7 +333,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         try:
             run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
                                 on_done=done, judge=judge, judge_options=judge_options,
-                                embedder=embedder))
+                                embedder=embedder, progress=progress))
         finally:
             if bar is not None:
                 bar.close()
@@ -303,12 +347,86 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                                                "failed_ids": sorted(store.failed)},
                                   "usage_last_run": usage, "usage_total": total_usage,
                                   "cost_usd_last_run": cost_now()})
-        if judge is not None and counts["ok"]:
+        if together and judge is not None:
+            _judge_together(store, judges, grid, {s.task.id: s.task for s in specs})
+        elif judge is not None and counts["ok"]:
             _rescale(store)
         result = GridResult(out_dir=out, planned=len(specs), skipped=len(specs) - len(todo),
                             ok=counts["ok"], failed=counts["failed"], usage=usage_now(),
                             cost_usd=cost_now(), elapsed_s=time.perf_counter() - started)
     return result
+
+
+def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, tasks: dict) -> None:
+    """Paper A's consensual assessment of every finished session's final idea, task by task
+    (``engine.judge.arate_together``); the corpus is rewritten with the scaled ratings and
+    the manifest gets the raters, counts and ICC. Re-run after new sessions (the response
+    cache answers the batches already asked). A judge failure is recorded, not raised:
+    the sessions are kept and the next run judges again."""
+    import pandas as pd
+
+    corpus = store.read_corpus()
+    rated = [c for c in corpus if c.status == "ok" and c.final_idea]
+    if not rated:
+        return
+    spec = grid.judge
+    frame = pd.DataFrame({"idea": [c.final_idea for c in rated], "task": [c.task for c in rated]})
+
+    async def judge_all():
+        try:
+            return await arate_together(frame, tasks, judges, samples=spec.samples,
+                                        batch_size=spec.batch_size, retries=spec.retries,
+                                        max_tokens=spec.max_tokens,
+                                        temperature=spec.temperature if spec.samples == 1 else None,
+                                        seed=grid.seed)
+        finally:
+            for each in judges:
+                await each.aclose()
+
+    manifest = store.read_manifest()
+    try:
+        result = run_sync(judge_all())
+    except Exception as error:  # kept for the next run; the sessions are safe on disk
+        store.write_manifest({**manifest, "judge_summary": {
+            "status": "failed", "error": scrub(f"{type(error).__name__}: {error}")}})
+        return
+    attach_ratings(rated, result, "llm:" + "+".join(dict.fromkeys(j.model for j in judges)))
+    store.rewrite_corpus(corpus)
+    store.write_manifest({**manifest, "judge_summary": {"status": "ok", "mode": "together",
+                                                        **judge_summary(result)}})
+
+
+def _storable_config(grid: GridSpec) -> dict[str, Any]:
+    """The grid as the manifest stores it: credentials inside server URLs redacted."""
+    config = grid.model_dump(mode="json")
+    config["base_url"] = redact_url(config.get("base_url"))
+    if config.get("judge"):
+        config["judge"]["base_url"] = redact_url(config["judge"].get("base_url"))
+    return config
+
+
+def _refuse_other_prompts(store: RunStore, specs: Sequence[SessionSpec], out: Path) -> None:
+    """Refuse a folder whose sessions answered another prompt for one of the planned task ids.
+
+    The prompt hash is part of every session id, so an edited prompt never reuses old
+    answers; refusing (rather than adding new sessions beside the old ones) keeps one prompt
+    per task id in a folder, so analyses grouped by task never mix answers to two prompts.
+    """
+    planned = {s.task.id: s.task.prompt_sha256 for s in specs}
+    records = list(store.finished_prompts().values())
+    records += [(r.get("task"), (r.get("meta") or {}).get("task_prompt_sha256"))
+                for r in store.failed.values()]
+    for task_id, recorded in records:
+        wanted = planned.get(task_id)
+        if wanted is None or recorded == wanted:
+            continue
+        if recorded is None:
+            raise InputError(f"this folder holds sessions of task {task_id!r} written without a "
+                             f"record of their prompt (an older version); use another --out "
+                             f"(--cache {out / 'llm_cache.sqlite'} reuses its answers)", path=str(out))
+        raise InputError(f"task {task_id!r} has a different prompt now (sha256 {wanted[:12]}) than "
+                         f"the sessions in this folder answered (sha256 {recorded[:12]}); use "
+                         f"another --out, or give the edited task a new id", path=str(out))
 
 
 def _rescale(store: RunStore) -> None:

@@ -9,6 +9,7 @@ both novel and useful)." User tasks come from ``--task-text`` or a JSONL file of
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,12 @@ class Task:
     title: str = ""
     premise: str = ""
     goal: str = ""
+
+    @property
+    def prompt_sha256(self) -> str:
+        """The prompt's SHA-256 (hex): part of every session id, recorded in corpus and manifest,
+        so an edited prompt is never answered from the old prompt's sessions."""
+        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
 
 
 def _builtin(id: str, title: str, premise: str, goal: str) -> Task:

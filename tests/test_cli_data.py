@@ -257,3 +257,23 @@ def test_help_for_every_subcommand(capsys):
             main([command, "--help"])
         assert exited.value.code == 0
         assert "usage: python -m engine " + command in capsys.readouterr().out
+
+
+def test_features_reads_embeddings_memory_mapped_without_copies(tmp_path):
+    # rows written conversation by conversation (as `embed` does) become slices of the
+    # memory-mapped file: nothing is copied before the features reach a conversation
+    from engine.cli.data import load_embeddings
+
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(9, 4)).astype(np.float32)
+    np.save(tmp_path / "e.npy", vectors)
+    pd.DataFrame({"conversation_id": ["b"] * 4 + ["a"] * 5,
+                  "turn": [0, 1, 2, 3, 0, 1, 2, 3, 4]}).to_parquet(tmp_path / "e_index.parquet")
+    ids, blocks = load_embeddings(tmp_path / "e.npy", None)
+    assert ids == ["b", "a"] and list(blocks.lengths) == [4, 5]
+    assert isinstance(blocks[1], np.memmap) and np.array_equal(blocks[1], vectors[4:])
+    # turns out of order inside a conversation are put back in order (a copy)
+    pd.DataFrame({"conversation_id": ["b"] * 4 + ["a"] * 5,
+                  "turn": [3, 2, 1, 0, 0, 1, 2, 3, 4]}).to_parquet(tmp_path / "e_index.parquet")
+    ids, blocks = load_embeddings(tmp_path / "e.npy", None)
+    assert np.array_equal(blocks[0], vectors[[3, 2, 1, 0]]) and np.array_equal(blocks[1], vectors[4:])

@@ -132,9 +132,9 @@ def test_failing_backend_shows_error_and_keeps_turns(runs_root, monkeypatch):
     assert problems, "the failure is not shown"
     table = next(d.value for d in at.dataframe if "status" in d.value.columns)
     assert table["status"].eq("failed").all()
-    # the turns answered before the failure are kept: of 8 calls, 6 were the initial phase
-    # (3 idea lists + 3 ratings, not trajectory turns) and 2 were discussion turns
-    assert table["n_turns"].sum() == 2
+    # the turns answered before the failure are kept: open has no initial generation phase
+    # (paper A, Table 6), so the 8 calls answered were 8 discussion turns (turn limit 12)
+    assert table["n_turns"].sum() == 8
 
 
 def test_openai_backend_without_url_is_a_message(runs_root):

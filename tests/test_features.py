@@ -189,3 +189,53 @@ def test_trajectory_view_keeps_only_discussion_turns():
     kept = corpus.trajectory_view()["c1"].texts
     assert kept == ["let's try x", "x, but cheaper", "no phase: imported transcript"]
     assert len(corpus["c1"].turns) == 7  # the original is untouched
+
+
+def test_streamed_chunks_equal_one_conversation_at_a_time():
+    # a generator (read once) of mixed lengths, computed in chunks of 4 and with a tiny
+    # waiting budget, so groups are cut both by the chunk size and by the budget
+    import engine.features as features_module
+
+    rng = np.random.default_rng(11)
+    conversations = [rng.normal(size=(int(rng.integers(1, 12)), 8)).astype(np.float32)
+                     for _ in range(24)]
+    budget = features_module.MAX_WAITING_TURNS
+    features_module.MAX_WAITING_TURNS = 20
+    try:
+        table = features_for_corpus((c for c in conversations), chunk=4)
+    finally:
+        features_module.MAX_WAITING_TURNS = budget
+    assert len(table) == len(conversations)
+    for row, x in enumerate(conversations):
+        # float32 input is computed in float64: SciPy on the same float32 vectors agrees
+        assert_features(table.iloc[row].to_dict(), reference_features(x.astype(np.float64)), tol=1e-9)
+
+
+def test_memory_mapped_corpus_streams_in_bounded_memory(tmp_path):
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    count, n_turns, dim = 600, 30, 384
+    data = rng.normal(size=(count, n_turns, dim)).astype(np.float32)  # 27.6 MB on disk
+    np.save(tmp_path / "turns.npy", data)
+    expected = features_for_corpus(list(data[:50]))
+    del data
+    mapped = np.load(tmp_path / "turns.npy", mmap_mode="r")
+    tracemalloc.start()
+    table = features_for_corpus(mapped)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # all at once in float64 would need 55 MB for the converted input alone; a 128-
+    # conversation chunk is 11.8 MB, and a few temporaries of its size are alive at once
+    assert peak < 40e6, f"peak {peak / 1e6:.1f} MB"
+    assert len(table) == count
+    np.testing.assert_allclose(table.iloc[:50].to_numpy(), expected.to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_three_dimensional_input_and_bad_shapes():
+    rng = np.random.default_rng(2)
+    block = rng.normal(size=(9, 7, 5))
+    np.testing.assert_allclose(features_for_corpus(block, chunk=4).to_numpy(),
+                               features_for_corpus(list(block)).to_numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="conversation 1"):
+        features_for_corpus([np.zeros((3, 2)), np.zeros(4)])

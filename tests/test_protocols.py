@@ -125,32 +125,64 @@ def scripted_turns(replies):
     return lambda speaker, prompt: queue.pop(0)
 
 
-def test_instructed_stops_when_all_agree_with_fixed_order():
-    # turn 1: Agent 1 proposes X (agrees with it); turn 2: Agent 2 modifies to Y (only Agent 2
-    # agrees now); turn 3: next after Agent 2 among {1, 3} is Agent 3: agrees; turn 4: Agent 1
-    # agrees -> everyone agrees after 4 turns, final idea Y.
+def test_instructed_ends_only_when_all_three_agree_with_the_current_version():
+    # As in the authors' release (reset_agreements on every Modify/Replace; the author is not
+    # counted). Fixed order, no initial phase:
+    #  t1 Agent 1 proposes X            agreed {}
+    #  t2 Agent 2 agrees                agreed {2}
+    #  t3 Agent 3 agrees                agreed {2,3}  (old rule: author 1 counted -> would stop here)
+    #  t4 Agent 1 (the only one left) modifies X -> Y   agreed {}  (reset)
+    #  t5 Agent 2 agrees {2}; t6 Agent 3 agrees {2,3}; t7 Agent 1 agrees {1,2,3} -> stop, final Y
     replies = ["idea X: sort plastic at home with a game",
+               "Agree: No changes needed", "Agree: No changes needed",
                "Modify: idea Y: sort plastic with a neighbourhood game league - Reason: more social",
-               "Agree: No changes needed", "Agree: No changes needed"]
+               "Agree: No changes needed", "Agree: No changes needed", "Agree: No changes needed"]
     backend = ScriptedBackend(responder=responder(turn=scripted_turns(replies)))
     c = run(backend, "instructed", agents=3, turn_limit=10, initial_generation=False)
-    assert [t.speaker for t in c.turns] == ["Agent 1", "Agent 2", "Agent 3", "Agent 1"]
+    assert [t.speaker for t in c.turns] == ["Agent 1", "Agent 2", "Agent 3", "Agent 1",
+                                            "Agent 2", "Agent 3", "Agent 1"]
+    assert [t.meta.get("action") for t in c.turns] == ["propose", "agree", "agree", "modify",
+                                                       "agree", "agree", "agree"]
+    assert [len(t.meta["agreed"]) for t in c.turns] == [0, 1, 2, 0, 1, 2, 3]
     assert c.final_idea == "idea Y: sort plastic with a neighbourhood game league"
     assert c.meta["stop_reason"] == "all_agreed"
-    assert [t.meta.get("action") for t in c.turns] == ["propose", "modify", "agree", "agree"]
+    # the turn after the Modify is shown the new version
+    assert backend.history[4]["messages"][-1]["content"].startswith("Current idea:\nidea Y")
+
+
+def test_instructed_modifier_is_not_counted_as_agreeing():
+    # t1 Agent 1 proposes X {}; t2 Agent 2 modifies to Y {} (reset, the author not counted);
+    # t3 Agent 3 agrees {3}; t4 next after Agent 3 among {1, 2} is Agent 1: agrees {1,3};
+    # t5 Agent 2, the author of Y, must still agree: {1,2,3} -> stop after 5 turns.
+    replies = ["idea X: sort plastic at home with a game",
+               "Modify: idea Y: sort plastic with a neighbourhood game league - Reason: more social",
+               "Agree: No changes needed", "Agree: No changes needed", "Agree: No changes needed"]
+    backend = ScriptedBackend(responder=responder(turn=scripted_turns(replies)))
+    c = run(backend, "instructed", agents=3, turn_limit=10, initial_generation=False)
+    assert [t.speaker for t in c.turns] == ["Agent 1", "Agent 2", "Agent 3", "Agent 1", "Agent 2"]
+    assert c.final_idea == "idea Y: sort plastic with a neighbourhood game league"
+    assert c.meta["stop_reason"] == "all_agreed"
+
+
+def test_instructed_turn_limit_before_everyone_agrees():
+    # 3 agents, turn limit 3: propose, agree, agree -> only 2 of 3 agree -> turn_limit
+    replies = ["idea X: sort plastic at home with a game"] + ["Agree: No changes needed"] * 2
+    backend = ScriptedBackend(responder=responder(turn=scripted_turns(replies)))
+    c = run(backend, "instructed", agents=3, turn_limit=3, initial_generation=False)
+    assert c.meta["stop_reason"] == "turn_limit" and len(c.turns) == 3
 
 
 def test_instructed_refuses_agreement_before_min_rounds_and_stops_at_turn_limit():
     replies = ["first idea about bottles and refills"] + ["Agree: No changes needed"] * 5
     backend = ScriptedBackend(responder=responder(turn=scripted_turns(replies)))
     c = run(backend, "instructed", agents=3, turn_limit=6, min_rounds=4, initial_generation=False)
-    # turns done before each reply: 1, 2, 3 -> refused (< 4); 4, 5 -> accepted; after turn 6
-    # Agents 3 and 1 agreed (plus Agent 1 as author), Agent 2's agreement was refused at turn 2.
+    # turns done before each reply: 1, 2, 3 -> refused (< 4); 4, 5 -> accepted (Agents 2, 3).
+    # Agent 1 (the author) never agreed, so the turn limit ends it.
     actions = [t.meta.get("action") for t in c.turns]
     assert actions == ["propose", "agree_refused", "agree_refused", "agree_refused", "agree", "agree"]
-    assert [t.speaker for t in c.turns] == ["Agent 1", "Agent 2", "Agent 3", "Agent 2", "Agent 3",
-                                            "Agent 2"]
-    assert c.meta["stop_reason"] == "all_agreed" and len(c.turns) == 6
+    assert [t.speaker for t in c.turns] == ["Agent 1", "Agent 2", "Agent 3", "Agent 1", "Agent 2",
+                                            "Agent 3"]
+    assert c.meta["stop_reason"] == "turn_limit" and len(c.turns) == 6
     assert "Agreeing is not allowed yet" in backend.history[1]["messages"][-1]["content"]
     assert "Agreeing is not allowed yet" not in backend.history[4]["messages"][-1]["content"]
 
@@ -190,9 +222,10 @@ def test_instructed_hand_raising_highest_desire_speaks():
     c = run(backend, "instructed", agents=3, ideas_per_agent=2, order="raise", turn_limit=2)
     discussion = [t for t in c.turns if t.phase == "discussion"]
     raises = [t for t in c.turns if t.phase == "hand_raise"]
-    # turn 1: all three draft and bid; Agent 2 (6) speaks. Turn 2: Agents 1 and 3 (not agreed) bid.
-    assert [t.speaker for t in discussion] == ["Agent 2", "Agent 1"]
-    assert [t.speaker for t in raises] == ["Agent 1", "Agent 2", "Agent 3", "Agent 1", "Agent 3"]
+    # turn 1: all three draft and bid; Agent 2 (6) speaks and modifies: nobody has agreed with
+    # the new version, so at turn 2 all three bid again and Agent 2 (6) speaks (agrees).
+    assert [t.speaker for t in discussion] == ["Agent 2", "Agent 2"]
+    assert [t.speaker for t in raises] == ["Agent 1", "Agent 2", "Agent 3"] * 2
     assert discussion[0].meta["desire"] == 6
     assert c.final_idea == "Agent 2 version of the bottle idea with refills"
 
@@ -270,6 +303,103 @@ def test_progressive_phases_and_final_choice():
     assert c.meta["novel_selected"] == ["wild 1y idea with edible packaging", "wild 2x idea with floating barges"]
     assert c.final_idea == ("wild 1y idea with edible packaging refined by Agent 1 refined by Agent 2")
     assert len(c.turns) == expected_calls(make_config("progressive", agents=2))
+
+
+def test_progressive_never_returns_an_initial_idea_that_skipped_both_phases():
+    # agents=2, ideas_per_agent=2: initial top 2 by SCORES = plan 1b (9), plan 2a (6).
+    # Novelty: 1y 9, 2x 7 go forward; refined versions rated 8 (edible) and 1 (barges).
+    # Old rule (vote over refined + initial): plan 1b (9) would win. Now only the two refined
+    # ideas are finalists: the edible one (8) is returned.
+    def turn(speaker, prompt):
+        if "radically new ideas" in prompt:
+            n = speaker.split()[1]
+            return f"wild {n}x idea with floating barges\nwild {n}y idea with edible packaging"
+        if "more useful and workable" in prompt:
+            return "\n".join(f"{idea} refined by {speaker}" for _, idea in shown_ideas(prompt))
+        raise AssertionError(prompt)
+
+    def rate(speaker, idea):
+        if idea.startswith("plan"):
+            return score_by_tag(speaker, idea)
+        if "refined" in idea:
+            return 8 if "edible" in idea else 1
+        return {"1x": 3, "1y": 9, "2x": 7, "2y": 2}[re.search(r"wild (\d[xy])", idea).group(1)]
+
+    backend = ScriptedBackend(responder=responder(generate=two_ideas, rate=rate, turn=turn))
+    c = run(backend, "progressive", agents=2, ideas_per_agent=2, refine_top=2)
+    assert c.final_idea == "wild 1y idea with edible packaging refined by Agent 1 refined by Agent 2"
+    last_vote = backend.history[-1]["messages"][-1]["content"]
+    assert len(shown_ideas(last_vote)) == 2 and "plan 1b" not in last_vote
+    assert c.meta["final_from"] == "refined" and c.meta["refine_unparsed"] == 0
+
+
+class FixedUsage(Backend):
+    """Every reply costs 10 prompt and 3 completion tokens (or reports no usage)."""
+    kind = "fixed"
+
+    def __init__(self, reply, usage=True):
+        super().__init__(model="fixed")
+        self.reply, self.with_usage = reply, usage
+
+    async def _complete(self, messages, *, temperature, max_tokens, seed):
+        text = self.reply(messages)
+        if not self.with_usage:
+            return ChatResult(text=text)
+        return ChatResult(text=text, prompt_tokens=10, completion_tokens=3)
+
+
+def test_conversation_records_prompt_completion_and_total_tokens_of_every_call():
+    # instructed, hand-raising, 3 agents, turn limit 1, no initial phase: the first turn is a
+    # proposal by one agent (1 call). Turn limit 1 -> 1 call: 10 / 3 / 13.
+    # With turn limit 2 the second turn is a hand-raise: 3 drafts (not recorded as turns) +
+    # 3 bids = 6 calls -> 7 calls in all: prompt 70, completion 21, total 91, 5 turns recorded.
+    def reply(messages):
+        prompt = messages[-1]["content"]
+        return "4" if "scale from 1 (adds" in prompt else "Modify: a new bottle deposit game - Reason: r"
+
+    c = run(FixedUsage(reply), "instructed", agents=3, order="raise", turn_limit=2,
+            initial_generation=False)
+    assert len(c.turns) == 5 and c.meta["calls"] == 7
+    assert (c.meta["prompt_tokens"], c.meta["completion_tokens"], c.meta["total_tokens"]) == (70, 21, 91)
+    assert c.meta["calls_without_usage"] == 0
+    silent = run(FixedUsage(reply, usage=False), "instructed", agents=3, order="raise", turn_limit=2,
+                 initial_generation=False)
+    assert silent.meta["total_tokens"] is None and silent.meta["calls_without_usage"] == 7
+    # the tokens survive the corpus round trip (Conversation.to_dict / from_dict)
+    from engine.corpus import Conversation
+    again = Conversation.from_dict(c.to_dict())
+    assert again.meta["total_tokens"] == 91
+
+
+def test_open_has_no_initial_generation_by_default_and_a_flag_adds_it():
+    assert make_config("open").initial_generation is False
+    assert make_config("open", initial_generation=True).initial_generation is True
+    assert make_config("instructed").initial_generation is True
+    assert make_config("iterative").initial_generation is True
+    backend = ScriptedBackend(responder=responder(
+        generate=two_ideas, rate=score_by_tag,
+        turn=lambda s, p: "FINAL IDEA: x y z w" if "FINAL" in p else f"{s} talks"))
+    c = run(backend, "open", agents=3, turn_limit=2)
+    assert [t.phase for t in c.turns] == ["discussion", "discussion", "synthesis"]
+    assert c.meta["initial_generation"] is False
+    c = run(backend, "open", agents=3, ideas_per_agent=2, turn_limit=2, initial_generation=True)
+    assert [t.phase for t in c.turns][:6] == ["generation"] * 3 + ["rating"] * 3
+    assert "Starting idea chosen by the team:\nplan 1b" in backend.history[-3]["messages"][-1]["content"]
+
+
+def test_cli_initial_generation_flag_is_opt_in():
+    import argparse
+
+    from engine.cli import run as cli_run
+
+    parser = argparse.ArgumentParser()
+    cli_run.register(parser.add_subparsers())
+    base = ["run", "--method", "open", "--task", "plastic_waste", "--out", "x"]
+    assert "initial_generation" not in cli_run.grid_from_args(parser.parse_args(base))["conditions"][0]
+    on = cli_run.grid_from_args(parser.parse_args(base + ["--initial-generation"]))
+    assert on["conditions"][0]["initial_generation"] is True
+    off = cli_run.grid_from_args(parser.parse_args(base + ["--no-initial-generation"]))
+    assert off["conditions"][0]["initial_generation"] is False
 
 
 # -- paper B ------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,8 +30,12 @@ def echo_backend(**kw):
 
 def test_pilot_streams_turns_and_sessions_and_judges():
     seen_turns, seen_sessions = [], []
-    judge = ScriptedBackend(responder=lambda m: "Novelty: 7\nUsefulness: 3" if "gold" in m[-1]["content"]
-                            else "Novelty: 2\nUsefulness: 5")
+    def rate_batch(messages):  # the final ideas are shown together (consensual assessment)
+        shown = re.findall(r"^Idea (\d+): (.*)$", messages[-1]["content"], re.M)
+        return "\n".join(f"Idea {n}: Novelty 7, Usefulness 3" if "gold" in text
+                         else f"Idea {n}: Novelty 2, Usefulness 5" for n, text in shown)
+
+    judge = ScriptedBackend(responder=rate_batch)
     answers = iter(["gold idea a", "tin idea b", "Response 1", "tin idea c", "tin idea d", "Response 2"])
     backend = ScriptedBackend(responder=lambda m: next(answers))
     corpus = run_pilot("voting", "plastic_waste", 2, None, 2, backend, concurrency=1, judge_backend=judge,
@@ -44,6 +49,7 @@ def test_pilot_streams_turns_and_sessions_and_judges():
     # raw (7,3) and (2,5): scaled novelty 1, 0; usefulness 0, 1; creativity 0, 0
     assert first.outcomes["novelty"] == 1.0 and second.outcomes["usefulness"] == 1.0
     assert first.outcomes["creativity"] == 0.0 and first.outcomes["rater"] == "llm:scripted"
+    assert len(judge.history) == 1 and corpus.meta["judge"]["raters"] == ["scripted#1"]
 
 
 def test_pilot_failure_keeps_turns_and_hides_key():
@@ -130,7 +136,7 @@ def test_grid_judge_scales_within_task(tmp_path):
             return "Score: 6"
         return f"Novelty: {len(prompt) % 9 + 1}\nUsefulness: {len(prompt) % 7 + 1}"
 
-    grid = {**GRID, "conditions": [GRID["conditions"][0]], "judge": {"model": "scripted"}}
+    grid = {**GRID, "conditions": [GRID["conditions"][0]], "judge": {"model": "scripted", "mode": "alone"}}
     run_grid(grid, tmp_path, backend=echo_backend(), judge_backend=ScriptedBackend(responder=judge),
              progress=False, cache=False)
     corpus = Corpus.from_jsonl(tmp_path / "corpus.jsonl")
@@ -141,6 +147,53 @@ def test_grid_judge_scales_within_task(tmp_path):
         for o in rated:
             expected = None if hi == lo else (o["novelty_raw"] - lo) / (hi - lo)
             assert o["novelty"] == expected and o["rubric_score"] == 6.0
+
+
+def together_scores(text):
+    """The scripted rater's verdict on 'plan N ...': 0 (irrelevant) when N % 18 == 16,
+    else novelty N % 9 + 1 and usefulness N % 7 + 1."""
+    n = int(re.search(r"plan (\d+)", text).group(1))
+    return (0, 0) if n % 18 == 16 else (n % 9 + 1, n % 7 + 1)
+
+
+def test_grid_judge_rates_the_ideas_of_a_task_together(tmp_path):
+    judge_calls, counter = [], iter(range(1, 1000))
+
+    def team(messages):  # every answer is a new 'plan N'; the consensus picks Agent 1's answer
+        return "Response 1" if "Answer only 'Response N'" in messages[-1]["content"] else \
+            f"plan {next(counter)} with a deposit scheme"
+
+    def judge(messages):
+        prompt = messages[-1]["content"]
+        if "Score:" in prompt:
+            return "Score: 6"
+        judge_calls.append(prompt)
+        shown = re.findall(r"^Idea (\d+): (.*)$", prompt, re.M)
+        return "\n".join("Idea {}: Novelty {}, Usefulness {}".format(n, *together_scores(t))
+                         for n, t in shown)
+
+    condition = {**GRID["conditions"][0], "replicates": 3}
+    grid = {**GRID, "concurrency": 1, "conditions": [condition],
+            "judge": {"model": "scripted", "samples": 2, "batch_size": 2}}
+    assert run_grid(grid, tmp_path / "plan", dry_run=True)["judge_calls"] == 2 * 2 * 2 + 6
+    run_grid(grid, tmp_path, backend=ScriptedBackend(responder=team),
+             judge_backend=ScriptedBackend(responder=judge), progress=False, cache=False)
+    # 3 ideas per task in batches of 2 -> 2 batches per task and rater; 2 raters, 2 tasks: 8
+    assert len(judge_calls) == 8
+    corpus = Corpus.from_jsonl(tmp_path / "corpus.jsonl")
+    # 6 plans a session (3 agents x 2 rounds; the consensus answers 'Response 1'), one
+    # session at a time: the finals are Agent 1's debate answers, plans 4, 10, 16
+    # (plastic_waste) and 22, 28, 34. plastic_waste: novelty 5, 2, irrelevant (16) -> scaled
+    # over 2..5: 1, 0 (with the 0 kept in the range: 1, .4); sorry_pandemic: 5, 2, irrelevant.
+    finals = {c.final_idea.split()[1]: c.outcomes for c in corpus}
+    assert sorted(finals, key=int) == ["4", "10", "16", "22", "28", "34"]
+    assert [finals[n]["novelty"] for n in ("4", "10", "22", "28")] == [1.0, 0.0, 1.0, 0.0]
+    assert finals["16"]["irrelevant"] is True and finals["16"]["novelty"] is None
+    assert finals["4"]["novelty_raw"] == 5.0 and finals["4"]["raters_read"] == 2
+    assert all(o["rubric_score"] == 6.0 for o in finals.values())
+    summary = json.loads((tmp_path / "manifest.json").read_text())["judge_summary"]
+    assert summary["status"] == "ok" and summary["raters"] == ["scripted#1", "scripted#2"]
+    assert summary["ideas"] == 6 and summary["irrelevant"] == 2 and summary["unreadable_verdicts"] == 0
 
 
 def test_dry_run_counts_calls(tmp_path, capsys):
@@ -252,3 +305,20 @@ def test_cli_builds_the_grid_and_rejects_mixed_options(tmp_path, capsys):
     assert "--agents cannot be combined with --grid" in capsys.readouterr().err
     assert main(["run", "--method", "open", "--out", str(tmp_path)]) == 2
     assert "give --task" in capsys.readouterr().err
+
+
+def test_cli_judge_options_reach_the_grid():
+    import argparse
+
+    from engine.cli import run as cli_run
+
+    parser = argparse.ArgumentParser()
+    cli_run.register(parser.add_subparsers())
+    base = ["run", "--method", "voting", "--task", "plastic_waste", "--out", "x", "--judge-model", "local"]
+    grid = cli_run.grid_from_args(parser.parse_args(base + ["--judge-samples", "5", "--judge-batch-size",
+                                                            "8", "--judge-models", "a, b"]))
+    assert grid["judge"]["samples"] == 5 and grid["judge"]["batch_size"] == 8
+    assert grid["judge"]["models"] == ["a", "b"]
+    assert load_grid(grid).judge.mode == "together"
+    with pytest.raises(InputError, match="judge-model"):
+        cli_run.grid_from_args(parser.parse_args(base[:-2] + ["--judge-samples", "3"]))

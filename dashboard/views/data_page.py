@@ -19,6 +19,18 @@ st.markdown(f"**{dataset.name}**: {manifest.get('description', '')}")
 if manifest.get("licence_note"):
     st.caption(f"Source: {manifest.get('source', 'unknown')}. {manifest['licence_note']}")
 
+if manifest.get("ideas"):
+    kinds = ", ".join(f"{k}: {v:,}" for k, v in manifest["ideas"].get("by_source_and_type", {}).items())
+    st.caption(f"Idea-level data (one row per idea): {kinds}"
+               + (f"; data_type inferred on {manifest['ideas']['data_type_inferred']} row(s)"
+                  if manifest["ideas"].get("data_type_inferred") else ""))
+if manifest.get("ideas_with_metrics"):
+    joined = manifest["ideas_with_metrics"]
+    without = ", ".join(f"{k}: {v:,}" for k, v in joined.get("without_metrics_by", {}).items())
+    st.caption(f"Trajectory features filled for {joined['with_metrics']:,} of {joined['ideas']:,} ideas; "
+               f"{joined['without_metrics']:,} have no conversation metrics ({without or 'none'}); "
+               f"{joined['metrics_without_idea']:,} conversations have no idea.")
+
 counts = frame["source"].value_counts() if "source" in frame else pd.Series(dtype=int)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Conversations selected", f"{len(frame):,}")
@@ -80,8 +92,10 @@ if upload is not None and st.button("Load this file", key="upload_load"):
 
 if {"file_id", "question_id"} <= set(dataset.conversations.columns) and not have.ratings:
     st.subheader("Add the authors' ratings")
-    st.caption("The release's `ideas_with_ratings_clean.csv` (not redistributed here) joins onto "
-               "this table by file_id + question_id and unlocks the rating views and regressions.")
+    st.caption("The release's `ideas_with_ratings_clean.csv` (not redistributed here), recognised by "
+               "its columns: every idea is kept (none, progressive, baselines and human ideas too) and "
+               "gets the features of its conversation (file_id + question_id) where there is one. "
+               "A bare ratings table keyed by file_id + question_id is joined onto the conversations.")
     ratings = st.file_uploader("Ratings CSV", type=["csv"], key="ratings_file")
     if ratings is not None and st.button("Join ratings", key="ratings_join"):
         from engine.importers.ratings import join_ratings
@@ -91,17 +105,27 @@ if {"file_id", "question_id"} <= set(dataset.conversations.columns) and not have
             import tempfile
             from pathlib import Path
 
+            from engine.importers.kinds import table_kind
+            from engine.importers.ratings import ideas_with_metrics, read_ideas
+
             with tempfile.TemporaryDirectory(prefix="cdl-ratings-") as folder:
                 path = Path(folder) / "ratings.csv"
                 path.write_bytes(ratings.getvalue())
-                joined = join_ratings(dataset.conversations, path)
+                header = uploads.csv_header(path)
+                if table_kind(header) == "ideas":  # the authors' file: every idea kept
+                    joined = ideas_with_metrics(read_ideas(path), dataset.conversations)
+                    info = dict(joined.attrs["ideas_with_metrics"], ideas_path=ratings.name)
+                    extra = {"ideas_with_metrics": info, "ideas": joined.attrs.get("ideas", {})}
+                else:  # a bare ratings table keyed like the metrics: joined onto them
+                    joined = join_ratings(dataset.conversations, path)
+                    extra = {"ratings_join": dict(joined.attrs.get("ratings_join", {}),
+                                                  ratings_path=ratings.name)}
         except InputError as error:
             st.error(f"Could not join these ratings: {error}")
         else:
             from engine.datasets import Dataset
 
-            info = dict(joined.attrs.get("ratings_join", {}), ratings_path=ratings.name)
             rated = Dataset(name=f"{dataset.name}+ratings", conversations=joined,
-                            manifest=dict(manifest, ratings_join=info))
+                            manifest=dict(manifest, **extra))
             st.session_state["pending_dataset_choice"] = data.add_upload(rated.name, rated)
             st.rerun()

@@ -110,10 +110,17 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
         header = pd.read_csv(path, nrows=0).columns
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise InputError(f"not a readable CSV ({error})", path=str(path)) from None
-    if {"file_id", "question_id"} <= set(header):
+    from engine.importers.kinds import table_kind
+
+    kind = table_kind(header, path=str(path))
+    if kind == "metrics":
         from engine.importers.paper_release import read_metrics
 
         return read_metrics(path), str(path)
+    if kind == "ideas":
+        from engine.importers.ratings import read_ideas
+
+        return read_ideas(path), str(path)
     return pd.read_csv(path), str(path)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
+from engine.embed import read_embeddings, write_embeddings
 from engine.errors import InputError
 
 TABLE_FORMATS = ("csv", "json", "parquet")
@@ -52,13 +53,15 @@ def _register_import(subparsers) -> None:
                     "row per turn) or a ConvoKit folder becomes a corpus (.jsonl/.parquet).")
     p.add_argument("source", help="file or ConvoKit folder to import")
     p.add_argument("output", help="where to write: .jsonl/.parquet corpus or .csv/.json/.parquet table")
-    p.add_argument("--kind", choices=("auto", "paper-release", "transcripts", "convokit"),
+    p.add_argument("--kind", choices=("auto", "paper-release", "ideas", "transcripts", "convokit"),
                    default="auto", help="what SOURCE is (default: guessed from its contents)")
     p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS",
                    help="rename a transcript column, e.g. --map dialog_id=conversation_id")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="default for a column the file lacks, e.g. --set source=human")
     p.add_argument("--ratings", help="ideas_with_ratings_clean.csv to join onto the paper release")
+    p.add_argument("--metrics", help="with an ideas file: the metrics CSV whose nine features are "
+                                     "filled in for the ideas that have a conversation there")
     p.add_argument("--drop-empty", action="store_true", help="skip turns with empty text")
     p.add_argument("--format", choices=(*TABLE_FORMATS, "jsonl"),
                    help="output format (default: from the output extension)")
@@ -90,6 +93,10 @@ def run_import(args: argparse.Namespace) -> int:
               f"-> {args.output}")
         print(f"licence: {LICENCE_NOTE}")
         return 0
+    if kind == "ideas":
+        return _import_ideas(source, args)
+    if args.metrics:
+        raise InputError("--metrics goes with an ideas file (ideas_with_ratings_clean.csv)", field="--metrics")
     if args.ratings:
         raise InputError("--ratings joins onto the paper release only", field="--ratings")
     if kind == "convokit":
@@ -108,16 +115,52 @@ def run_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_ideas(source: Path, args: argparse.Namespace) -> int:
+    """The authors' idea-level file: every idea, features joined from ``--metrics`` if given."""
+    from engine.importers.paper_release import LICENCE_NOTE, read_metrics
+    from engine.importers.ratings import ideas_with_metrics, read_ideas
+
+    if args.ratings:
+        raise InputError("an ideas file already holds the ratings; --ratings is for the metrics file",
+                         field="--ratings")
+    if Path(args.output).suffix.lower() == ".jsonl" and not args.format:
+        raise InputError("an ideas file has one row per idea and no turns: write a table "
+                         "(.csv, .json or .parquet)", path=args.output)
+    table = read_ideas(source)
+    counts = table.attrs["ideas"]
+    if args.metrics:
+        table = ideas_with_metrics(table, read_metrics(args.metrics))
+        joined = table.attrs["ideas_with_metrics"]
+        print(f"features joined from {args.metrics}: {joined['with_metrics']} ideas with a conversation, "
+              f"{joined['without_metrics']} without ({', '.join(f'{k}: {v}' for k, v in joined['without_metrics_by'].items()) or 'none'}), "
+              f"{joined['metrics_without_idea']} conversations without an idea")
+    write_table(table, args.output, table_format(args.output, args.format))
+    kinds = ", ".join(f"{k}: {v}" for k, v in counts["by_source_and_type"].items())
+    print(f"imported {len(table)} ideas ({kinds}) -> {args.output}")
+    if counts["data_type_inferred"]:
+        print(f"note: data_type was blank on {counts['data_type_inferred']} row(s) and was inferred")
+    print(f"licence: {LICENCE_NOTE}")
+    return 0
+
+
 def guess_kind(source: Path) -> str:
-    """``convokit`` for a folder, ``paper-release`` for a metrics CSV, else ``transcripts``."""
+    """``convokit`` for a folder; for a CSV, what its columns say (``engine.importers.kinds``):
+    ``paper-release`` (metrics) or ``ideas``; else ``transcripts``."""
     if source.is_dir():
         return "convokit"
     if source.suffix.lower() == ".csv" and source.exists():
+        import csv
+
+        from engine.importers.kinds import table_kind
+
         with open(source, "rb") as handle:
             first_line = handle.readline(100_000).decode("utf-8-sig", errors="replace")
-        header = {cell.strip() for cell in first_line.split(",")}
-        if {"file_id", "question_id", "global_coherence"} <= header:
+        header = next(csv.reader([first_line]), [])
+        kind = table_kind(header, path=str(source))
+        if kind == "metrics":
             return "paper-release"
+        if kind == "ideas":
+            return "ideas"
     return "transcripts"
 
 
@@ -182,10 +225,7 @@ def run_embed(args: argparse.Namespace) -> int:
     vectors, hits = embed_texts(embedder, texts, progress=not args.no_progress)
     elapsed = time.perf_counter() - started
     index_path = Path(args.index) if args.index else default_index_path(output)
-    buffer = io.BytesIO()
-    np.save(buffer, vectors.astype(np.float32))
-    atomic_write_bytes(output, buffer.getvalue())
-    write_table(index, index_path, "parquet")
+    write_embeddings(vectors, index, output, index_path)
     unique = len(set(texts))
     print(f"embedded {len(texts)} turns ({unique} distinct texts) with {embedder.model_name} in "
           f"{elapsed:.2f} s: model calls {embedder.model_calls}, cache hits {hits}, "
@@ -205,7 +245,8 @@ def _embedder(args: argparse.Namespace):
 
     if args.batch_size < 1:
         raise InputError("must be at least 1", field="--batch-size")
-    return Embedder(args.model, cache=args.cache, batch_size=args.batch_size)
+    return Embedder(args.model, cache=args.cache, batch_size=args.batch_size,
+                    progress=not getattr(args, "no_progress", False))
 
 
 def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
@@ -267,8 +308,9 @@ def run_features(args: argparse.Namespace) -> int:
         print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
               file=sys.stderr)
     features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
-    table = pd.concat([info.reset_index(drop=True),
-                       pd.DataFrame({"n_turns": [len(a) for a in arrays]}), features], axis=1)
+    lengths = arrays.lengths if isinstance(arrays, TurnBlocks) else [len(a) for a in arrays]
+    table = pd.concat([info.reset_index(drop=True), pd.DataFrame({"n_turns": lengths}), features],
+                      axis=1)
     table = table[[*info.columns, "n_turns", *FEATURE_NAMES]]
     emit_table(table, args.output, args.format)
     return 0
@@ -279,38 +321,57 @@ def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
     return [vectors[bounds[i]:bounds[i + 1]] for i in range(len(lengths))]
 
 
-def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], list[np.ndarray]]:
-    """(conversation ids, per-conversation arrays in turn order) from ``embed``'s output."""
+class TurnBlocks:
+    """Per-conversation blocks of a (turns, dim) array, read only when asked for.
+
+    Conversation i is rows ``starts[i]:starts[i] + lengths[i]`` of ``vectors`` or, when the
+    file's rows are not in (conversation, turn) order, those positions of ``order``. Rows in
+    order (how ``embed`` writes them) give slices, so on a memory-mapped array nothing is
+    read or copied until the features reach that conversation.
+    """
+
+    def __init__(self, vectors: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                 order: np.ndarray | None):
+        self.vectors, self.starts, self.lengths, self.order = vectors, starts, lengths, order
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        start, stop = int(self.starts[i]), int(self.starts[i] + self.lengths[i])
+        if self.order is None:
+            return self.vectors[start:stop]
+        return self.vectors[self.order[start:stop]]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], TurnBlocks]:
+    """(conversation ids, per-conversation arrays in turn order) from ``embed``'s output.
+
+    The ``.npy`` is memory-mapped: a corpus larger than memory streams through ``features``.
+    """
     index_path = index_path or default_index_path(path)
-    try:
-        vectors = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise InputError(f"not a readable .npy array ({error})", path=str(path)) from None
-    if vectors.ndim != 2:
-        raise InputError(f"expected a (turns, dim) array, got shape {vectors.shape}", path=str(path))
-    if not index_path.exists():
-        raise InputError("index not found; pass --index (written by `embed`)", path=str(index_path))
-    try:
-        index = pd.read_parquet(index_path)
-    except Exception as error:  # pyarrow raises several types for a bad file
-        raise InputError(f"not a readable Parquet file ({error})", path=str(index_path)) from None
+    vectors, index, verified = read_embeddings(path, index_path, mmap=True)
+    if not verified:
+        print(f"warning: {index_path} records no hash of its embeddings (written by an older "
+              f"version): that it belongs to {path.name} is not verified; run `embed` again "
+              f"to check it", file=sys.stderr)
     for column in ("conversation_id", "turn"):
         if column not in index.columns:
             raise InputError("missing column", path=str(index_path), field=column)
-    if len(index) != len(vectors):
-        raise InputError(f"{len(index)} index rows but {len(vectors)} embedding rows",
-                         path=str(index_path))
-    index = index.assign(row=np.arange(len(index)))
     duplicated = index.duplicated(["conversation_id", "turn"])
     if duplicated.any():
         row = int(np.flatnonzero(duplicated.to_numpy())[0]) + 1
         raise InputError("duplicate (conversation_id, turn)", path=str(index_path), row=row,
                          field="turn")
-    ids, arrays = [], []
-    for conversation_id, group in index.groupby("conversation_id", sort=False):
-        ids.append(str(conversation_id))
-        arrays.append(vectors[group.sort_values("turn")["row"].to_numpy()])
-    return ids, arrays
+    codes, ids = pd.factorize(index["conversation_id"], sort=False)  # ids in order of appearance
+    order = np.lexsort((index["turn"].to_numpy(), codes))
+    lengths = np.bincount(codes, minlength=len(ids))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    in_place = bool(np.array_equal(order, np.arange(len(order))))
+    return [str(i) for i in ids], TurnBlocks(vectors, starts, lengths, None if in_place else order)
 
 
 # -- diversity -----------------------------------------------------------------------------

@@ -15,11 +15,13 @@ import sys
 from engine.errors import InputError
 
 SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "agents", "rounds",
-                      "replicates", "model", "base_url", "api_key_env", "azure_api_version",
+                      "replicates", "model", "base_url", "azure_api_version",
                       "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
-                      "turn_limit", "min_rounds", "pool", "generation", "no_initial_generation",
+                      "turn_limit", "min_rounds", "pool", "generation", "initial_generation",
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
-                      "judge_model", "judge_base_url")
+                      "judge_model", "judge_base_url", "judge_mode", "judge_samples",
+                      "judge_batch_size", "judge_models")
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
                   "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k")
 
@@ -42,8 +44,9 @@ def register(subparsers) -> None:
     model = p.add_argument_group("model")
     model.add_argument("--model", default=None, help="'local' (default), a .gguf path, or a model name")
     model.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint)")
-    model.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                       help="environment variable holding the API key (default OPENAI_API_KEY)")
+    model.add_argument("--api-key-env", default=DEFAULT_KEY_ENV,
+                       help="environment variable holding the API key (default OPENAI_API_KEY); "
+                            "with --grid it replaces the file's, and may be any name")
     model.add_argument("--azure-api-version", help="use Azure OpenAI with this API version")
     model.add_argument("--reasoning-effort", help="low/medium/high for reasoning models (o3...)")
     model.add_argument("--temperature", type=float, help="sampling temperature (default 1.0)")
@@ -56,8 +59,10 @@ def register(subparsers) -> None:
     options.add_argument("--min-rounds", type=int, help="instructed: turns before agreeing is allowed")
     options.add_argument("--pool", type=int, help="instructed: replacement pool size (ranks 2..pool+1)")
     options.add_argument("--generation", choices=("interactive", "nominal"))
-    options.add_argument("--no-initial-generation", action="store_true",
-                         help="skip the initial generation-and-selection phase")
+    options.add_argument("--initial-generation", action=argparse.BooleanOptionalAction, default=None,
+                         help="add (or, with --no-, skip) the initial generation-and-selection "
+                              "phase; default: off for open (as in paper A's Table 6), on for "
+                              "instructed and iterative, always on for none and progressive")
     options.add_argument("--ideas-per-agent", type=int)
     options.add_argument("--idea-words", help="target idea length, e.g. 80-100")
     options.add_argument("--convergence", type=int, help="iterative: same selection this many times")
@@ -66,10 +71,21 @@ def register(subparsers) -> None:
     judge = p.add_argument_group("judge")
     judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
     judge.add_argument("--judge-base-url", help="server of the judge model")
+    judge.add_argument("--judge-mode", choices=("together", "alone"),
+                       help="together (default): the final ideas of a task rated together in "
+                            "shuffled batches, relative to each other (paper A's consensual "
+                            "assessment); alone: each idea on its own")
+    judge.add_argument("--judge-samples", type=int,
+                       help="raters per judge model (averaged; ICC(3,k) between them; default 1)")
+    judge.add_argument("--judge-batch-size", type=int, help="ideas shown together (default 10)")
+    judge.add_argument("--judge-models", help="more judge models on the judge's server, comma-separated")
     run = p.add_argument_group("running")
     run.add_argument("--out", required=True, help="output folder (corpus.jsonl + manifest.json)")
     run.add_argument("--concurrency", type=int, help="sessions in flight (default 4)")
     run.add_argument("--max-requests", type=int, help="chat requests in flight (default 8 x concurrency)")
+    run.add_argument("--timeout", type=float, metavar="SECONDS",
+                     help="total deadline of one model request, retried after it (default 120; "
+                          "grid key request_timeout)")
     run.add_argument("--cache", help="response cache file (default: <out>/llm_cache.sqlite)")
     run.add_argument("--no-cache", action="store_true", help="do not cache responses")
     run.add_argument("--replay", action="store_true", help="answer only from the cache; a miss is an error")
@@ -91,12 +107,14 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         value = getattr(args, name)
         if value is not None:
             condition[name] = value
-    if args.no_initial_generation:
-        condition["initial_generation"] = False
+    if args.initial_generation is not None:
+        condition["initial_generation"] = args.initial_generation
     grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
             "concurrency": args.concurrency or 4, "conditions": [condition]}
+    if args.timeout is not None:
+        grid["request_timeout"] = _positive_timeout(args.timeout)
     if args.tasks_file:
         grid["tasks_file"] = args.tasks_file
     if args.task_text:
@@ -110,7 +128,20 @@ def grid_from_args(args: argparse.Namespace) -> dict:
     if args.judge_model:
         grid["judge"] = {"model": args.judge_model, "base_url": args.judge_base_url,
                          "api_key_env": args.api_key_env}
+        for name in ("mode", "samples", "batch_size"):
+            if getattr(args, f"judge_{name}") is not None:
+                grid["judge"][name] = getattr(args, f"judge_{name}")
+        if args.judge_models:
+            grid["judge"]["models"] = [m.strip() for m in args.judge_models.split(",") if m.strip()]
+    elif any(getattr(args, f"judge_{n}") is not None for n in ("mode", "samples", "batch_size", "models")):
+        raise InputError("the --judge-* options need --judge-model", field="judge_model")
     return grid
+
+
+def _positive_timeout(seconds: float) -> float:
+    if not seconds > 0 or seconds == float("inf"):
+        raise InputError(f"must be a positive number of seconds, got {seconds!r}", field="--timeout")
+    return seconds
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -119,13 +150,17 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.grid:
         given = [name for name in SINGLE_RUN_OPTIONS
-                 if getattr(args, name) not in (None, False, [], "OPENAI_API_KEY", 0, 1, "custom")]
+                 if getattr(args, name) not in (None, False, [], "OPENAI_API_KEY", 0, 1, "custom")
+                 or (name == "initial_generation" and args.initial_generation is False)]
         if given:
             raise InputError(f"--{given[0].replace('_', '-')} cannot be combined with --grid "
                              f"(put it in the grid file)", field=given[0])
-        grid = load_grid(args.grid)
+        named = args.api_key_env if args.api_key_env != DEFAULT_KEY_ENV else None
+        grid = load_grid(args.grid, api_key_env=named)
         if args.concurrency:
             grid = grid.model_copy(update={"concurrency": args.concurrency})
+        if args.timeout is not None:
+            grid = grid.model_copy(update={"request_timeout": _positive_timeout(args.timeout)})
     else:
         grid = load_grid(grid_from_args(args))
     cache = False if args.no_cache else (args.cache or True)

@@ -9,8 +9,10 @@ a bounded number of requests in flight, retries with exponential backoff and jit
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
+import re
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -32,6 +34,21 @@ class ChatResult:
     completion_tokens: int | None = None
     latency_s: float = 0.0
     cached: bool = False
+    lone_surrogates_replaced: int = 0
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(text: str) -> tuple[str, int]:
+    """The text with every lone surrogate (a JSON ``"\\ud800"`` escape decodes to one; it is
+    not a character and UTF-8 cannot encode it) replaced by U+FFFD, and how many there were.
+
+    Replies are cleaned here, once, so the cache, corpus, Parquet export and embedding
+    cache all receive encodable text; the count is kept on the turn and in the usage.
+    """
+    cleaned, count = _LONE_SURROGATE.subn("\ufffd", text)
+    return cleaned, count
 
 
 class BackendError(RuntimeError):
@@ -59,6 +76,7 @@ class Usage:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    lone_surrogates_replaced: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record(self, result: ChatResult) -> None:
@@ -66,6 +84,7 @@ class Usage:
             self.calls += 1
             self.prompt_tokens += result.prompt_tokens or 0
             self.completion_tokens += result.completion_tokens or 0
+            self.lone_surrogates_replaced += result.lone_surrogates_replaced
 
     def bump(self, name: str, amount: int = 1) -> None:
         with self._lock:
@@ -74,7 +93,8 @@ class Usage:
     def as_dict(self) -> dict[str, int]:
         return {"calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
                 "failures": self.failures, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens}
+                "completion_tokens": self.completion_tokens,
+                "lone_surrogates_replaced": self.lone_surrogates_replaced}
 
 
 def prompt_hash(messages: Sequence[Message]) -> str:
@@ -158,6 +178,9 @@ class Backend:
         except BackendError:
             self.usage.bump("failures")
             raise
+        text, replaced = replace_lone_surrogates(result.text)
+        if replaced:
+            result = dataclasses.replace(result, text=text, lone_surrogates_replaced=replaced)
         self.usage.record(result)
         return result
 

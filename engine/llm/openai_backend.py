@@ -3,8 +3,9 @@
 Works with api.openai.com, Azure OpenAI (``azure_api_version``), and any compatible server
 (vLLM, Ollama, llama.cpp server) via ``base_url``. The key comes from the environment
 variable named by ``api_key_env`` (default ``OPENAI_API_KEY``) or is passed in memory; it is
-kept only on the client object and scrubbed from every error. Reasoning models (o1/o3/o4,
-gpt-5: paper A's o3) take no temperature and count ``max_completion_tokens``.
+kept only on the client object and scrubbed from every error. ``timeout`` is a total deadline
+for each request (the whole reply must arrive within it), not a per-read timeout. Reasoning
+models (o1/o3/o4, gpt-5: paper A's o3) take no temperature and count ``max_completion_tokens``.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import re
 import time
 import weakref
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from engine.errors import InputError
 from engine.llm.base import Backend, BackendError, ChatResult, RetryableError
-from engine.llm.retry import RetryPolicy
-from engine.llm.secrets import remember_secret, scrub
+from engine.llm.retry import RetryPolicy, retry_after_seconds
+from engine.llm.secrets import redact_url, remember_secret, scrub, url_secrets
 
 CLIENT_SHARDS = 8
 _REASONING = re.compile(r"^(o\d|gpt-5)([-_.].*)?$", re.IGNORECASE)
@@ -47,7 +49,10 @@ class OpenAIBackend(Backend):
             key = "not-needed"  # local OpenAI-compatible servers ignore the key
         remember_secret(key)
         self._api_key = key
-        self.base_url = base_url
+        for secret in url_secrets(base_url):  # a key inside the URL is a key too
+            remember_secret(secret)
+        self._server_url, self._default_query = _client_url(base_url)
+        self.base_url = redact_url(base_url)  # what describe, identity and errors show
         self.azure_api_version = azure_api_version
         self.timeout = timeout
         self.reasoning = is_reasoning_model(model) if reasoning is None else reasoning
@@ -72,11 +77,13 @@ class OpenAIBackend(Backend):
         import openai
 
         if self.azure_api_version:
-            return openai.AsyncAzureOpenAI(api_key=self._api_key, azure_endpoint=self.base_url,
+            return openai.AsyncAzureOpenAI(api_key=self._api_key, azure_endpoint=self._server_url,
                                            api_version=self.azure_api_version,
+                                           default_query=self._default_query,
                                            timeout=self.timeout, max_retries=0)
-        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                  timeout=self.timeout, max_retries=0)
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._server_url,
+                                  default_query=self._default_query, timeout=self.timeout,
+                                  max_retries=0)
 
     def _client(self):
         """A client of this event loop. Requests are spread over a few clients (connection
@@ -120,8 +127,12 @@ class OpenAIBackend(Backend):
 
         started = time.perf_counter()
         try:
-            response = await self._client().chat.completions.create(
-                **self._params(messages, temperature, max_tokens, seed))
+            # the client's own timeout bounds each socket read only (a server dripping a byte
+            # at a time never trips it): this bounds the whole request
+            response = await asyncio.wait_for(self._client().chat.completions.create(
+                **self._params(messages, temperature, max_tokens, seed)), self.timeout)
+        except asyncio.TimeoutError:
+            raise RetryableError(f"no complete reply within {self.timeout:g} s") from None
         except openai.APIStatusError as error:
             status = error.status_code
             detail = scrub(_short(error.message))
@@ -154,19 +165,21 @@ class OpenAIBackend(Backend):
         self._clients = weakref.WeakKeyDictionary()
 
 
+def _client_url(base_url: str | None) -> tuple[str | None, dict[str, str] | None]:
+    """The server URL without its query, and the query as the client's default parameters
+    (the SDK appends paths to ``base_url``, which a query string would break)."""
+    if not base_url:
+        return base_url, None
+    parts = urlsplit(base_url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit(parts._replace(query="", fragment="")), (query or None)
+
+
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _retry_after(response) -> float | None:
-    """Seconds from a Retry-After (or retry-after-ms) header, when the server sent one."""
-    headers = getattr(response, "headers", None) or {}
-    try:
-        if headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000.0
-        if headers.get("retry-after"):
-            return float(headers["retry-after"])
-    except (TypeError, ValueError):
-        return None
-    return None
+    """Seconds from a retry-after-ms or Retry-After (seconds or HTTP-date) header, if sent."""
+    return retry_after_seconds(getattr(response, "headers", None))

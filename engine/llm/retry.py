@@ -8,9 +8,11 @@ raised as a plain ``BackendError`` naming how many attempts were made.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import random
+import time
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, TypeVar
+from typing import Awaitable, Callable, Mapping, TypeVar
 
 T = TypeVar("T")
 
@@ -19,7 +21,8 @@ T = TypeVar("T")
 class RetryPolicy:
     """Attempt ``max_attempts`` times; wait ``base_delay * 2**(n-1)`` (capped), half of it jittered.
 
-    A server's Retry-After (seconds) replaces the computed wait, capped at ``max_retry_after``.
+    A server's Retry-After (see ``retry_after_seconds``) replaces the computed wait, capped at
+    ``max_retry_after``.
     ``sleep`` and ``rng`` are injectable so tests need no wall-clock time.
     """
 
@@ -36,6 +39,41 @@ class RetryPolicy:
             return min(float(retry_after), self.max_retry_after)
         ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
+    """Seconds a server asked us to wait, or None when it did not say (or said nonsense).
+
+    ``retry-after-ms`` (milliseconds, sent by OpenAI and Azure) wins over ``Retry-After``,
+    which RFC 9110 (section 10.2.3) allows as delay-seconds or as an HTTP-date; a date in
+    the past means "now" (0). ``now`` (epoch seconds) is injectable for tests.
+    """
+    if not headers:
+        return None
+    lowered = {str(k).lower(): str(v).strip() for k, v in headers.items()}
+    milliseconds = lowered.get("retry-after-ms")
+    if milliseconds:
+        try:
+            value = float(milliseconds) / 1000.0
+        except ValueError:
+            value = None
+        if value is not None and value >= 0 and value == value:  # not NaN
+            return value
+    text = lowered.get("retry-after")
+    if not text:
+        return None
+    try:
+        value = float(text)
+        return value if value >= 0 and value == value and value != float("inf") else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:  # an HTTP-date is always GMT
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, *,

@@ -1,18 +1,31 @@
 """API keys live in memory only: this registry lets every error message scrub them.
 
 A backend registers the key it was given (``remember_secret``); ``scrub`` replaces any
-registered key, and anything shaped like a bearer token or ``sk-...`` key, by ``[redacted]``
-before text reaches a log, an exception, a corpus, a cache or a manifest.
+registered key, anything shaped like a bearer token or ``sk-...`` key, and the credentials
+of a URL (``user:pass@``, ``?api-key=...``) by ``[redacted]`` before text reaches a log, an
+exception, a corpus, a cache or a manifest. ``redact_url`` gives the form of a server URL
+that may be stored; ``looks_like_key_variable`` limits which environment variables a grid
+file may name as its key.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit, urlunsplit
 
 _SECRETS: set[str] = set()
 _LOCK = threading.Lock()
+REDACTED = "[redacted]"
 _KEY_SHAPES = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9_\-\.]{8,})")
+# credentials in any URL inside a text: user:pass@ and key-like query parameters
+_URL_USERINFO = re.compile(r"(?<=://)[^/\s@?#]+@")
+_URL_KEY_PARAM = re.compile(r"([?&](?:[A-Za-z0-9_\-]*(?:key|token|secret|password|passwd|sig|signature|auth|code))=)"
+                            r"[^&\s#\"']+", re.IGNORECASE)
+# query parameters of a base URL that are configuration, not credentials
+SAFE_QUERY_PARAMS = frozenset({"api-version", "api_version"})
+_KEY_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEY_VARIABLE_WORDS = re.compile(r"(API_?KEY|_KEY$|TOKEN)", re.IGNORECASE)
 
 
 def remember_secret(value: str | None) -> None:
@@ -29,5 +42,64 @@ def scrub(text: str) -> str:
         secrets = sorted(_SECRETS, key=len, reverse=True)
     for secret in secrets:
         if secret in text:
-            text = text.replace(secret, "[redacted]")
-    return _KEY_SHAPES.sub("[redacted]", text)
+            text = text.replace(secret, REDACTED)
+    text = _URL_USERINFO.sub(REDACTED + "@", text)
+    text = _URL_KEY_PARAM.sub(lambda m: m.group(1) + REDACTED, text)
+    return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def _split(url: str) -> SplitResult | None:
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return None
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The credentials a URL carries: its user info and every query value that is not plain
+    configuration (``api-version``), raw and percent-decoded."""
+    parts = _split(url) if url else None
+    if parts is None:
+        return []
+    found = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        found += [userinfo, *userinfo.split(":", 1)]
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name.lower() not in SAFE_QUERY_PARAMS and value:
+            found.append(value)
+    for piece in parts.query.split("&"):
+        name, _, value = piece.partition("=")
+        if unquote(name).lower() not in SAFE_QUERY_PARAMS:
+            found.append(value or name)
+    if parts.fragment:
+        found.append(parts.fragment)
+    return [unquote(s) for s in found if s] + [s for s in found if s]
+
+
+def redact_url(url: str | None) -> str | None:
+    """The URL as it may be stored: user info, query values (but ``api-version``) and any
+    fragment replaced by ``[redacted]``; scheme, host, port and path kept."""
+    if not url:
+        return url
+    parts = _split(url)
+    if parts is None:
+        return scrub(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = REDACTED + "@" + netloc.rsplit("@", 1)[1]
+    query = []
+    for piece in parts.query.split("&") if parts.query else []:
+        name, sep, value = piece.partition("=")
+        if unquote(name).lower() in SAFE_QUERY_PARAMS:
+            query.append(piece)
+        else:
+            query.append(f"{name}={REDACTED}" if sep else REDACTED)
+    fragment = REDACTED if parts.fragment else ""
+    return scrub(urlunsplit(parts._replace(netloc=netloc, query="&".join(query), fragment=fragment)))
+
+
+def looks_like_key_variable(name: str) -> bool:
+    """An environment variable name that looks like it holds an API key: ``*API_KEY*``,
+    ``*APIKEY*``, ``*_KEY`` or ``*TOKEN*`` (any case)."""
+    return bool(isinstance(name, str) and _KEY_VARIABLE.match(name) and _KEY_VARIABLE_WORDS.search(name))

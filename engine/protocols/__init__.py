@@ -2,7 +2,8 @@
 
 ``run_session`` runs one session of any method and returns a Conversation; a backend that
 fails mid-session gives a Conversation with status "failed", the turns received so far and
-the error (never a key). ``expected_calls`` gives the number of chat calls a session makes
+the error (never a key); its meta holds the session's prompt, completion and total tokens
+(every call, failed sessions included). ``expected_calls`` gives the number of chat calls a session makes
 (exact for paper B, an upper bound for paper A's stopping rules).
 """
 
@@ -42,7 +43,9 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
         conversation_id=conversation_id, source="llm", task=task.id, model=backend.model,
         protocol=config.method, persona=config.persona if config.paper == "A" else _paper_b_persona(config),
         team_size=config.agents, order=config.order if config.paper == "A" else None,
-        replicate=replicate, meta={"paper": config.paper, **config.meta(), "seed": seed})
+        replicate=replicate, meta={"paper": config.paper, **config.meta(), "seed": seed,
+                                   "task_prompt": task.prompt,
+                                   "task_prompt_sha256": task.prompt_sha256})
     try:
         final = await protocol_module(config.method).run(session)
         conversation.final_idea = final
@@ -52,6 +55,7 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
     conversation.turns = list(session.turns)
     conversation.meta.update(session.meta)
     conversation.meta["calls"] = session._calls
+    conversation.meta.update(session.token_meta())  # prompt / completion / total tokens (Table 29)
     return conversation
 
 

@@ -1,7 +1,9 @@
 """The options of one session: method, team, rounds and the design factors of both papers.
 
 Paper A (Table 6 / A.1): persona none|same|different, order fixed|random|raise, turn_limit,
-min_rounds, pool size, generation interactive|nominal, initial_generation on/off. Paper B
+min_rounds, pool size, generation interactive|nominal, initial_generation on/off (default:
+off for open, whose Table 6 conditions 9-16 have no initial phase; on for the others; none
+and progressive are built on it). Paper B
 (section 6): agents N, rounds R, k peers for Creative-MAD. Unknown options are rejected
 with a message naming them.
 """
@@ -31,7 +33,7 @@ class ProtocolConfig(BaseModel):
     min_rounds: int = Field(0, ge=0)
     pool: int = Field(0, ge=0, le=20)
     generation: Literal["interactive", "nominal"] = "interactive"
-    initial_generation: bool = True
+    initial_generation: bool | None = None  # None: the method's default (see _consistent)
     ideas_per_agent: int = Field(5, ge=1, le=10)
     idea_words: str = "80-100"
     convergence: int | None = Field(None, ge=1)
@@ -47,6 +49,8 @@ class ProtocolConfig(BaseModel):
         if self.agents is None:
             default = {"direct": 1, "self_refine": 1}.get(method, 5 if method in PAPER_B else 3)
             object.__setattr__(self, "agents", default)
+        if self.initial_generation is None:
+            object.__setattr__(self, "initial_generation", method != "open")
         if method in ("direct", "self_refine") and self.agents != 1:
             raise ValueError(f"agents: {method} uses a single agent (got {self.agents})")
         if method in PAPER_B and method not in ("direct", "self_refine") and self.agents < 2:

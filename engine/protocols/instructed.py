@@ -6,11 +6,16 @@
   major revision) or Replace (a pool idea, or a new idea when the pool is empty or absent).
 * Pool: ideas ranked 2..pool+1 of the initial phase; a pool idea used as a replacement is
   removed. A replacement is "from the pool" when it overlaps a pool idea's words by >= 0.5.
-* Agreement: agents who agreed sit out until the idea changes; the author of a new
-  version counts as agreeing with it. Agreeing is refused (and ignored) before
-  ``min_rounds`` turns. The discussion ends when every agent agrees or at ``turn_limit``.
-* Hand-raising (order=raise): every agent still discussing drafts its turn and rates its
-  desire to speak 1-7; the highest (ties: random) speaks with that draft.
+* Agreement, as in the authors' release (``generation/data_strategies.py``: an Agree adds
+  the speaker to the agreed set, every Modify or Replace empties it): agents who agreed sit
+  out until the idea changes; the author of a new version (or of the first idea) does NOT
+  count as agreeing, so every one of the N agents must answer Agree to the current version.
+  Agreeing is refused (and ignored) before ``min_rounds`` turns have elapsed (paper A,
+  A.1.2: "disabled until a minimum number of discussion rounds (30) had elapsed"). The
+  discussion ends when all N agents agree with the current version or at ``turn_limit``.
+* Hand-raising (order=raise): every agent that has not agreed with the current version
+  drafts its turn and rates its desire to speak 1-7; the highest (ties: random) speaks with
+  that draft.
 Unreadable replies leave the idea unchanged and are marked ``action=None``.
 """
 
@@ -39,7 +44,8 @@ async def run(session: Session) -> str:
         turn = await session.ask(first.name, prompts.iterative_propose(first.system, None, [],
                                                                        config.idea_words),
                                  phase="discussion", round=1, action="propose")
-        current, turns_done, agreed = turn.text, 1, {first.name}
+        current, turns_done, agreed = turn.text, 1, set()
+        turn.meta["agreed"] = []
     session.meta["pool_start"] = list(pool)
     stop = "turn_limit"
     while turns_done < config.turn_limit:
@@ -75,7 +81,8 @@ async def run(session: Session) -> str:
                     turn.meta["from_pool"] = best
                     idea = pool.pop(best)
             current = idea
-            agreed = {speaker.name}
+            agreed = set()  # a new version: everyone, its author included, must agree again
+        turn.meta["agreed"] = sorted(agreed)
     else:
         if not [a for a in agents if a.name not in agreed]:
             stop = "all_agreed"

@@ -2,8 +2,10 @@
 
 Agents speak in the configured order (fixed rotation or random) with no rules beyond the
 task, for ``turn_limit`` turns. Then one randomly chosen agent condenses the whole
-discussion into one final idea of about 80-100 words. With the initial generation phase
-on, the top-rated idea of that phase is shown as the starting point.
+discussion into one final idea of about 80-100 words. No open condition of paper A's
+Table 6 (9-16) has an initial generation phase, so it is off by default; with it on
+(``initial_generation=True``, CLI ``--initial-generation``) the top-rated idea of that phase
+is shown as the starting point, as the authors' release does in its three-stage mode.
 """
 
 from __future__ import annotations

@@ -7,8 +7,12 @@ After the initial generation-and-selection phase:
 2. Convergent: every agent rates all new ideas on novelty only; the ``refine_top`` most
    novel go forward; agents in turn refine that list for usefulness while keeping its
    novelty, each starting from the previous agent's version.
-The final idea is the best, by the team's creativity ratings, among the refined ideas and
-the initial top ideas.
+The final idea is the best, by the team's creativity ratings, among the refined ideas only:
+the protocol's output comes from its convergent phase, so an initial idea that skipped both
+phases cannot be returned (the authors' release also puts the initial top ideas in that
+last vote; we follow the paper's description of the two phases). A single refined idea
+needs no vote. ``refine_unparsed`` counts refinement replies that could not be split into
+ideas (the previous list then goes on unchanged).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ async def run(session: Session) -> str:
     chosen = [novel[i] for i in rank(novel, novelty)[:config.refine_top]]
     session.meta["novel_selected"] = list(chosen)
 
-    refined = chosen
+    refined, unparsed = chosen, 0
     for agent in speaking_order(session):
         turn = await session.ask(agent.name, prompts.progressive_refine(agent.system, refined,
                                                                         config.idea_words),
@@ -46,9 +50,14 @@ async def run(session: Session) -> str:
         turn.meta["parsed"] = len(parsed)
         if parsed:
             refined = parsed
+        else:
+            unparsed += 1
 
-    finalists = list(dict.fromkeys(refined + top))
-    scores = await rate(session, finalists, round=4, phase="rating")
-    best = finalists[rank(finalists, scores)[0]]
-    session.meta.update(stop_reason="selected", final_from="refined" if best in refined else "initial")
+    finalists = list(dict.fromkeys(refined))
+    if len(finalists) == 1:
+        best = finalists[0]
+    else:
+        scores = await rate(session, finalists, round=4, phase="rating")
+        best = finalists[rank(finalists, scores)[0]]
+    session.meta.update(stop_reason="selected", final_from="refined", refine_unparsed=unparsed)
     return best

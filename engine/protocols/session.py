@@ -5,6 +5,9 @@ concurrently, as in one debate round of paper B): it derives a per-call seed fro
 session seed, calls the backend, and records a Turn with speaker, round, phase, prompt
 hash, tokens and latency. Turns are recorded in a fixed order, whatever order concurrent
 replies arrive in; turns already received survive a later failure (``Session.turns``).
+``Session.usage`` sums the tokens of every call, recorded as a turn or not (hand-raising
+drafts that were not chosen), for the per-conversation token count of paper A's Table 29;
+calls whose backend reported no usage are counted, never taken as zero tokens.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ class Session:
         self.agents: list[Agent] = []
         self._embedder = embedder
         self._calls = 0
+        self.usage = {"answered_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                      "calls_without_usage": 0}
         self._last_speaker: int | None = None
 
     # -- model calls --------------------------------------------------------------------
@@ -73,12 +78,32 @@ class Session:
         result = await self.backend.achat(
             ask.messages, temperature=self.config.temperature,
             max_tokens=ask.max_tokens or self.config.max_tokens, seed=seed, replicate=self.replicate)
+        self._count_usage(result)
         meta = {"prompt_tokens": result.prompt_tokens, "seed": seed, **ask.meta}
         if result.cached:
             meta["cached"] = True
+        if result.lone_surrogates_replaced:
+            meta["lone_surrogates_replaced"] = result.lone_surrogates_replaced
         return Turn(speaker=ask.speaker, text=result.text.strip(), round=ask.round, phase=ask.phase,
                     tokens=result.completion_tokens, latency_s=round(result.latency_s, 4),
                     prompt_hash=prompt_hash(ask.messages), meta=meta)
+
+    def _count_usage(self, result) -> None:
+        self.usage["answered_calls"] += 1
+        if result.prompt_tokens is None or result.completion_tokens is None:
+            self.usage["calls_without_usage"] += 1
+        self.usage["prompt_tokens"] += result.prompt_tokens or 0
+        self.usage["completion_tokens"] += result.completion_tokens or 0
+
+    def token_meta(self) -> dict[str, int | None]:
+        """Prompt, completion and total tokens of the whole session (None if no call said)."""
+        usage = {k: v for k, v in self.usage.items() if k != "answered_calls"}
+        answered = self.usage["answered_calls"]
+        if answered and usage["calls_without_usage"] == answered:
+            usage["prompt_tokens"] = usage["completion_tokens"] = None
+        known = (usage["prompt_tokens"], usage["completion_tokens"])
+        usage["total_tokens"] = None if None in known else sum(known)
+        return usage
 
     def record(self, turn: Turn) -> Turn:
         self.turns.append(turn)
