@@ -215,9 +215,9 @@ def test_max_tokens_and_temperature_reach_the_model_and_the_pilot_is_kept(runs_r
     patch_backend(monkeypatch, backend)
     at = start_pilot(replicates=1, turn_limit=4, max_tokens=96, temperature=0.3)
     assert not at.exception, [e.value for e in at.exception]
-    # 96 per discussion turn, 5 ideas x 96 for each initial idea list, 8 x 3 ideas + 16 for
-    # each rating call (engine.protocols.team), never the 512 default
-    assert {h["max_tokens"] for h in backend.history} == {96, 5 * 96, 8 * 3 + 16}
+    # open discussion has no initial generation phase: every call is a discussion turn or the
+    # synthesis, each with the 96 chosen (never the 512 default)
+    assert {h["max_tokens"] for h in backend.history} == {96}
     assert [h["temperature"] for h in backend.history] == pytest.approx([0.3] * len(backend.history))
     from dashboard import pilot_history
 
