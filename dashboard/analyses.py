@@ -53,14 +53,17 @@ def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFram
 
 
 def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"),
-                      allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str]]:
-    """Table 1: R² of the hierarchical specifications per sample (percent) and any notes.
+                      allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
+    """Table 1: R² of the hierarchical specifications per source (percent), notes, and the N
+    of every fit (rows of ``frame`` with the outcome and every predictor present).
 
+    ``frame`` should already be the paper's sample (``engine.samples``: trajectory).
     A factor with one level in a sample (one model, say) is dropped from the specifications
     that name it, which then still run (labelled "model dropped") and a note says so. The
     same note on several specifications is given once, naming them all.
     """
     rows: dict[str, dict[str, float]] = {}
+    counts: dict[str, dict[str, int]] = {}
     grouped: dict[tuple[str, str], list[str]] = {}
 
     def note(sample: str, label: str, text: str) -> None:
@@ -90,7 +93,9 @@ def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"
                 continue
             s = result.summary
             value = s["r2"] if s["r2"] is not None else s["conditional_r2"]
-            rows.setdefault(label, {})[sample.upper() if sample == "llm" else sample.capitalize()] = 100 * value
+            column = sample.upper() if sample == "llm" else sample.capitalize()
+            rows.setdefault(label, {})[column] = 100 * value
+            counts.setdefault(label, {})[f"{column} N"] = int(s["n"])
             if not s.get("converged", True):
                 note(sample, label, "did not converge")
             for warning in s.get("warnings", []):
@@ -98,10 +103,12 @@ def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "specification"
     notes = [f"{sample} / {', '.join(labels)}: {text}" for (sample, text), labels in grouped.items()]
-    return table.reset_index(), notes
+    n = pd.DataFrame.from_dict(counts, orient="index")
+    n.index.name = "specification"
+    return table.reset_index(), notes, n.reset_index()
 
 
-MIN_ROWS = 20
+MIN_ROWS = 10  # fewer conversations than this: no regression is fitted, a message says so
 FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
 
 
@@ -170,7 +177,7 @@ def cached_manipulability(frame: pd.DataFrame, suffix: str = "") -> pd.DataFrame
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list[str]]:
+def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
     return regression_ladder(frame, outcome)
 
 

@@ -8,6 +8,7 @@ in every chart and export.
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -26,6 +27,13 @@ def _label(name: str) -> str:
     from dashboard.labels import readable_term
 
     return FEATURE_LABELS.get(name) or readable_term(name)
+
+
+def _plain(value) -> str:
+    """Data text (a model's reply, a task or model name) for a Plotly label or hover:
+    Plotly renders a subset of HTML there (links included), so ``<``, ``>`` and ``&`` are
+    written as entities, which it shows as the characters themselves."""
+    return html.escape(str(value), quote=False)
 
 
 def _colour(key, kind: str | None = None) -> str:
@@ -60,7 +68,7 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
         row, col = divmod(position, n_cols)
         for g_index, value in enumerate(groups):
             values = frame.loc[frame[group].astype(str) == value, column].dropna()
-            fig.add_trace(go.Box(y=values, name=value, boxmean=True, legendgroup=value,
+            fig.add_trace(go.Box(y=values, name=_plain(value), boxmean=True, legendgroup=value,
                                  marker_color=_colour(value, group), showlegend=position == 0),
                           row=row + 1, col=col + 1)
     return _layout(fig, title, height=max(320, 280 * n_rows))
@@ -87,7 +95,7 @@ def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go
     fig = go.Figure()
     for position, (value, part) in enumerate(frame.dropna(subset=["novelty", "usefulness"]).groupby(group)):
         fig.add_trace(go.Scatter(x=part["novelty"], y=part["usefulness"], mode="markers",
-                                 name=str(value), marker=dict(color=_colour(value, group),
+                                 name=_plain(value), marker=dict(color=_colour(value, group),
                                                               size=6, opacity=0.6)))
     return _layout(fig, "Novelty vs usefulness", xaxis_title="novelty", yaxis_title="usefulness")
 
@@ -96,7 +104,7 @@ def top_share_bar(table: pd.DataFrame, group: str = "group", title: str = "Share
     """Bars of ``share_of_top`` per group (``engine.stats.top_share`` output, one level)."""
     if table.empty:
         return empty_figure("no ratings")
-    fig = go.Figure(go.Bar(x=table[group].astype(str), y=table["share_of_top"] * 100,
+    fig = go.Figure(go.Bar(x=table[group].map(_plain), y=table["share_of_top"] * 100,
                            marker_color=[_colour(v) for v in table[group]],
                            text=[f"{v:.1f}%" for v in table["share_of_top"] * 100]))
     return _layout(fig, title, yaxis_title="% of the pooled top ideas")
@@ -113,11 +121,11 @@ def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
     stats["half"] = 1.96 * stats["std"].fillna(0) / np.sqrt(stats["count"])
     fig = go.Figure()
     for position, (level, part) in enumerate(stats.groupby(colour)):
-        fig.add_trace(go.Bar(x=part[x].astype(str), y=part["mean"], name=str(level),
+        fig.add_trace(go.Bar(x=part[x].map(_plain), y=part["mean"], name=_plain(level),
                              marker_color=_colour(level, colour),
                              error_y=dict(type="data", array=part["half"]),
                              customdata=part["count"],
-                             hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + str(level) + "</extra>"))
+                             hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + _plain(level) + "</extra>"))
     return _layout(fig, title or f"{_label(value)} by {x} × {colour}", barmode="group",
                    yaxis_title=_label(value), xaxis_title=x)
 
@@ -190,11 +198,11 @@ def shared_range(values: pd.Series, pad: float = 0.06) -> list[float]:
 def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, line_colour: str, *, show_scale: bool,
               show_marks_legend: bool, row=None, col=None) -> None:
     where = {} if row is None else {"row": row, "col": col}
-    hover = [f"turn {t} ({100 * p:.0f}% through)<br>{s}: {_short(x)}" for t, p, s, x in zip(
+    hover = [f"turn {t} ({100 * p:.0f}% through)<br>{_plain(s)}: {_plain(_short(x))}" for t, p, s, x in zip(
         path["turn"], path_progress(path["turn"]), path.get("speaker", [""] * len(path)),
         path.get("text", [""] * len(path)))]
     fig.add_trace(go.Scatter(
-        x=path["x"], y=path["y"], mode="lines+markers", name=name, legendgroup=name,
+        x=path["x"], y=path["y"], mode="lines+markers", name=_plain(name), legendgroup=name,
         line=dict(color=line_colour, width=1.5),
         marker=dict(color=path_progress(path["turn"]), colorscale=PROGRESS_SCALE, cmin=0, cmax=1, size=9,
                     line=dict(color="#333", width=0.5), showscale=show_scale,
@@ -246,7 +254,7 @@ def trajectory_pair(points: pd.DataFrame, left: str, right: str, title: str = "T
     if chosen.empty:
         return empty_figure("no turns for these conversations")
     fig = make_subplots(rows=1, cols=2, shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[_short(left, 50), _short(right, 50)])
+                        subplot_titles=[_plain(_short(left, 50)), _plain(_short(right, 50))])
     for col, cid in enumerate((left, right), start=1):
         path = points[points["conversation_id"] == cid].sort_values("turn")
         if path.empty:
@@ -271,10 +279,10 @@ def scatter_map(points: pd.DataFrame, colour: str, title: str, hover: str = "con
     """2-D scatter of ``x, y`` coloured by a category (conversation maps, inter-session PCA)."""
     fig = go.Figure()
     for position, (level, part) in enumerate(points.groupby(colour)):
-        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=str(level),
+        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=_plain(level),
                                    marker=dict(color=_colour(level, colour), size=6, opacity=0.7),
-                                   text=part[hover] if hover in part else None,
-                                   hovertemplate="%{text}<extra>" + str(level) + "</extra>"))
+                                   text=part[hover].map(_plain) if hover in part else None,
+                                   hovertemplate="%{text}<extra>" + _plain(level) + "</extra>"))
     return _layout(fig, title, xaxis_title="PC 1", yaxis_title="PC 2")
 
 
@@ -285,7 +293,7 @@ def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None) -
     fig = go.Figure()
     for position, (task, part) in enumerate(table.groupby("task")):
         sd = part.get(f"{metric}_sd")
-        fig.add_trace(go.Bar(x=part["method"], y=part[metric], name=str(task),
+        fig.add_trace(go.Bar(x=part["method"].map(_plain), y=part[metric], name=_plain(task),
                              marker_color=_colour(task, "task"),
                              error_y=None if sd is None else dict(type="data", array=sd.fillna(0))))
     return _layout(fig, title or f"{metric} by method and task", barmode="group", yaxis_title=metric)
@@ -298,7 +306,7 @@ def rounds_lines(table: pd.DataFrame, metric: str, title: str | None = None) -> 
     means = table.groupby(["method", "round"])[metric].mean().reset_index()
     fig = go.Figure()
     for position, (method, part) in enumerate(means.groupby("method")):
-        fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=str(method),
+        fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=_plain(method),
                                  line=dict(color=_colour(method, "method"))))
     return _layout(fig, title or f"Intra-session {metric} across rounds", xaxis_title="round",
                    yaxis_title=metric)

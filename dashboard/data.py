@@ -25,7 +25,7 @@ FILTER_COLUMNS = ("source", "task", "model", "discussion", "persona", "team_size
 OUTCOME_COLUMNS = ("creativity", "novelty", "usefulness")
 MISSING_LABEL = "(none)"
 # Paper A's turn-by-turn discussion structures (trajectory analyses) and paper B's methods.
-TRAJECTORY_STRUCTURES = ("instructed", "open", "iterative")
+from engine.samples import TRAJECTORY_STRUCTURES  # one definition of the sample
 PAPER_B_METHODS = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
 UPLOADS_KEY = "uploaded_datasets"
 DATASET_KEY = "dataset_choice"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import string
+
 import pandas as pd
 import streamlit as st
 
@@ -9,6 +12,24 @@ from dashboard import data
 
 PUBLISHED_BADGE = ":orange-badge[published]"
 OURS_BADGE = ":blue-badge[computed from this dataset]"
+
+
+# --------------------------------------------------------------------------- user text
+# Every ASCII punctuation character may be backslash-escaped in CommonMark, and an escaped
+# character is shown literally; escaping all of them disarms links, images, autolinks
+# (``http://``, ``www.``), raw HTML, emphasis, headings, lists, tables, LaTeX (``$``),
+# entities (``&``) and Streamlit's ``:color[...]`` / ``:icon:`` directives at once.
+_MARKDOWN_PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
+
+
+def escape(value) -> str:
+    """``value`` (an error, a file name, a model's reply...) as markdown that shows it as
+    typed: st.error/st.warning/st.info/st.success/st.caption/st.markdown render markdown,
+    so text from users, files and models goes through here before it is put in one."""
+    text = str(value).replace("\r\n", "\n").replace("\r", "\n")
+    # leading blanks would make an indented code block, where escapes are shown verbatim
+    text = "\n".join(line.lstrip() for line in text.split("\n"))
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
 
 def page_context():
@@ -28,11 +49,11 @@ def page_context():
 
 def published(title: str) -> None:
     """Heading of a block of the papers' own numbers, always labelled as published."""
-    st.markdown(f"**{title}** {PUBLISHED_BADGE}")
+    st.markdown(f"**{escape(title)}** {PUBLISHED_BADGE}")
 
 
 def ours(title: str) -> None:
-    st.markdown(f"**{title}** {OURS_BADGE}")
+    st.markdown(f"**{escape(title)}** {OURS_BADGE}")
 
 
 def percent_table(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:

@@ -98,9 +98,9 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory) -> Dataset:
             return Dataset(name=name, conversations=ideas, manifest=manifest)
         return Dataset(name=name, conversations=read_metrics(path), manifest=manifest)
     if "conversation_id" in columns and "turn" not in columns and columns & set(FEATURE_NAMES):
-        table = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv") \
-            else pd.read_json(path, lines=True)
-        return _from_table(table, name, manifest, path)
+        from engine.feature_table import read_feature_table
+
+        return _from_table(read_feature_table(path), name, manifest, path)
     from engine.importers import transcripts
 
     reader = getattr(transcripts, "read_any", None) or transcripts.read_transcripts
@@ -114,18 +114,22 @@ def _from_table(table: pd.DataFrame, name: str, manifest: dict, path: Path) -> D
     if "conversation_id" not in table.columns:
         raise InputError("a conversation table needs a 'conversation_id' column",
                          path=str(path), field="conversation_id")
+    from engine.feature_table import check_features
+
     if "source" not in table.columns:
         table = table.assign(source="llm")
-    for feature in FEATURE_NAMES:
-        if feature in table.columns:
-            values = pd.to_numeric(table[feature], errors="coerce")
-            bad = values.isna() & table[feature].notna()
-            if bad.any():
-                row = int(bad.to_numpy().nonzero()[0][0]) + 1
-                raise InputError(f"expected a number, got {table[feature].iloc[row - 1]!r}",
-                                 path=str(path), row=row, field=feature)
-            table[feature] = values
+        _note_default_source(manifest, len(table), len(table), "llm")
+    table = check_features(table, path)
     return Dataset(name=name, conversations=table.reset_index(drop=True), manifest=manifest)
+
+
+def _note_default_source(manifest: dict, n_defaulted: int, n_total: int, value: str) -> None:
+    """Say in the dataset's description (shown on the Data page) how many conversations
+    got their source from a default rather than from the file."""
+    if n_defaulted:
+        manifest["source_from_default"] = {"value": value, "conversations": n_defaulted}
+        manifest["description"] += (f"; {n_defaulted} of {n_total} conversations have no 'source' "
+                                    f"column value and are counted as {value}")
 
 
 def _from_corpus(corpus: Corpus, name: str, manifest: dict, embedder_factory) -> Dataset:
@@ -133,6 +137,9 @@ def _from_corpus(corpus: Corpus, name: str, manifest: dict, embedder_factory) ->
 
     if len(corpus) == 0:
         raise InputError("holds no conversation")
+    default = corpus.meta.get("source_from_default") or {}
+    _note_default_source(manifest, int(default.get("conversations") or 0), len(corpus),
+                         str(default.get("value")))
     embedder = embedder_factory() if embedder_factory is not None else None
     return dataset_from_corpus(corpus, embedder, name=name, manifest=manifest)
 
@@ -147,7 +154,9 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _first_json_object(path: Path) -> dict:
-    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    from engine.jsonl import read_text
+
+    for row, line in enumerate(read_text(path).split("\n"), start=1):  # not splitlines: U+2028 is text
         if line.strip():
             try:
                 value = json.loads(line)
@@ -172,5 +181,5 @@ def _csv_header(path: Path, delimiter: str) -> list[str]:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text (byte at position {error.start})", path=str(path)) from None
-    first = text.splitlines()[0] if text.strip() else ""
+    first = text.split("\n")[0] if text.strip() else ""
     return [c.strip() for c in next(csv.reader([first], delimiter=delimiter), [])]

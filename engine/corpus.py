@@ -299,15 +299,20 @@ class Corpus:
             table = pq.read_table(path)
         except Exception as error:  # pyarrow raises several types for a bad file
             raise InputError(f"not a readable Parquet file ({error})", path=str(path)) from None
-        header = json.loads((table.schema.metadata or {}).get(b"corpus", b"{}") or b"{}")
+        header = _json_text((table.schema.metadata or {}).get(b"corpus", b"{}") or b"{}",
+                            path=path, row=None, field="corpus (schema metadata)")
+        if not isinstance(header, dict) or not isinstance(header.get("meta", {}), dict):
+            raise InputError("expected a JSON object with a 'meta' object", path=str(path),
+                             field="corpus (schema metadata)")
         conversations = []
         for row, record in enumerate(table.to_pylist(), start=1):
             for key in ("meta", "outcomes"):
                 if isinstance(record.get(key), str):
-                    record[key] = json.loads(record[key])
-            for turn in record.get("turns") or []:
-                if isinstance(turn.get("meta"), str):
-                    turn["meta"] = json.loads(turn["meta"])
+                    record[key] = _json_text(record[key], path=path, row=row, field=key)
+            for position, turn in enumerate(record.get("turns") or []):
+                if isinstance(turn, dict) and isinstance(turn.get("meta"), str):
+                    turn["meta"] = _json_text(turn["meta"], path=path, row=row,
+                                              field=f"turns[{position}].meta")
             conversations.append(Conversation.from_dict(record, path=str(path), row=row))
         return cls(conversations, name=header.get("name", path.stem), meta=header.get("meta", {}))
 
@@ -324,6 +329,16 @@ class Corpus:
     def write(self, path: str | Path) -> Path:
         path = Path(path)
         return self.to_parquet(path) if path.suffix == ".parquet" else self.to_jsonl(path)
+
+
+def _json_text(text: str | bytes, *, path: Path, row: int | None, field: str) -> Any:
+    """A JSON value stored as text in a Parquet cell; not JSON -> InputError naming the cell."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        reason = getattr(error, "msg", None) or type(error).__name__
+        raise InputError(f"not valid JSON text ({reason})", path=str(path), row=row,
+                         field=field) from None
 
 
 def _parquet_schema():

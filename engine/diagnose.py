@@ -31,6 +31,8 @@ import pandas as pd
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
+RUN_CORPUS = "corpus.jsonl"  # what `engine run` writes (engine.run_store)
+
 # Table 23, LLM column: sign of the significant (p < .05) trajectory + task coefficients.
 CREATIVITY_DIRECTION = {"global_coherence": -1, "semantic_spread": +1, "path_length": -1,
                         "max_distance": -1, "topic_switching_rate": +1}
@@ -108,7 +110,10 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *, same
     if missing:
         raise InputError(f"the pilot lacks feature column {missing[0]!r}; compute the nine features first",
                          field=missing[0])
-    features = pilot[list(FEATURE_NAMES)].apply(pd.to_numeric, errors="coerce")
+    from engine.feature_table import check_features
+
+    features = check_features(pilot[list(FEATURE_NAMES)], None)
+    features.index = pilot.index
     usable = features.notna().any(axis=1)
     n_pilot = int(usable.sum())
     if n_pilot == 0:
@@ -308,3 +313,83 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
                     "needed way in at most half of the models")
     return {"structure": best, "summary": summary, "deficits": deficits, "scores": scores, "reasons": reasons,
             "supported": supported}
+
+
+# -- reading a pilot -------------------------------------------------------------------------
+@dataclass
+class Pilot:
+    """A pilot's per-conversation features and where they came from.
+
+    ``embedding_model`` is set when the features were computed here from the pilot's turns
+    (a run folder or a transcript file), else None (the table's own features).
+    """
+
+    table: pd.DataFrame
+    description: str
+    embedding_model: str | None = None
+
+
+def load_pilot(path, embedder_factory=None) -> Pilot:
+    """The pilot at ``path``: a feature table (.csv/.tsv/.jsonl/.parquet, checked cell by
+    cell), a dataset folder (``conversations.parquet``), a run folder written by
+    ``engine run`` (``corpus.jsonl``) or a transcript/corpus file. Turns are embedded with
+    ``embedder_factory()`` and measured (Table 19) when no features are given."""
+    from pathlib import Path
+
+    from engine.corpus import Corpus
+    from engine.feature_table import check_features, read_feature_table, read_parquet_table
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file or folder", path=str(path))
+    if path.is_dir():
+        if (path / RUN_CORPUS).exists():
+            corpus = Corpus.from_jsonl(path / RUN_CORPUS)
+            return _pilot_from_corpus(corpus, path, embedder_factory, "run folder")
+        if (path / "conversations.parquet").exists():
+            table = read_parquet_table(path / "conversations.parquet")
+            return Pilot(check_features(table, path / "conversations.parquet"), f"dataset folder {path}")
+        raise InputError(f"neither a run folder ({RUN_CORPUS}, written by `engine run`) nor a "
+                         "dataset folder (conversations.parquet)", path=str(path))
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        table = read_parquet_table(path)
+        if "turns" in table.columns:
+            return _pilot_from_corpus(Corpus.from_parquet(path), path, embedder_factory, "corpus")
+        return Pilot(check_features(table, path), str(path))
+    if suffix in (".jsonl", ".ndjson") and _first_line_is_corpus(path):
+        return _pilot_from_corpus(Corpus.from_jsonl(path), path, embedder_factory, "corpus")
+    table = read_feature_table(path)
+    if not any(name in table.columns for name in FEATURE_NAMES) and \
+            {"turn", "text"} <= set(table.columns):
+        from engine.importers.transcripts import read_transcripts
+
+        return _pilot_from_corpus(read_transcripts(path), path, embedder_factory, "transcripts")
+    missing = [name for name in FEATURE_NAMES if name not in table.columns]
+    if missing:
+        raise InputError(f"a pilot table needs the nine feature columns (Table 19) or turns to "
+                         f"measure (conversation_id, turn, speaker, text); it lacks {missing[0]!r}",
+                         path=str(path), field=missing[0])
+    return Pilot(table, str(path))
+
+
+def _first_line_is_corpus(path) -> bool:
+    with open(path, "rb") as handle:
+        first = handle.readline(1_000_000).decode("utf-8-sig", errors="replace")
+    return '"__corpus__"' in first or '"turns"' in first
+
+
+def _pilot_from_corpus(corpus, path, embedder_factory, kind: str) -> Pilot:
+    from engine.datasets import dataset_from_corpus
+
+    finished = corpus.filter(lambda c: c.status == "ok" and len(c.turns) > 0)
+    if len(finished) == 0:
+        raise InputError(f"the {kind} holds no finished conversation with turns", path=str(path))
+    if embedder_factory is None:
+        raise InputError(f"the {kind} has turns but no features: an embedding model is needed",
+                         path=str(path))
+    embedder = embedder_factory()
+    dataset = dataset_from_corpus(finished, embedder, name=path.stem)
+    model = dataset.manifest.get("embedding_model")
+    return Pilot(dataset.conversations, f"{kind} {path} ({len(finished)} conversations, features "
+                 f"computed here with {model})", model)

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import InputError
 from engine.protocols.config import ProtocolConfig, make_config
+from engine.yaml_safe import load_yaml
 from engine.tasks import TASK_IDS, Task, get_task, load_tasks_file, task_from_text
 
 
@@ -104,19 +104,12 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
     path = None
     if isinstance(source, (str, Path)):
         path = Path(source)
-        try:
-            source = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise InputError(f"cannot read grid file ({error.strerror})", path=str(path)) from None
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            raise InputError(f"not valid YAML ({getattr(error, 'problem', error)})", path=str(path),
-                             row=mark.line + 1 if mark else None) from None
+        source = load_yaml(path)
     if not isinstance(source, dict):
         raise InputError("a grid must be a mapping with a 'conditions' list",
                          path=str(path) if path else None)
     try:
-        grid = GridSpec(**source)
+        grid = GridSpec.model_validate(source)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
@@ -130,9 +123,14 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
                                        grid.judge.model_copy(update={"api_key_env": api_key_env})})
     elif path is not None:
         check_key_variables(grid, path)
-    for index in range(len(grid.conditions)):  # validate every condition now, naming it
-        condition_config(grid, index)
-    grid_tasks(grid)
+    try:
+        for index in range(len(grid.conditions)):  # validate every condition now, naming it
+            condition_config(grid, index)
+        grid_tasks(grid)
+    except InputError as error:
+        if error.path or path is None:
+            raise
+        raise InputError(error.reason, path=str(path), row=error.row, field=error.field) from None
     return grid
 
 

@@ -81,7 +81,9 @@ def iter_json_objects(path: str | Path, text: str | None = None) -> Iterator[tup
         try:
             value = json.loads(line)
         except json.JSONDecodeError as error:
-            raise InputError(f"not valid JSON ({error.msg} at column {error.colno})",
+            # json's own messages may end in "at" ("Unterminated string starting at")
+            raise InputError(f"not valid JSON ({error.msg.removesuffix(' at')} at column "
+                             f"{error.colno})",
                              path=str(path), row=line_number) from None
         except RecursionError:
             raise InputError("JSON nested too deeply", path=str(path), row=line_number) from None
@@ -89,3 +91,33 @@ def iter_json_objects(path: str | Path, text: str | None = None) -> Iterator[tup
             raise InputError(f"expected a JSON object, got {type(value).__name__}",
                              path=str(path), row=line_number)
         yield line_number, value
+
+
+def refuse_lone_surrogates(value, *, path: str | Path, row: int, field: str = "") -> None:
+    """InputError naming the field when a decoded JSON value holds a lone surrogate.
+
+    For foreign files (transcripts, ConvoKit): ``"\\ud800"`` escapes to a character that is
+    not text (no UTF-8 file, Parquet column or tokenizer can hold it), so it is refused at
+    the door; the project's own files keep such characters from model replies escaped.
+    Nesting deeper than Python's recursion limit is refused too."""
+    try:
+        _refuse_lone_surrogates(value, path, row, field)
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=str(path), row=row) from None
+
+
+def _refuse_lone_surrogates(value, path, row: int, field: str) -> None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InputError(f"holds a lone surrogate escape (U+{ord(value[error.start]):04X}), "
+                             "which is not a character", path=str(path), row=row,
+                             field=field or None) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_lone_surrogates(key, path, row, field)
+            _refuse_lone_surrogates(item, path, row, f"{field}.{key}" if field else str(key))
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            _refuse_lone_surrogates(item, path, row, f"{field}[{position}]")

@@ -164,11 +164,23 @@ def test_ratings_views_top_share_and_regression(env):
     assert shown.loc["llm", "share_of_top"] == pytest.approx(round((top["source"] == "llm").mean(), 4))
     assert shown.loc["human", "n"] == 12
 
+    # paper B's debates are not in paper A's trajectory sample (the default): no LLM fit
     at = open_page("regression", widgets=lambda at: at.selectbox(key="reg_outcome").set_value("creativity"))
+    ladder = next(d.value for d in at.dataframe if "specification" in d.value.columns)
+    assert "LLM" not in ladder.columns and "Human" in ladder.columns
+
+    def every_row(at):
+        at.selectbox(key="reg_paper_sample").set_value("all")
+        at.run()
+        at.selectbox(key="reg_outcome").set_value("creativity")
+
+    at = open_page("regression", widgets=every_row)
     llm = frame[frame["source"] == "llm"]
     z = lambda s: (s - s.mean()) / s.std(ddof=1)  # noqa: E731
     fit = sm.OLS(z(llm["creativity"]), sm.add_constant(llm[FEATURES].apply(z))).fit()
     ladder = next(d.value for d in at.dataframe if "specification" in d.value.columns).set_index("specification")
     assert ladder.loc["trajectory", "LLM"] == pytest.approx(round(100 * fit.rsquared, 1))
-    # task has one level here: the +task rungs cannot be fitted and the page says why
-    assert any("task" in w.value for w in at.warning)
+    # task has one level here: it is dropped from the +task rung, which then equals the
+    # trajectory-only fit, and the page says so
+    assert ladder.loc["+task (task dropped)", "LLM"] == pytest.approx(round(100 * fit.rsquared, 1))
+    assert any("factor task dropped: 1 level (plastic_waste)" in c.value.replace("\\", "") for c in at.caption)

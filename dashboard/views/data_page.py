@@ -15,9 +15,9 @@ st.title("Data")
 dataset, frame, have = ui.page_context()
 
 manifest = dataset.manifest
-st.markdown(f"**{dataset.name}**: {manifest.get('description', '')}")
+st.markdown(f"**{ui.escape(dataset.name)}**: {ui.escape(manifest.get('description', ''))}")
 if manifest.get("licence_note"):
-    st.caption(f"Source: {manifest.get('source', 'unknown')}. {manifest['licence_note']}")
+    st.caption(f"Source: {ui.escape(manifest.get('source', 'unknown'))}. {ui.escape(manifest['licence_note'])}")
 
 if manifest.get("ideas"):
     kinds = ", ".join(f"{k}: {v:,}" for k, v in manifest["ideas"].get("by_source_and_type", {}).items())
@@ -83,11 +83,11 @@ if upload is not None and st.button("Load this file", key="upload_load"):
             loaded = uploads.read_upload(upload.name, upload.getvalue(), max_mb=max_mb,
                                          embedder_factory=get_embedder)
     except InputError as error:
-        st.error(f"Could not use this upload: {error}")
+        st.error(f"Could not use this upload: {ui.escape(error)}")
     else:
         label = data.add_upload(loaded.name, loaded)
         st.session_state["pending_dataset_choice"] = label
-        st.success(f"Loaded {len(loaded.conversations):,} conversations as “{label}”.")
+        st.success(f"Loaded {len(loaded.conversations):,} conversations as “{ui.escape(label)}”.")
         st.rerun()
 
 if {"file_id", "question_id"} <= set(dataset.conversations.columns) and not have.ratings:
@@ -121,7 +121,7 @@ if {"file_id", "question_id"} <= set(dataset.conversations.columns) and not have
                     extra = {"ratings_join": dict(joined.attrs.get("ratings_join", {}),
                                                   ratings_path=ratings.name)}
         except InputError as error:
-            st.error(f"Could not join these ratings: {error}")
+            st.error(f"Could not join these ratings: {ui.escape(error)}")
         else:
             from engine.datasets import Dataset
 

@@ -37,7 +37,7 @@ st.caption("OLS of each feature on task; task + discussion; task + model; task +
 try:
     ours = analyses.cached_manipulability(frame)
 except InputError as error:
-    st.warning(f"Cannot compute the manipulability table on this selection: {error}")
+    st.warning(f"Cannot compute the manipulability table on this selection: {ui.escape(error)}")
     ours = None
 
 col_ours, col_paper = st.columns(2)
@@ -45,7 +45,7 @@ with col_ours:
     if ours is not None:
         ui.ours(f"This selection, N = {ours.attrs['n']:,}")
         for factor, level in ours.attrs.get("dropped_factors", {}).items():
-            st.info(f"factor {factor} dropped: 1 level ({level}). Every column that adds {factor} equals "
+            st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
                     f"the same model without it.")
         st.metric("Mean R², interaction model", f"{ours['interaction'].mean():.1f}%")
         ui.chart(st, charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
@@ -71,7 +71,7 @@ if ours is not None:
             try:
                 robust = analyses.cached_manipulability(frame, "_4b")
             except InputError as error:
-                st.warning(str(error))
+                st.warning(ui.escape(error))
             else:
                 ui.chart(st, charts.percent_heatmap(robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
                                                        colorscale="Greens", zmax=60),

@@ -13,7 +13,7 @@ st.title("Diversity")
 dataset, frame, have = ui.page_context()
 
 if not have.paper_b_methods or not have.final_ideas:
-    st.info(f"“{dataset.name}” has no paper-B debate runs (methods such as homo_mad, creative_mad "
+    st.info(f"“{ui.escape(dataset.name)}” has no paper-B debate runs (methods such as homo_mad, creative_mad "
             "with final outputs and replicates), so set-level diversity cannot be measured here. "
             "Open the engine's runs (e.g. `local_smollm2`) to see Vendi and Div-BLEU.")
     ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")

@@ -56,7 +56,7 @@ with tab_ratings:
         try:
             top = stats.top_share(frame, outcome, q=0.95)
         except InputError as error:
-            st.warning(str(error))
+            st.warning(ui.escape(error))
         else:
             overall = top[top["by"] == "overall"]
             ui.ours(f"Who is in the pooled top 5% of {outcome} (threshold = 95th percentile "

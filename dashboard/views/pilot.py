@@ -122,11 +122,11 @@ if start:
         backend = make_backend(kind, model, base_url, api_key)
         judge_backend = None if judge == "none" else backend if judge == "same" else local_backend()
     except InputError as error:
-        st.error(f"Cannot start: {error}")
+        st.error(f"Cannot start: {ui.escape(error)}")
     except Exception as error:  # e.g. the local model file is missing
         from engine.llm.secrets import scrub
 
-        st.error(f"Cannot create the backend: {scrub(str(error))}")
+        st.error(f"Cannot create the backend: {ui.escape(scrub(str(error)))}")
     else:
         embed = get_embedder().encode if method == "creative_mad" else None
         settings = {**settings, "agents": pilot_settings.team(settings) or 1,
@@ -191,7 +191,7 @@ if job is not None and not job.running and job.corpus is not None:
         st.warning(f"Cancelled by the user: the {len(job.snapshot()[0])} turns received are kept; "
                    "sessions that had not finished are marked failed and left out of the diagnosis.")
     if job.error:
-        st.error(f"The run stopped: {job.error}")
+        st.error(f"The run stopped: {ui.escape(job.error)}")
     if failed:
         st.error(f"{len(failed)} of {n_sessions} session(s) failed; they are left out of the diagnosis.")
         ui.table(st, pd.DataFrame([{"session": c.conversation_id, "turns received": len(c.turns),
@@ -222,14 +222,14 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
             kept = pilot_history.keep(dataset, f"{datetime.fromtimestamp(job.started):%Y%m%d-%H%M%S}_"
                                                f"{job.settings['method']}_{job.settings['task']}")
         except OSError as error:
-            st.warning(f"This pilot could not be kept in the run history ({pilot_history.history_root()}): "
-                       f"{error}")
+            st.warning(f"This pilot could not be kept in the run history ({ui.escape(pilot_history.history_root())}): "
+                       f"{ui.escape(error)}")
             kept = ""
         else:
             data.cached_dataset_names.clear()
         st.session_state[KEPT_KEY] = str(kept)
     if st.session_state.get(KEPT_KEY):
-        st.caption(f"Kept in the run history: {st.session_state[KEPT_KEY]} (listed on the Data page, "
+        st.caption(f"Kept in the run history: {ui.escape(st.session_state[KEPT_KEY])} (listed on the Data page, "
                    "selectable in the sidebar as “pilot: …”). The API key is never saved.")
 
     conversations = dataset.conversations
@@ -240,7 +240,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
     if succeeded.empty:
         reasons = sorted({c.error or "unknown error" for c in failed_sessions(job)})
         st.error(f"No diagnosis: none of the {len(conversations)} session(s) finished, so there is no "
-                 f"trajectory to diagnose. Reason: {'; '.join(reasons)}")
+                 f"trajectory to diagnose. Reason: {ui.escape('; '.join(reasons))}")
     elif not references:
         st.info("No reference dataset in cached_runs/ to compare with.")
     else:
@@ -253,14 +253,14 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
         pilot_model = dataset.manifest.get("embedding_model")
         same_embedding = pilot_model is not None and reference_set.manifest.get("embedding_model") == pilot_model
         if not same_embedding:
-            st.caption(f"The pilot's turns are embedded with {pilot_model or 'another model'}; the reference's "
+            st.caption(f"The pilot's turns are embedded with {ui.escape(pilot_model or 'another model')}; the reference's "
                        "features come from a different embedding model, so only percentile ranks are compared.")
         try:
             from engine.diagnose import diagnose
 
             diagnosis = diagnose(succeeded, reference, same_embedding=same_embedding)
         except InputError as error:
-            st.warning(f"No diagnosis: {error}")
+            st.warning(f"No diagnosis: {ui.escape(error)}")
         else:
             left_out = len(conversations) - len(succeeded)
             st.metric("Pilot conversations diagnosed", diagnosis.n_pilot)
@@ -271,7 +271,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
             st.text(recommendation.get("summary", ""))
             for reason in recommendation.get("reasons", []):
                 st.text(f"• {reason}")
-            st.markdown("**Flags:** " + (", ".join(map(str, diagnosis.flags)) if diagnosis.flags else "none"))
+            st.markdown("**Flags:** " + (ui.escape(", ".join(map(str, diagnosis.flags))) if diagnosis.flags else "none"))
             ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}")
             ui.chart(st, charts.diagnosis_positions(
                 diagnosis.evidence, title=f"Pilot (N = {diagnosis.n_pilot}) within {diagnosis.reference_description}"),
@@ -293,13 +293,13 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
         if st.button("Save", key="pilot_save"):
             target = Path(folder).expanduser()
             if (target / "manifest.json").exists():
-                st.error(f"{target} already holds a dataset; choose another folder.")
+                st.error(f"{ui.escape(target)} already holds a dataset; choose another folder.")
             else:
                 try:
                     dataset.save(target)
                 except OSError as error:
-                    st.error(f"Could not save into {target}: {error}")
+                    st.error(f"Could not save into {ui.escape(target)}: {ui.escape(error)}")
                 else:
                     data.cached_dataset_names.clear()
-                    st.success(f"Saved {len(dataset.conversations)} conversations to {target}. "
+                    st.success(f"Saved {len(dataset.conversations)} conversations to {ui.escape(target)}. "
                                "Pick it in the sidebar to explore it on every page.")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analyses, charts, labels, published, ui
-from engine import stats
+from dashboard import analyses, charts, labels, published, sample_picker, ui
+from engine import samples, stats
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
@@ -28,6 +28,7 @@ if not have.ratings:
             "the design factors and the other features; the paper's published tables are below.")
 
 controls, results = st.columns([1, 3])
+sample_name, frame = sample_picker.pick(controls, frame, key="reg_paper_sample")
 if have.features_4b:
     embedding = controls.radio("Feature embeddings", ["0.6B", "4B"], key="reg_embedding", horizontal=True,
                                help="The release's features from Qwen3-Embedding-0.6B (main) or -4B "
@@ -36,8 +37,11 @@ if have.features_4b:
         swapped = {f"{f}_4b": f for f in FEATURE_NAMES if f"{f}_4b" in frame.columns}
         frame = frame.drop(columns=list(swapped.values())).rename(columns=swapped)
 outcome = controls.selectbox("Outcome", outcomes, key="reg_outcome")
-available_samples = [label for label, sources in SAMPLES.items()
-                     if all(s in have.sources for s in sources)]
+present = set(frame["source"].dropna().astype(str)) if "source" in frame else set()
+available_samples = [label for label, sources in SAMPLES.items() if all(s in present for s in sources)]
+if not available_samples:
+    st.warning(f"The {sample_name} sample has no LLM or human rows in this selection.")
+    st.stop()
 sample_label = controls.radio("Sample", available_samples, key="reg_sample")
 estimator = controls.radio("Estimator", ["ols_hc3", "mixedlm"], key="reg_estimator",
                            format_func={"ols_hc3": "OLS, HC3 SEs", "mixedlm": "Mixed effects (task intercepts, REML)"}.get)
@@ -82,7 +86,7 @@ for source in SAMPLES[sample_label]:
     if skipped:
         constant = analyses.constant_factors(part, skipped)
         results.caption(f"{label}: " + "; ".join(
-            f"factor {b} dropped: 1 level ({constant[b]})" if b in constant else f"factor {b} dropped: missing values"
+            f"factor {b} dropped: 1 level ({ui.escape(constant[b])})" if b in constant else f"factor {b} dropped: missing values"
             for b in skipped))
     if not blocks and estimator != "mixedlm":
         results.warning(f"{label}: choose at least one predictor block.")
@@ -126,7 +130,7 @@ with results:
                                                  stats.RegressionResult(None, b["table"], b["summary"]),
                                                  labels=(a_label, b_label))
             except InputError as error:
-                st.caption(f"No side-by-side table: {error}")
+                st.caption(f"No side-by-side table: {ui.escape(error)}")
             else:
                 ui.ours("LLM vs human coefficients (as Table 23)")
                 ui.table(st, labels.regression_table(compared, 4), key="reg_compare", hide_index=True)
@@ -135,16 +139,19 @@ st.divider()
 st.subheader("R² ladder (Table 1)")
 if have.ratings:
     ladder_outcome = "creativity" if "creativity" in have.ratings else have.ratings[0]
-    ladder, notes = analyses.cached_ladder(frame, ladder_outcome)
+    ladder, notes, ladder_n = analyses.cached_ladder(frame, ladder_outcome)
     if ladder.empty:
-        st.info("No specification could be fitted on this selection: " + " · ".join(notes))
+        st.info("No specification could be fitted on this selection: " + ui.escape(" · ".join(notes)))
     else:
-        ui.ours(f"Hierarchical specifications on {ladder_outcome}, {dataset.name}, "
-                f"{len(frame):,} conversations selected")
+        ui.ours(f"Hierarchical specifications on {ladder_outcome}, {samples.sample(sample_name).title}")
+        st.caption(samples.sample(sample_name).label(frame) + "; each rung drops rows missing a feature "
+                   "(N per fit in the table).")
         ui.chart(st, charts.r2_ladder(ladder), key="reg_ladder")
         ui.table(st, ladder.round(1), key="reg_ladder_table", hide_index=True)
+        st.caption("N of each fit (rows with the outcome and every predictor):")
+        ui.table(st, ladder_n, key="reg_ladder_n", hide_index=True)
         for note in notes:
-            st.caption(f"Note: {note}")
+            st.caption("Note: " + ui.escape(note))
 else:
     st.caption("Needs ratings; the published ladder is shown.")
 ui.published("Paper A, Table 1 (R² %, creativity)")

@@ -12,7 +12,7 @@ st.title("Trajectories")
 dataset, frame, have = ui.page_context()
 
 if not have.turn_embeddings:
-    st.info(f"“{dataset.name}” has no turn embeddings, so conversations cannot be drawn turn by "
+    st.info(f"“{ui.escape(dataset.name)}” has no turn embeddings, so conversations cannot be drawn turn by "
             "turn (the paper release has one row of features per conversation, no turns). Open "
             "a dataset made by the engine (e.g. `local_smollm2`) or upload transcripts on the Data "
             "page. Below: a map of conversations by their nine features instead.")

@@ -16,6 +16,7 @@ import pandas as pd
 from engine.errors import InputError
 
 SAMPLES = ("llm", "human", "all")
+REFERENCE_EMBEDDING_MODEL = "Qwen/Qwen3-Embedding-0.6B"  # the paper release's features (paper A)
 
 
 def register(subparsers) -> None:
@@ -49,7 +50,13 @@ def register(subparsers) -> None:
     compare.set_defaults(handler=run_compare)
 
     diag = commands.add_parser("diagnose", help="place pilot conversations against the paper's reference")
-    diag.add_argument("--pilot", required=True, help="pilot features: a CSV/Parquet table or a dataset folder")
+    diag.add_argument("--pilot", required=True,
+                      help="pilot: a feature table (CSV/TSV/JSONL/Parquet), a dataset folder, a run "
+                           "folder written by `engine run`, or transcripts (features computed here)")
+    diag.add_argument("--embedding-model", default="all-MiniLM-L6-v2",
+                      help="embedding model for a pilot given as turns (default all-MiniLM-L6-v2; "
+                           f"the reference used {REFERENCE_EMBEDDING_MODEL})")
+    diag.add_argument("--cache", help="embedding cache file (default: $CDL_CACHE_DIR/embeddings.sqlite)")
     diag.add_argument("--reference", help="reference metrics CSV (default: the paper release)")
     diag.add_argument("--different-embedding", action="store_true",
                       help="the pilot used another embedding model: compare by percentile rank only")
@@ -125,6 +132,14 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
 
 
 def select_sample(df: pd.DataFrame, sample: str, structures: str) -> pd.DataFrame:
+    """Rows of one source; with the default structures, paper A's trajectory sample
+    (``engine.samples``: turn-by-turn LLM structures, no baselines, no paper-B debates)."""
+    from engine import samples
+
+    wanted = [s.strip() for s in structures.split(",") if s.strip()]
+    if sample in ("llm", "all") and tuple(wanted) == samples.TRAJECTORY_STRUCTURES and \
+            {"source", "discussion"} <= set(df.columns):
+        df = samples.select(df, "trajectory")
     if sample != "all":
         if "source" not in df.columns:
             raise InputError(f"--sample {sample} needs a 'source' column (llm/human); use --sample all",
@@ -321,13 +336,21 @@ def run_compare(args) -> int:
 # ---------------------------------------------------------------- diagnose
 
 def run_diagnose(args) -> int:
-    from engine.diagnose import diagnose
+    from engine.diagnose import diagnose, load_pilot
     from engine.stats.reference import load_reference
 
-    pilot, _ = load_table(args.pilot if not Path(args.pilot).is_dir() else None,
-                          args.pilot if Path(args.pilot).is_dir() else None)
+    def embedder():
+        from engine.embed import Embedder
+
+        return Embedder(args.embedding_model, cache=args.cache)
+
+    pilot = load_pilot(args.pilot, embedder)
     reference = load_reference(args.reference) if args.reference else load_reference()
-    result = diagnose(pilot, reference, same_embedding=not args.different_embedding)
+    same_embedding = not args.different_embedding
+    if pilot.embedding_model is not None:
+        print(f"pilot: {pilot.description}")
+        same_embedding = same_embedding and pilot.embedding_model == REFERENCE_EMBEDDING_MODEL
+    result = diagnose(pilot.table, reference, same_embedding=same_embedding)
     print(result.to_text())
     _write(args.out, result.evidence, result.to_dict())
     return 0

@@ -55,8 +55,7 @@ def _register_import(subparsers) -> None:
     p.add_argument("output", help="where to write: .jsonl/.parquet corpus or .csv/.json/.parquet table")
     p.add_argument("--kind", choices=("auto", "paper-release", "ideas", "transcripts", "convokit"),
                    default="auto", help="what SOURCE is (default: guessed from its contents)")
-    p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS",
-                   help="rename a transcript column, e.g. --map dialog_id=conversation_id")
+    _add_map_option(p)
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="default for a column the file lacks, e.g. --set source=human")
     p.add_argument("--ratings", help="ideas_with_ratings_clean.csv to join onto the paper release")
@@ -107,12 +106,28 @@ def run_import(args: argparse.Namespace) -> int:
     else:
         from engine.importers.transcripts import read_transcripts
 
-        corpus = read_transcripts(source, _pairs(args.map, "--map"),
+        corpus = read_transcripts(source, column_mapping(args.map),
                                   drop_empty_text=args.drop_empty, **_typed(_pairs(args.set, "--set")))
     write_corpus(corpus, args.output, args.format)
     n_turns = sum(len(c.turns) for c in corpus)
     print(f"imported {len(corpus)} conversations, {n_turns} turns -> {args.output}")
+    note = source_note(corpus, set_by_option="source" in _pairs(args.set, "--set"))
+    if note:
+        print(note)
     return 0
+
+
+def source_note(corpus: Corpus, *, set_by_option: bool = False) -> str | None:
+    """One line saying how many conversations got their ``source`` (llm/human) from a
+    default rather than from the file, or None when the file named every source."""
+    default = corpus.meta.get("source_from_default") or {}
+    n = int(default.get("conversations") or 0)
+    if n == 0:
+        return None
+    how = "as set by --set source" if set_by_option else \
+        "by default; pass --set source=llm or --set source=human to say which"
+    return (f"source: {n} of {len(corpus)} conversations have no 'source' in the file and are "
+            f"counted as {default.get('value')!r} {how}")
 
 
 def _import_ideas(source: Path, args: argparse.Namespace) -> int:
@@ -164,6 +179,17 @@ def guess_kind(source: Path) -> str:
     return "transcripts"
 
 
+def _add_map_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS[,...]",
+                   help="rename transcript columns, e.g. --map dialog_id=conversation_id,utterance=text "
+                        "(comma-separated or repeated; see docs/transcripts.md)")
+
+
+def column_mapping(items: list[str]) -> dict[str, str]:
+    """``--map`` values (each ``a=b`` or ``a=b,c=d``) as one renaming dict."""
+    return _pairs([part for item in items for part in item.split(",") if part.strip()], "--map")
+
+
 def _pairs(items: list[str], option: str) -> dict[str, str]:
     out = {}
     for item in items:
@@ -187,6 +213,7 @@ def _register_embed(subparsers) -> None:
                     "(normalised). Vectors are cached on disk by model and text, so a second "
                     "run makes no model call.")
     p.add_argument("corpus", help="corpus .jsonl/.parquet (or a transcript .csv/.tsv)")
+    _add_map_option(p)
     p.add_argument("output", help="embeddings file, .npy")
     p.add_argument("--index", help="index parquet (default: next to OUTPUT, "
                                    "turn_embeddings.npy -> turn_index.parquet, x.npy -> x_index.parquet)")
@@ -214,7 +241,7 @@ def run_embed(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if output.suffix.lower() != ".npy":
         raise InputError("embeddings are written as .npy", path=str(output))
-    corpus = _trajectory_corpus(load_corpus(args.corpus), args)
+    corpus = _trajectory_corpus(load_corpus(args.corpus, column_mapping(args.map)), args)
     texts = [turn.text for c in corpus for turn in c.turns]
     index = pd.DataFrame({
         "conversation_id": [c.conversation_id for c in corpus for _ in c.turns],
@@ -281,6 +308,7 @@ def _register_features(subparsers) -> None:
     p.add_argument("input", help="corpus .jsonl/.parquet, transcript .csv, or embeddings .npy")
     p.add_argument("-o", "--output", help="table .csv/.json/.parquet (default: CSV on stdout)")
     p.add_argument("--index", help="index parquet of an .npy input (default: as `embed` writes it)")
+    _add_map_option(p)
     p.add_argument("--kmeans", choices=("batched", "sklearn"), default="batched",
                    help="topic-switching k-means: batched numpy (fast) or scikit-learn per conversation")
     p.add_argument("--format", choices=TABLE_FORMATS, help="output format (default: from extension)")
@@ -298,7 +326,7 @@ def run_features(args: argparse.Namespace) -> int:
         ids, arrays = load_embeddings(source, Path(args.index) if args.index else None)
         info = pd.DataFrame({"conversation_id": ids})
     else:
-        corpus = _trajectory_corpus(load_corpus(source), args)
+        corpus = _trajectory_corpus(load_corpus(source, column_mapping(args.map)), args)
         embedder = _embedder(args)
         texts = [t.text for c in corpus for t in c.turns]
         vectors, hits = embed_texts(embedder, texts, progress=progress)
@@ -385,6 +413,7 @@ def _register_diversity(subparsers) -> None:
     p.add_argument("input", help="corpus .jsonl/.parquet, or a .csv/.tsv/.jsonl table with a text column")
     p.add_argument("-o", "--output", help="table .csv/.json/.parquet (default: CSV on stdout)")
     p.add_argument("--text-column", default="text", help="text column of a table input (default: text)")
+    _add_map_option(p)
     p.add_argument("--text", choices=("auto", "final-idea", "last-turn"), default="auto",
                    help="for a corpus: the final idea (auto: final_idea, else the last turn)")
     p.add_argument("--group-by", default=",".join(DEFAULT_GROUPS),
@@ -403,7 +432,7 @@ def run_diversity(args: argparse.Namespace) -> int:
 
     if args.group_size < 2:
         raise InputError("must be at least 2", field="--group-size")
-    table = load_texts(Path(args.input), args.text_column, args.text)
+    table = load_texts(Path(args.input), args.text_column, args.text, column_mapping(args.map))
     wanted = [c.strip() for c in args.group_by.split(",") if c.strip()]
     group_columns = [c for c in wanted if c in table.columns and table[c].notna().any()]
     embedder = _embedder(args)
@@ -428,10 +457,21 @@ def run_diversity(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_texts(path: Path, text_column: str, choice: str) -> pd.DataFrame:
-    """A table with a ``text`` column (+ grouping columns), in run order, from a corpus or table."""
-    if _is_corpus(path):
-        corpus = load_corpus(path)
+def load_texts(path: Path, text_column: str, choice: str,
+               mapping: dict[str, str] | None = None) -> pd.DataFrame:
+    """A table with a ``text`` column (+ grouping columns), in run order, from a corpus or table.
+
+    A table shaped like transcripts (``conversation_id, turn, speaker, text`` after
+    ``mapping``) is read as one: one text per conversation (its final idea, else its last
+    turn), said on stderr, instead of every turn counted as a separate final output.
+    """
+    transcripts = not _is_corpus(path) and _is_transcript_table(path, mapping or {})
+    if transcripts:
+        print(f"{path}: one row per turn (conversation_id, turn, speaker, text): read as "
+              "transcripts, one text per conversation (final_idea, else the last turn)",
+              file=sys.stderr)
+    if _is_corpus(path) or transcripts:
+        corpus = load_corpus(path, mapping)
         rows = []
         for c in corpus:
             text = c.final_idea if choice in ("auto", "final-idea") else None
@@ -477,10 +517,26 @@ def _is_corpus(path: Path) -> bool:
 
 
 # -- files ---------------------------------------------------------------------------------
-def load_corpus(path: str | Path) -> Corpus:
-    """A corpus from .jsonl/.parquet, or a transcript .csv/.tsv read on the fly."""
+def _is_transcript_table(path: Path, mapping: dict[str, str]) -> bool:
+    from engine.importers.transcripts import REQUIRED_COLUMNS, read_records
+
+    records = read_records(path)
+    columns = {mapping.get(name, name) for record in records[:1000] for name in record.values}
+    return set(REQUIRED_COLUMNS) <= columns
+
+
+def load_corpus(path: str | Path, mapping: dict[str, str] | None = None) -> Corpus:
+    """A corpus from .jsonl/.parquet, or a transcript .csv/.tsv/.jsonl (renamed by
+    ``mapping``, as ``--map``) read on the fly."""
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson") and path.exists() and not _is_corpus(path):
+        from engine.importers.transcripts import read_transcripts
+
+        return read_transcripts(path, mapping)
+    if mapping and suffix not in (".csv", ".tsv"):
+        raise InputError("--map renames the columns of a transcript file (.csv/.tsv/.jsonl), "
+                         "not of a corpus", path=str(path), field="--map")
     if suffix == ".jsonl":
         return Corpus.from_jsonl(path)
     if suffix == ".parquet":
@@ -490,7 +546,7 @@ def load_corpus(path: str | Path) -> Corpus:
     if suffix in (".csv", ".tsv"):
         from engine.importers.transcripts import read_transcripts
 
-        return read_transcripts(path)
+        return read_transcripts(path, mapping)
     raise InputError(f"expected a corpus .jsonl/.parquet or a transcript .csv, got {suffix!r}",
                      path=str(path))
 

@@ -86,7 +86,11 @@ def read_convokit(folder: str | Path, *, drop_empty_text: bool = False,
                          field="text")
     return Corpus(conversations, name=folder.name,
                   meta={"imported_from": str(folder), "format": "convokit",
-                        "dropped_empty_turns": dropped if drop_empty_text else 0})
+                        "dropped_empty_turns": dropped if drop_empty_text else 0,
+                        "source_from_default": {
+                            "value": source,
+                            "conversations": sum(1 for c in conversations if is_blank(
+                                metadata.get(c.conversation_id, {}).get("source")))}})
 
 
 def _read_conversation_meta(path: Path) -> dict[str, dict[str, Any]]:

@@ -37,7 +37,7 @@ from typing import Any, Mapping
 
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects
+from engine.jsonl import iter_json_objects, refuse_lone_surrogates
 from engine.jsonl import read_text as read_file_text
 
 REQUIRED_COLUMNS = ("conversation_id", "turn", "speaker", "text")
@@ -173,8 +173,10 @@ def _check_header(header: list[str], path: Path) -> None:
 
 def read_jsonl_records(path: str | Path) -> list[Record]:
     """One JSON object per line; row N is line N; blank lines skipped."""
-    records = [Record(value, line_number)
-               for line_number, value in iter_json_objects(path, read_text(path))]
+    records = []
+    for line_number, value in iter_json_objects(path, read_text(path)):
+        refuse_lone_surrogates(value, path=path, row=line_number)
+        records.append(Record(value, line_number))
     if not records:
         raise InputError("has no JSON lines", path=str(path))
     return records
@@ -276,6 +278,7 @@ def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None,
     builders: dict[str, _ConversationBuilder] = {}
     for record in records:
         values = _rename(record.values, mapping, path, record.row)
+        source_given = not is_blank(values.get("source"))
         for name, default in defaults.items():
             if is_blank(values.get(name)):
                 values[name] = default
@@ -288,6 +291,7 @@ def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None,
         builder = builders.get(conversation_id)
         if builder is None:
             builder = builders[conversation_id] = _ConversationBuilder(conversation_id, path)
+        builder.source_given = builder.source_given or source_given
         builder.add_row(values, record.row, drop_empty_text=drop_empty_text)
     conversations = [builder.build() for builder in builders.values()]
     kept = [c for c in conversations if c is not None]
@@ -296,7 +300,11 @@ def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None,
                          field="text")
     meta = {"imported_from": str(path),
             "dropped_empty_turns": sum(b.dropped for b in builders.values()),
-            "dropped_empty_conversations": len(conversations) - len(kept)}
+            "dropped_empty_conversations": len(conversations) - len(kept),
+            "source_from_default": {
+                "value": str(defaults.get("source", Conversation.source)).lower(),
+                "conversations": sum(1 for b, c in zip(builders.values(), conversations)
+                                     if c is not None and not b.source_given)}}
     return Corpus(kept, name=path.stem, meta=meta)
 
 
@@ -349,6 +357,7 @@ class _ConversationBuilder:
         self.factors: dict[str, tuple[Any, int]] = {}
         self.models: set[str] = set()
         self.dropped = 0
+        self.source_given = False  # did any row of the file name the source?
 
     def add_row(self, values: dict[str, Any], row: int, *, drop_empty_text: bool) -> None:
         path = self.path

@@ -14,7 +14,7 @@ import pandas as pd
 
 from engine.errors import InputError
 
-TRAJECTORY_STRUCTURES = ("instructed", "open", "iterative")
+from engine.samples import TRAJECTORY_STRUCTURES  # one definition of the sample
 RELEASE_FILE = "comprehensive_trajectory_metrics.csv"
 
 

@@ -59,15 +59,20 @@ class RegressionSpec:
                              "values define the clusters)", field="cluster")
         if self.estimator != "mixedlm" and not self.blocks:
             raise InputError(f"{where}: an OLS specification needs at least one block", field="blocks")
-        levels = tuple(self.star_levels)
-        if len(levels) != 3 or not all(0 < p < 1 for p in levels) or not levels[0] > levels[1] > levels[2]:
-            raise InputError(f"{where}: star_levels must be three decreasing p values in (0, 1), "
-                             f"got {list(levels)}", field="star_levels")
-        self.star_levels = tuple(float(p) for p in levels)
+        if not isinstance(self.group, str) or not self.group:
+            raise InputError(f"{where}: group must be a column name", field="group")
+        if self.cluster is not None and (not isinstance(self.cluster, str) or not self.cluster):
+            raise InputError(f"{where}: cluster must be a column name", field="cluster")
+        if not isinstance(self.zscore, bool):
+            raise InputError(f"{where}: zscore must be true or false, got {self.zscore!r}",
+                             field="zscore")
+        self.star_levels = _star_levels(self.star_levels, where)
         for attribute in ("reference", "columns"):
             value = getattr(self, attribute)
-            if not isinstance(value, dict):
-                raise InputError(f"{where}: {attribute} must be a mapping", field=attribute)
+            if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                raise InputError(f"{where}: {attribute} must be a mapping of column names to "
+                                 "names", field=attribute)
 
     @classmethod
     def from_dict(cls, data: dict) -> "RegressionSpec":
@@ -75,7 +80,7 @@ class RegressionSpec:
         if not isinstance(data, dict):
             raise InputError(f"a specification must be a mapping, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(map(str, set(data) - known))
         if unknown:
             raise InputError(f"unknown specification key(s) {unknown}; known keys are {sorted(known)}",
                              field=unknown[0])
@@ -101,17 +106,25 @@ class RegressionSpec:
         return data
 
 
+def _star_levels(value, where: str) -> tuple[float, float, float]:
+    """Three decreasing p values in (0, 1), or an InputError saying what was given."""
+    problem = (f"{where}: star_levels must be a list of three decreasing p values in (0, 1), "
+               f"got {value!r}")
+    if not isinstance(value, (list, tuple)) or len(value) != 3 or not all(
+            isinstance(p, (int, float)) and not isinstance(p, bool) for p in value):
+        raise InputError(problem, field="star_levels")
+    levels = tuple(float(p) for p in value)
+    if not all(0 < p < 1 for p in levels) or not levels[0] > levels[1] > levels[2]:
+        raise InputError(problem, field="star_levels")
+    return levels
+
+
 def load_specs(path: str | Path) -> list[RegressionSpec]:
     """Specifications from YAML: one mapping, a list, or ``{specs: [...]}``."""
-    import yaml
+    from engine.yaml_safe import load_yaml
 
     path = Path(path)
-    if not path.exists():
-        raise InputError("no such file", path=str(path))
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise InputError(f"not valid YAML ({str(error).splitlines()[0]})", path=str(path)) from None
+    data = load_yaml(path)
     if isinstance(data, dict) and "specs" in data:
         data = data["specs"]
     items = data if isinstance(data, list) else [data]

@@ -1,0 +1,82 @@
+"""Text from users, files and models is shown as text on the dashboard, never as markdown.
+
+Streamlit renders st.error/st.warning/st.success/st.markdown bodies as markdown, so an
+uploaded cell ``![x](http://host/x.png)`` inside an error message made the browser fetch
+that URL. The bodies are checked here with an independent CommonMark renderer
+(markdown-it-py): no image, no link, no raw HTML, and the visible text is the user's text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "dashboard" / "app.py")
+NASTY = ["![x](http://host/x.png)", "[link](http://x)", "<img src=x>",
+         "<a href='http://evil'>click</a>", "http://auto.link www.example.com", "$x^2$ :red[red] **bold**"]
+RENDER = MarkdownIt("commonmark")  # raw HTML on, as permissive as CommonMark gets
+
+
+def visible_text(rendered: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", rendered)).split())
+
+
+def assert_shown_as_text(body: str, user_text: str) -> None:
+    rendered = RENDER.render(body)
+    for tag in ("<img", "<a ", "<script", "<h1", "<ul", "<ol", "<code>"):
+        assert tag not in rendered, (body, rendered)
+    assert "$" not in body.replace("\\$", "") and ":red[" not in body  # LaTeX and directives disarmed
+    assert " ".join(user_text.split()) in visible_text(rendered), (user_text, rendered)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs", "Cc"), include_characters="\n"),
+               max_size=60)
+       | st.lists(st.sampled_from(NASTY + ["#", "-", "1.", ">", "`", "*", "\n", " ", "    ", "&amp;",
+                                            "\\", "|a|b|", "==="]), max_size=8).map("".join))
+def test_escaped_text_renders_as_exactly_that_text(text):
+    from dashboard.ui import escape
+
+    rendered = RENDER.render(escape(text))
+    assert "<img" not in rendered and "<a " not in rendered
+    assert visible_text(rendered) == " ".join(text.split())
+
+
+def upload(name: str, payload: bytes) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.file_uploader(key="upload_file").upload(name, payload).run()
+    at.button(key="upload_load").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.parametrize("cell", NASTY[:4])
+def test_upload_error_quoting_a_cell_shows_it_as_text(runs_root, cell):
+    table = pd.DataFrame({"conversation_id": ["c1", "c1"], "turn": [cell, "2"],
+                          "speaker": ["a", "b"], "text": ["hello", "there"]})
+    at = upload("turns.csv", table.to_csv(index=False).encode())
+    bodies = [e.value for e in at.error]
+    assert len(bodies) == 1 and "row 1" in bodies[0] and "turn" in bodies[0], bodies
+    assert_shown_as_text(bodies[0], cell)
+
+
+def test_uploaded_file_name_is_shown_as_text(runs_root):
+    name = "![x](https:host.example) [link](https:evil.example)"
+    table = pd.DataFrame({"conversation_id": ["a", "b"], "source": ["llm", "human"],
+                          "global_coherence": [0.2, 0.4]})
+    at = upload(f"{name}.csv", table.to_csv(index=False).encode())
+    bodies = [s.value for s in at.success] + [m.value for m in at.markdown]
+    shown = [b for b in bodies if "example" in b]
+    assert shown, bodies
+    for body in shown:
+        assert_shown_as_text(body, name)

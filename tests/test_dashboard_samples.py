@@ -1,0 +1,92 @@
+"""The Regression page fits paper A's trajectory sample by default, says so, and agrees with
+``python -m engine analyze``. Expected N are computed here from the Parquet files with pandas."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard.labels import readable_term
+from engine.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "dashboard" / "app.py")
+FEATURES = ["local_coherence", "global_coherence", "path_length", "convergence_ratio", "max_distance",
+            "trajectory_curvature", "topic_switching_rate", "revisit_score", "semantic_spread"]
+TURN_BY_TURN = ["instructed", "open", "iterative"]
+
+
+def _root(tmp_path, monkeypatch, name: str) -> Path:
+    source = REPO / "cached_runs" / name
+    if not (source / "manifest.json").exists():
+        pytest.skip(f"cached_runs/{name} is not built")
+    root = tmp_path / "cached_runs"
+    root.mkdir()
+    (root / name).symlink_to(source, target_is_directory=True)
+    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    return source
+
+
+def _regression_page(widgets=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("views/regression.py").run()
+    if widgets:
+        widgets(at)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_regression_page_fits_the_trajectory_sample_on_local_runs(tmp_path, monkeypatch):
+    source = _root(tmp_path, monkeypatch, "local_smollm2")
+    frame = pd.read_parquet(source / "conversations.parquet")
+    at = _regression_page()
+    assert at.selectbox(key="reg_paper_sample").value == "trajectory"
+    outcome = at.selectbox(key="reg_outcome").value
+    assert outcome == "creativity"
+    llm = frame[(frame["source"] == "llm") & frame["discussion"].isin(TURN_BY_TURN)]
+    used = llm.dropna(subset=FEATURES + [outcome, "task"])
+    every_llm = frame[frame["source"] == "llm"].dropna(subset=FEATURES + [outcome, "task"])
+    assert len(used) < len(every_llm)  # the debates of paper B are not in it
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["LLM: N"] == f"{len(used):,}"
+    assert any(f"trajectory sample (Tables 1, 20-26, 28): N = {len(llm):,}" in c.value for c in at.caption)
+    ladder_n = next(d.value for d in at.dataframe if "LLM N" in d.value.columns).set_index("specification")
+    assert ladder_n.loc["trajectory", "LLM N"] == len(llm.dropna(subset=FEATURES + [outcome]))
+
+    def every_row(at):
+        at.selectbox(key="reg_paper_sample").set_value("all")
+
+    at = _regression_page(every_row)
+    assert {m.label: m.value for m in at.metric}["LLM: N"] == f"{len(every_llm):,}"
+
+
+def test_regression_page_agrees_with_the_cli_on_the_release(tmp_path, monkeypatch, capsys):
+    source = _root(tmp_path, monkeypatch, "paper_release")
+    at = _regression_page()
+    outcome = at.selectbox(key="reg_outcome").value
+    shown = {m.label: m.value for m in at.metric}
+    page_table = next(d.value for d in at.dataframe if "term" in d.value.columns and "coef" in d.value.columns)
+    others = ",".join(f for f in FEATURES if f != outcome)
+    release = Path(__file__).resolve().parents[2] / "shared/data/paper_release/comprehensive_trajectory_metrics.csv"
+    if not release.exists():
+        pytest.skip("the paper release CSV is not beside the repository")
+    capsys.readouterr()
+    assert main(["analyze", "regress", "--metrics", str(release), "--outcome", outcome,
+                 "--blocks", others + ",task"]) == 0
+    printed = capsys.readouterr().out
+    n, r2 = re.search(r"N = ([\d,]+); R² ([\d.]+)", printed).groups()
+    assert shown["LLM: N"] == n
+    assert shown["LLM: R²"] == f"{100 * float(r2):.1f}%"
+    printed_terms = re.findall(r"^\s*(Intercept|\w+|C\(task\)\[T\.\w+\])\s+(-?\d+\.\d{4})\s+\d",
+                               printed, flags=re.M)
+    assert len(printed_terms) == 1 + 8 + 5  # intercept, the other eight features, five tasks
+    for term, coef in printed_terms:
+        page_coef = page_table.set_index("term").loc[readable_term(term), "coef"]  # page prints readable names
+        assert f"{page_coef:.4f}" == coef, term
