@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS  := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install dashboard test test-fast bench browser cached-runs
+.PHONY: install dashboard test test-fast bench browser cached-runs cached-runs-paper-b
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -47,3 +47,11 @@ cached-runs: install
 	$(PYTHON) -m dashboard.build_paper_release
 	$(PYTHON) -m engine run --grid cached_runs/grids/local_smollm2.yaml --out runs/local_smollm2
 	$(PYTHON) -m dashboard.build_local_runs runs/local_smollm2 --out cached_runs/local_smollm2
+
+# Paper B's ablation grid on the local model (about 40 minutes on a shared 2-core machine),
+# judged by the same model (rubric per round, pairwise win rates), into its own dataset.
+cached-runs-paper-b: install
+	nice -n 10 $(PYTHON) -m engine run --grid cached_runs/grids/local_smollm2_paper_b.yaml --out runs/local_smollm2_paper_b
+	nice -n 10 $(PYTHON) -m engine judge quality runs/local_smollm2_paper_b --per-round --concurrency 1
+	nice -n 10 $(PYTHON) -m engine judge pairwise runs/local_smollm2_paper_b --max-per-pair 5 --concurrency 1
+	$(PYTHON) -m dashboard.build_local_runs runs/local_smollm2_paper_b --paper-b --out cached_runs/local_smollm2_paper_b

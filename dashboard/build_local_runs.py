@@ -1,13 +1,18 @@
-"""Turn an engine run folder into the ``cached_runs/local_smollm2`` dashboard dataset.
+"""Turn an engine run folder into a dashboard dataset (``cached_runs/local_smollm2``,
+``cached_runs/local_smollm2_paper_b``).
 
-``python -m dashboard.build_local_runs RUN_DIR [--out cached_runs/local_smollm2]``
+``python -m dashboard.build_local_runs RUN_DIR [--out cached_runs/local_smollm2] [--paper-b]``
 
 Reads the run's Corpus (finished sessions only; failed ones are counted in the
 manifest), min-max scales the judge's raw novelty and usefulness within each task
 (paper A, Methods) with creativity = novelty x usefulness, embeds every turn with the
 bundled all-MiniLM-L6-v2, computes the nine Table 19 features and writes the dataset
 (conversation table, corpus, turn embeddings) with a manifest saying how it was made.
-The run manifest is copied in; it holds no API key (local model).
+The run manifest is copied in; it holds no API key (local model). When the run folder has
+a ``quality.jsonl`` (``python -m engine judge quality|pairwise``), it is kept as
+``quality.parquet`` and each session's final rubric score joins its row (``rubric_score``);
+the manifest reports the consensus bias check (``engine.consensus``). ``--paper-b`` writes
+the description of the paper-B ablation dataset instead of the all-protocols one.
 """
 
 from __future__ import annotations
@@ -22,11 +27,30 @@ import pandas as pd
 from engine.datasets import dataset_from_corpus
 from engine.corpus import Corpus
 from engine.embed import DEFAULT_MODEL, Embedder
+from engine.consensus import consensus_summary
+from engine.corpus import atomic_write_bytes
+from engine.jsonl import iter_json_objects
 from engine.judge import attach_ratings, scale_within_task
+from engine.quality import QUALITY_FILE, QualityStore
 from engine.run_store import CORPUS_FILE, FAILED_FILE, MANIFEST_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 REGENERATE = "make cached-runs"
+QUALITY_TABLE = "quality.parquet"
+DESCRIPTIONS = {
+    False: ("Real sessions of every discussion structure of paper A and every debate "
+            "method of paper B on the six Table 3 tasks, run with this project's engine "
+            "on the local SmolLM2-135M-Instruct (Q4_1, llama.cpp, CPU) and rated by the "
+            "same model as judge. Turn embeddings: all-MiniLM-L6-v2."),
+    True: ("Paper B's ablation design (section 7.4) on the local SmolLM2-135M-Instruct (Q4_1, "
+           "llama.cpp, CPU): Direct, Homo MAD, CLA only, EPS only, CLA + EPS (Creative-MAD), "
+           "closest-k and random-k peers, 15 runs per condition and query (3 groups of 5), the "
+           "whole ablation on plastic_waste and Homo MAD vs Creative-MAD on singing_shower; "
+           "3 agents, 1 debate round, k = 1. Quality: rubric scores (final and per round) and "
+           "pairwise win rates by the same model as judge. Turn embeddings: all-MiniLM-L6-v2."),
+}
+NOTE = ("A 135M-parameter model's numbers show the tool working end to end on real output; "
+        "they are not a finding about multi-agent debate or about strong models.")
 
 
 def rated_sessions(corpus: Corpus) -> Corpus:
@@ -40,35 +64,57 @@ def rated_sessions(corpus: Corpus) -> Corpus:
     return finished
 
 
-def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL) -> Path:
+def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
+          paper_b: bool = False, regenerate: str = REGENERATE) -> Path:
     run_manifest = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
     corpus = rated_sessions(Corpus.from_jsonl(run_dir / CORPUS_FILE))
+    quality = QualityStore(run_dir) if (run_dir / QUALITY_FILE).exists() else None
+    if quality is not None:
+        rubric = quality.frame("rubric")
+        if not rubric.empty:
+            final = rubric[rubric["round"].isna()].drop_duplicates("conversation_id", keep="last")
+            scores = dict(zip(final["conversation_id"], final["score"]))
+            for conversation in corpus:
+                if conversation.conversation_id in scores:
+                    value = scores[conversation.conversation_id]
+                    conversation.outcomes["rubric_score"] = None if pd.isna(value) else float(value)
     failed = 0
     if (run_dir / FAILED_FILE).exists():
-        failed = sum(1 for line in (run_dir / FAILED_FILE).read_text().splitlines() if line.strip())
+        failed = sum(1 for _ in iter_json_objects(run_dir / FAILED_FILE))
     corpus.name = out_dir.name
     protocols = sorted({c.protocol for c in corpus if c.protocol})
     manifest = {
-        "description": ("Real sessions of every discussion structure of paper A and every debate "
-                        "method of paper B on the six Table 3 tasks, run with this project's engine "
-                        "on the local SmolLM2-135M-Instruct (Q4_1, llama.cpp, CPU) and rated by the "
-                        "same model as judge. Turn embeddings: all-MiniLM-L6-v2."),
-        "made_by": f"python -m dashboard.build_local_runs {run_dir.name}",
-        "regenerate": REGENERATE,
+        "description": DESCRIPTIONS[paper_b],
+        "note": NOTE,
+        "made_by": f"python -m dashboard.build_local_runs {run_dir.name}" + (" --paper-b" if paper_b else ""),
+        "regenerate": regenerate,
         "source": "generated by this project's engine (no external data)",
         "n_conversations": len(corpus),
         "n_failed_sessions": failed,
         "protocols": protocols,
         "tasks": sorted({c.task for c in corpus if c.task}),
         "embedding_model": embedding_model,
-        "has": {"turns": True, "turn_embeddings": True, "ratings": True},
+        "has": {"turns": True, "turn_embeddings": True, "ratings": True,
+                "quality": quality is not None},
+        "consensus": consensus_summary(corpus),
         "run": {key: run_manifest.get(key) for key in
                 ("command", "created", "updated", "config", "backend", "judge", "versions", "seed",
                  "sessions", "usage") if key in run_manifest},
     }
     embedder = Embedder(embedding_model)
     dataset = dataset_from_corpus(corpus, embedder, name=out_dir.name, manifest=manifest)
-    return dataset.save(out_dir)
+    folder = dataset.save(out_dir)
+    if quality is not None:
+        import io
+
+        records = pd.DataFrame(list(quality.records.values()))
+        for column in ("x_first", "y_first", "speaker"):
+            if column in records:
+                records[column] = records[column].astype(object).where(records[column].notna(), None)
+        buffer = io.BytesIO()
+        records.to_parquet(buffer, index=False)
+        atomic_write_bytes(folder / QUALITY_TABLE, buffer.getvalue())
+    return folder
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,11 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_dir", type=Path, help="output folder of `python -m engine run`")
     parser.add_argument("--out", type=Path, default=REPO / "cached_runs" / "local_smollm2")
     parser.add_argument("--embedding-model", default=DEFAULT_MODEL)
+    parser.add_argument("--paper-b", action="store_true", help="the paper-B ablation dataset's description")
     args = parser.parse_args(argv)
     if not (args.run_dir / CORPUS_FILE).exists():
         print(f"error: {args.run_dir} has no {CORPUS_FILE}: not a run folder", file=sys.stderr)
         return 2
-    folder = build(args.run_dir, args.out, embedding_model=args.embedding_model)
+    folder = build(args.run_dir, args.out, embedding_model=args.embedding_model, paper_b=args.paper_b,
+                   regenerate="make cached-runs-paper-b" if args.paper_b else REGENERATE)
     print(f"wrote {folder}")
     return 0
 

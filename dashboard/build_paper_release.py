@@ -25,6 +25,7 @@ from engine.datasets import Dataset
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 from engine.importers.paper_release import LICENCE_NOTE, read_metrics
+from engine.stats.reference import RELEASE_EMBEDDING, RELEASE_EMBEDDING_4B
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "data" / "paper_release"
@@ -64,6 +65,8 @@ def build(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT) -> Dataset:
         "licence_note": LICENCE_NOTE,
         "made_by": "python -m dashboard.build_paper_release",
         "inputs_sha256": inputs,
+        "embedding_model": RELEASE_EMBEDDING,        # the nine feature columns
+        "embedding_model_4b": RELEASE_EMBEDDING_4B,  # the *_4b columns
         "n_conversations": int(len(table)),
         "n_llm": int(counts.get("llm", 0)),
         "n_human": int(counts.get("human", 0)),

@@ -1,8 +1,10 @@
 """Paper B's diversity measures on a dataset (section 6 and Figures of section 7).
 
-* ``inter_session_table``: per method and task, Vendi Score and Div-BLEU of the final
-  outputs of independent sessions, in groups of 5 runs (15 runs -> 3 groups), mean and SD
-  across groups (``engine.diversity.inter_session_diversity``);
+* ``inter_session_table``: per full condition (method, lenses, peers, k, N, R, model,
+  temperature, consensus: ``engine.conditions``) and task, Vendi Score and Div-BLEU of the
+  final outputs of independent sessions, in groups of 5 runs (paper B's protocol: 15 runs
+  -> 3 groups of 5), mean and SD across groups (``engine.diversity.inter_session_diversity``);
+  a cell with fewer runs than one group is kept with a ``warning``;
 * ``intra_session_table``: per session and debate round, diversity among the agents'
   responses (``engine.diversity.intra_session_diversity``);
 * ``final_output_map``: PCA of the final outputs' embeddings, for the inter-session picture.
@@ -17,6 +19,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from engine.conditions import add_condition, condition_columns
 from engine.datasets import Dataset
 from engine.diversity import inter_session_diversity, intra_session_diversity
 
@@ -34,32 +37,45 @@ def paper_b_rows(frame: pd.DataFrame, methods) -> pd.DataFrame:
     return rows.sort_values(sort)
 
 
+INTER_COLUMNS = ["method", "condition", "ablation", "k", "task", "n_runs", "n_groups", "vendi", "vendi_sd",
+                 "div_bleu", "div_bleu_sd", "vendi_per_group", "div_bleu_per_group", "warning"]
+
+
 def inter_session_table(frame: pd.DataFrame, methods, embed: Embed, group_size: int = 5) -> pd.DataFrame:
+    """One row per (condition, task); see the module docstring. Never pools conditions."""
     rows = []
-    data = paper_b_rows(frame, methods)
-    for (method, task), part in data.groupby(["discussion", "task"], sort=True):
+    data = add_condition(paper_b_rows(frame, methods))
+    keys = ["condition", "task"]
+    for (condition, task), part in data.groupby(keys, sort=True, dropna=False):
         texts = part["final_idea"].astype(str).tolist()
+        base = {"method": part["method"].iat[0], "condition": condition,
+                "ablation": part["ablation"].iat[0], "k": part["cond_k"].iat[0], "task": task,
+                "n_runs": len(texts)}
         if len(texts) < group_size:
-            rows.append({"method": method, "task": task, "n_runs": len(texts), "n_groups": 0,
-                         "vendi": np.nan, "vendi_sd": np.nan, "div_bleu": np.nan, "div_bleu_sd": np.nan})
+            rows.append({**base, "n_groups": 0, "vendi": np.nan, "vendi_sd": np.nan, "div_bleu": np.nan,
+                         "div_bleu_sd": np.nan, "vendi_per_group": [], "div_bleu_per_group": [],
+                         "warning": (f"{len(texts)} run(s): fewer than one group of {group_size}"
+                                     if len(texts) >= 2 else f"{len(texts)} text: diversity undefined")})
             continue
         result = inter_session_diversity(texts, embed(texts), group_size=group_size)
-        rows.append({"method": method, "task": task, "n_runs": result["n_runs"],
-                     "n_groups": result["n_groups"], "vendi": result["vendi"],
+        dropped = result["n_runs"] - result["n_groups"] * group_size
+        rows.append({**base, "n_groups": result["n_groups"], "vendi": result["vendi"],
                      "vendi_sd": float(np.std(result["vendi_per_group"])),
                      "div_bleu": result["div_bleu"],
-                     "div_bleu_sd": float(np.std(result["div_bleu_per_group"]))})
-    return pd.DataFrame(rows, columns=["method", "task", "n_runs", "n_groups", "vendi", "vendi_sd",
-                                       "div_bleu", "div_bleu_sd"])
+                     "div_bleu_sd": float(np.std(result["div_bleu_per_group"])),
+                     "vendi_per_group": list(result["vendi_per_group"]),
+                     "div_bleu_per_group": list(result["div_bleu_per_group"]),
+                     "warning": f"last {dropped} run(s) left out (not a full group)" if dropped else ""})
+    return pd.DataFrame(rows, columns=INTER_COLUMNS)
 
 
 def intra_session_table(dataset: Dataset, frame: pd.DataFrame, methods, embed: Embed) -> pd.DataFrame:
-    """One row per session and round with at least two responses."""
-    columns = ["conversation_id", "method", "task", "round", "n_responses", "vendi", "div_bleu"]
+    """One row per session and round with at least two responses (with its condition)."""
+    columns = ["conversation_id", "method", "condition", "task", "round", "n_responses", "vendi", "div_bleu"]
     if dataset.corpus is None:
         return pd.DataFrame(columns=columns)
     parts = []
-    for _, row in paper_b_rows(frame, methods).iterrows():
+    for _, row in add_condition(paper_b_rows(frame, methods)).iterrows():
         cid = row["conversation_id"]
         if cid not in dataset.corpus:
             continue
@@ -72,7 +88,8 @@ def intra_session_table(dataset: Dataset, frame: pd.DataFrame, methods, embed: E
         vectors = stored[keep] if stored is not None and len(stored) == len(turns) else embed(texts)
         table = intra_session_diversity([turns[i].round for i in keep], texts, vectors)
         if len(table):
-            parts.append(table.assign(conversation_id=cid, method=row["discussion"], task=row["task"]))
+            parts.append(table.assign(conversation_id=cid, method=row["method"], condition=row["condition"],
+                                      task=row["task"]))
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
@@ -92,7 +109,18 @@ def final_output_map(frame: pd.DataFrame, methods, embed: Embed) -> pd.DataFrame
 
 def gain_over(table: pd.DataFrame, metric: str, method: str = "creative_mad",
               baseline: str = "homo_mad") -> float | None:
-    """Percent gain of ``method`` over ``baseline`` in the task-averaged ``metric`` (paper B, §6)."""
+    """Percent gain of ``method`` over ``baseline`` in the task-averaged ``metric`` (paper B, §6).
+
+    Only each method's own design counts (Creative-MAD = CLA + EPS, Homo MAD = neither), not
+    its ablations, when the table says which is which (an ``ablation`` column).
+    """
+    if "ablation" in table.columns:
+        own = {"creative_mad": "CLA + EPS (Creative-MAD)", "homo_mad": "neither (Homo MAD)"}
+        keep = table["method"].map(lambda m: own.get(m)).isna() | (table["ablation"] == table["method"].map(own))
+        table = table[keep]
+        paper_k = (table["method"] == "creative_mad") & (table["k"] == 2)
+        if paper_k.any():  # the paper's k = 2 when the table has a k sweep
+            table = table[(table["method"] != "creative_mad") | paper_k]
     means = table.groupby("method")[metric].mean()
     if method not in means or baseline not in means or not np.isfinite(means[baseline]) or means[baseline] == 0:
         return None

@@ -22,22 +22,33 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from engine.corpus import Conversation, Corpus, Turn
-from engine.llm.base import BackendError
+from engine.llm.base import Backend, BackendError
 
 CANCELLED = "cancelled by the user"
 
 
-class CancellableBackend:
+class CancellableBackend(Backend):
     """A backend whose calls raise once ``cancelled()`` is true (checked before and after each
     call, so a slow local call finishes but nothing after it starts). Everything else is the
-    wrapped backend's."""
+    wrapped backend's (it is a Backend, so code that checks the type accepts it)."""
 
-    def __init__(self, inner, cancelled: Callable[[], bool]):
+    def __init__(self, inner, cancelled: Callable[[], bool]):  # no Backend.__init__: all state is inner's
         self._inner = inner
         self._cancelled = cancelled
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
+
+    @property
+    def kind(self) -> str:
+        return self._inner.kind
+
+    @property
+    def identity(self) -> str:
+        return self._inner.identity
+
+    def describe(self):
+        return self._inner.describe()
 
     async def achat(self, messages, **options):
         if self._cancelled():

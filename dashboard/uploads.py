@@ -154,9 +154,9 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _first_json_object(path: Path) -> dict:
-    from engine.jsonl import read_text
+    from engine.jsonl import read_text, split_lines
 
-    for row, line in enumerate(read_text(path).split("\n"), start=1):  # not splitlines: U+2028 is text
+    for row, line in enumerate(split_lines(read_text(path)), start=1):  # "\n" only, as written
         if line.strip():
             try:
                 value = json.loads(line)

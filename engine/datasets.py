@@ -50,6 +50,11 @@ class Dataset:
     turn_index: pd.DataFrame | None = None
     path: Path | None = None
 
+    def __post_init__(self) -> None:
+        # the features' embedding model travels with the table (engine.diagnose reads it)
+        if self.manifest.get("embedding_model") and "embedding_model" not in self.conversations.attrs:
+            self.conversations.attrs["embedding_model"] = self.manifest["embedding_model"]
+
     def embeddings_for(self, conversation_id: str) -> np.ndarray | None:
         """The (n_turns, dim) turn embeddings of one conversation, in turn order."""
         if self.turn_embeddings is None or self.turn_index is None:

@@ -17,8 +17,16 @@ Evidence, all drawn from paper A:
   the number of models in which it points the needed way.
 
 Features computed with an embedding model other than the reference's (Qwen3-Embedding-0.6B
-for the paper release) are not comparable in absolute terms; ``same_embedding=False`` drops
-z-scores, keeps only reference percentile ranks, flags only the outer 10% and says so.
+for the paper release, 4B for its ``_4b`` file) are not comparable in absolute terms. The
+models come from the tables (``attrs["embedding_model"]`` or an ``embedding_model``
+column, set from dataset manifests and the release file names) or are passed in; when they
+differ, or one is not recorded, the comparison switches by itself to percentile ranks within
+the reference: no z-scores, only the outer 10% flagged, and the text says why.
+``same_embedding`` forces either way (the CLI's ``--different-embedding``).
+
+Every feature the evidence marks low or high (at the percentile the text prints, to one
+decimal) is in ``flags``; the recommendation acts on those that Table 23 links to lower
+creativity and says which flagged features it leaves alone.
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ class Diagnosis:
     recommendation: dict
     reference_description: str
     same_embedding: bool = True
+    embedding_note: str = ""
     structure_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
     notes: list[str] = field(default_factory=list)
     nearest_conditions: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -61,11 +70,13 @@ class Diagnosis:
         if self.n_pilot < 5:
             lines.append(f"Caution: {self.n_pilot} conversation{'' if self.n_pilot == 1 else 's'} "
                          "is a very small pilot; treat the verdict as provisional and run more.")
+        if self.embedding_note:
+            lines.append(self.embedding_note)
         if not self.same_embedding:
-            lines.append("The pilot's features come from a different embedding model than the reference, "
-                         "so absolute values are not comparable: the comparison uses percentile ranks "
-                         "within the reference only, and only the outer 10% are flagged. Even ranks can "
-                         "shift between embedding models; re-embed the pilot with the reference model to be sure.")
+            lines.append("Absolute values are not comparable across embedding models: the comparison "
+                         "uses percentile ranks within the reference only, and only the outer 10% are "
+                         "flagged. Even ranks can shift between embedding models; re-embed the pilot "
+                         "with the reference model to be sure.")
         lines.append("")
         lines.append("Feature evidence (pilot mean, reference median [10th-90th pct], pilot percentile):")
         for row in self.evidence.itertuples():
@@ -75,6 +86,10 @@ class Diagnosis:
                          f"[{row.reference_p10:.3f}-{row.reference_p90:.3f}]   {row.percentile:5.1f}{z}{flag}")
         lines.append("")
         lines.append("Flags: " + (", ".join(self.flags) if self.flags else "none"))
+        tails = self.evidence[self.evidence["flag"] != "typical"] if len(self.evidence) else self.evidence
+        if len(tails):
+            lines.append("  (" + "; ".join(f"{row.feature} at the {row.percentile:.1f}th percentile"
+                                            for row in tails.itertuples()) + ")")
         rec = self.recommendation
         lines.append(f"Recommendation: {rec['summary']}")
         for reason in rec.get("reasons", []):
@@ -91,11 +106,13 @@ class Diagnosis:
     def to_dict(self) -> dict:
         return {"n_pilot": self.n_pilot, "flags": self.flags, "recommendation": self.recommendation,
                 "reference": self.reference_description, "same_embedding": self.same_embedding,
-                "notes": self.notes,
+                "embedding_note": self.embedding_note, "notes": self.notes,
                 "evidence": self.evidence.replace({np.nan: None}).to_dict(orient="records")}
 
 
-def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *, same_embedding: bool = True,
+def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
+             same_embedding: bool | None = None, pilot_embedding: str | None = None,
+             reference_embedding: str | None = None,
              structures: tuple[str, ...] = ("instructed", "open", "iterative")) -> Diagnosis:
     """Place a pilot's nine features against the reference and recommend a discussion structure.
 
@@ -103,6 +120,8 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *, same
     ``model``/``discussion``). ``reference``: by default the paper release's trajectory
     sample (``engine.stats.reference.load_reference``). When the pilot's discussion
     structure (one value) is in the reference, it is compared with that structure's rows.
+    ``same_embedding``: None (default) decides from the two embedding models (see the
+    module docstring); True / False forces absolute / percentile-only comparison.
     """
     if not isinstance(pilot, pd.DataFrame):
         raise InputError("the pilot must be a table with one row per conversation")
@@ -124,6 +143,10 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *, same
         from engine.stats.reference import load_reference
 
         reference = load_reference()
+    pilot_embedding = pilot_embedding or _embedding_of(pilot)
+    reference_embedding = reference_embedding or _embedding_of(reference)
+    same_embedding, embedding_note = _embedding_decision(same_embedding, pilot_embedding,
+                                                         reference_embedding)
     missing = [f for f in FEATURE_NAMES if f not in reference.columns]
     if missing:
         raise InputError(f"the reference lacks feature column {missing[0]!r}", field=missing[0])
@@ -146,8 +169,33 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *, same
                      ", ".join(f"{name} on {n_pilot - int(c)}" for name, c in short.items()))
     return Diagnosis(n_pilot=n_pilot, evidence=evidence, flags=flags, recommendation=recommendation,
                      reference_description=description, same_embedding=same_embedding,
-                     structure_effects=effects, notes=notes,
+                     embedding_note=embedding_note, structure_effects=effects, notes=notes,
                      nearest_conditions=_nearest_conditions(features, reference))
+
+
+def _embedding_of(frame: pd.DataFrame) -> str | None:
+    """The embedding model a table records: ``attrs`` first, then a one-valued column."""
+    model = frame.attrs.get("embedding_model")
+    if model:
+        return str(model)
+    value = _single_value(frame, "embedding_model")
+    return None if value is None else str(value)
+
+
+def _embedding_decision(forced: bool | None, pilot: str | None, reference: str | None) -> tuple[bool, str]:
+    """Whether features are compared in absolute terms, and the sentence that says why."""
+    from engine.stats.reference import same_embedding_model
+
+    models = f"pilot {pilot or 'not recorded'}, reference {reference or 'not recorded'}"
+    if forced is not None:
+        how = "absolute values" if forced else "percentile ranks within the reference only"
+        return forced, f"Embedding models: {models}; compared by {how}, as asked."
+    same = same_embedding_model(pilot, reference)
+    if same:
+        return True, f"Embedding models: {models} (the same model)."
+    why = "they differ" if same is False else "one is not recorded, so they may differ"
+    return False, (f"Embedding models: {models}; {why}, so the diagnosis switched to percentile "
+                   f"ranks within the reference by itself.")
 
 
 def _single_value(frame: pd.DataFrame, column: str):
@@ -180,7 +228,8 @@ def _evidence(features: pd.DataFrame, reference: pd.DataFrame, same_embedding: b
         percentile = float(_percentile_ranks(values, ref).mean())
         mean, sd = float(ref.mean()), float(ref.std(ddof=1))
         z = (values.mean() - mean) / sd if same_embedding and sd > 0 else np.nan
-        flag = "low" if percentile <= low else "high" if percentile >= high else "typical"
+        shown = round(percentile, 1)  # the value the text prints: flags follow it exactly
+        flag = "low" if shown <= low else "high" if shown >= high else "typical"
         rows.append({"feature": name, "n": len(values), "pilot_mean": float(values.mean()),
                      "pilot_sd": float(values.std(ddof=1)) if len(values) > 1 else np.nan,
                      "reference_mean": mean, "reference_sd": sd,
@@ -223,14 +272,15 @@ def _nearest_conditions(features: pd.DataFrame, reference: pd.DataFrame) -> pd.D
 
 
 def _flags(evidence: pd.DataFrame) -> list[str]:
+    """The geometric patterns, then every feature in a tail (``low_x`` / ``high_x``)."""
     flag = evidence.set_index("feature")["flag"].to_dict()
     flags = []
     if flag.get("max_distance") == "low" and flag.get("global_coherence") == "high":
         flags.append("narrow_coherent")
     if flag.get("path_length") == "high" and flag.get("local_coherence") == "low":
         flags.append("scattered")
-    for name, direction in CREATIVITY_DIRECTION.items():
-        if (direction < 0 and flag.get(name) == "high") or (direction > 0 and flag.get(name) == "low"):
+    for name in FEATURE_NAMES:
+        if flag.get(name, "typical") != "typical":
             flags.append(f"{flag[name]}_{name}")
     return flags
 
@@ -260,16 +310,24 @@ def _structure_effects(reference: pd.DataFrame, structures) -> pd.DataFrame:
 
 
 def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: float, high: float) -> dict:
-    deficits = {}
+    deficits, other = {}, []
     for row in evidence.itertuples():
         direction = CREATIVITY_DIRECTION.get(row.feature, 0)
-        if direction < 0 and row.percentile >= high:
+        if direction < 0 and row.flag == "high":
             deficits[row.feature] = -1
-        elif direction > 0 and row.percentile <= low:
+        elif direction > 0 and row.flag == "low":
             deficits[row.feature] = +1
+        elif row.flag != "typical":
+            other.append(row)
+    aside = ""
+    if other:
+        aside = ("; flagged but not a deficit: " + ", ".join(
+            f"{FEATURE_LABELS[r.feature]} {r.flag} ({r.percentile:.1f}th percentile, "
+            + ("the favourable side in Table 23" if CREATIVITY_DIRECTION.get(r.feature) else
+               "no significant creativity coefficient in Table 23") + ")" for r in other))
     if not deficits:
         return {"structure": current, "summary": "no change indicated: on the features that go with LLM "
-                "creativity (Table 23) the pilot is not in the unfavourable tail of the reference",
+                "creativity (Table 23) the pilot is not in the unfavourable tail of the reference" + aside,
                 "deficits": {}, "scores": {}, "reasons": []}
     if effects.empty:
         return {"structure": None, "summary": "the reference has no discussion structures to compare",
@@ -299,7 +357,7 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
         summary = (f"no structure change is supported: even the best-scoring structure ({best}) moves "
                    f"the deficient feature{'s' if len(deficits) > 1 else ''} "
                    f"({', '.join(FEATURE_LABELS[n] for n in deficits)}) the needed way in at most half "
-                   "of the reference's models")
+                   "of the reference's models" + aside)
         return {"structure": None, "summary": summary, "deficits": deficits, "scores": scores,
                 "reasons": reasons, "supported": supported}
     verb = "keep" if current == best else "try"
@@ -311,6 +369,7 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
     if unsupported:
         summary += (f"; not for {', '.join(FEATURE_LABELS[n] for n in unsupported)}, which it moves the "
                     "needed way in at most half of the models")
+    summary += aside
     return {"structure": best, "summary": summary, "deficits": deficits, "scores": scores, "reasons": reasons,
             "supported": supported}
 
@@ -320,8 +379,9 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
 class Pilot:
     """A pilot's per-conversation features and where they came from.
 
-    ``embedding_model`` is set when the features were computed here from the pilot's turns
-    (a run folder or a transcript file), else None (the table's own features).
+    ``embedding_model``: the model the features were computed with here (a run folder or a
+    transcript file), or the one a dataset folder's manifest names; else None, and
+    ``diagnose`` looks for an ``embedding_model`` column in the table.
     """
 
     table: pd.DataFrame
@@ -348,7 +408,9 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
             return _pilot_from_corpus(corpus, path, embedder_factory, "run folder")
         if (path / "conversations.parquet").exists():
             table = read_parquet_table(path / "conversations.parquet")
-            return Pilot(check_features(table, path / "conversations.parquet"), f"dataset folder {path}")
+            model = _manifest_embedding(path)
+            return Pilot(check_features(table, path / "conversations.parquet"),
+                         f"dataset folder {path} (embedding model: {model or 'not recorded'})", model)
         raise InputError(f"neither a run folder ({RUN_CORPUS}, written by `engine run`) nor a "
                          "dataset folder (conversations.parquet)", path=str(path))
     suffix = path.suffix.lower()
@@ -371,6 +433,18 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
                          f"measure (conversation_id, turn, speaker, text); it lacks {missing[0]!r}",
                          path=str(path), field=missing[0])
     return Pilot(table, str(path))
+
+
+def _manifest_embedding(folder) -> str | None:
+    """The ``embedding_model`` a dataset folder's manifest.json names (None if absent)."""
+    import json
+
+    manifest = folder / "manifest.json"
+    try:
+        value = json.loads(manifest.read_text(encoding="utf-8")).get("embedding_model")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return str(value) if value else None
 
 
 def _first_line_is_corpus(path) -> bool:

@@ -7,7 +7,10 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
     seed: 0                     #   azure_api_version as on the command line
     concurrency: 4
     tasks: all                  # or a list of task ids; tasks_file: a JSONL of {id, prompt};
+                                #   tasks_map: {id: uid} names its fields; tasks_extra:
+                                #   error|ignore|keep for other fields;
                                 #   task_texts: {my_task: "prompt text"}
+    benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.benchmarks
     defaults: {max_tokens: 200} # protocol options applied to every condition
     judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas
     prices: {my-model: [0.5, 1.5]}                        # USD per 1M input, output tokens
@@ -55,6 +58,14 @@ class JudgeSpec(BaseModel):
     models: list[str] = Field(default_factory=list)  # more judge models on the same server
 
 
+class BenchmarkSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    path: str
+    limit: int | None = Field(None, ge=1)
+    map: dict[str, str] = Field(default_factory=dict)
+
+
 class ConditionSpec(BaseModel):
     model_config = ConfigDict(extra="allow")
     method: str
@@ -76,6 +87,9 @@ class GridSpec(BaseModel):
     concurrency: int = Field(4, ge=1, le=1024)
     tasks: str | list[str] = "all"
     tasks_file: str | None = None
+    tasks_map: dict[str, str] = Field(default_factory=dict)
+    tasks_extra: str = "error"
+    benchmark: BenchmarkSpec | None = None
     task_texts: dict[str, str] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeSpec | None = None
@@ -118,6 +132,9 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
                          field=where or None) from None
     if path is not None and grid.tasks_file and not Path(grid.tasks_file).is_absolute():
         grid = grid.model_copy(update={"tasks_file": str(path.parent / grid.tasks_file)})
+    if path is not None and grid.benchmark and not Path(grid.benchmark.path).is_absolute():
+        bench = grid.benchmark.model_copy(update={"path": str(path.parent / grid.benchmark.path)})
+        grid = grid.model_copy(update={"benchmark": bench})
     if api_key_env:
         grid = grid.model_copy(update={"api_key_env": api_key_env, "judge": grid.judge and
                                        grid.judge.model_copy(update={"api_key_env": api_key_env})})
@@ -161,7 +178,13 @@ def condition_config(grid: GridSpec, index: int) -> ProtocolConfig:
 def grid_tasks(grid: GridSpec) -> dict[str, Task]:
     tasks: dict[str, Task] = {}
     if grid.tasks_file:
-        tasks.update({t.id: t for t in load_tasks_file(grid.tasks_file)})
+        tasks.update({t.id: t for t in load_tasks_file(grid.tasks_file, mapping=grid.tasks_map,
+                                                       extra=grid.tasks_extra)})
+    if grid.benchmark:
+        from engine.benchmarks import load_benchmark
+
+        tasks.update({t.id: t for t in load_benchmark(grid.benchmark.name, grid.benchmark.path,
+                                                      mapping=grid.benchmark.map, limit=grid.benchmark.limit)})
     for task_id, text in grid.task_texts.items():
         tasks[task_id] = task_from_text(text, task_id)
     ids = list(TASK_IDS) if grid.tasks == "all" else ([grid.tasks] if isinstance(grid.tasks, str)
@@ -178,7 +201,7 @@ def grid_tasks(grid: GridSpec) -> dict[str, Task]:
 
 
 def options_hash(config: ProtocolConfig) -> str:
-    payload = json.dumps(config.model_dump(), sort_keys=True)
+    payload = json.dumps(config.hash_payload(), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:8]
 
 

@@ -114,14 +114,21 @@ def rate_ideas(ideas, task=None, backend: Backend | None = None, **options) -> p
 def scale_within_task(frame: pd.DataFrame) -> pd.DataFrame:
     """Min-max scale novelty_raw / usefulness_raw within each task; creativity = product.
 
-    A task whose ideas all got the same raw score has no range: its scaled values are NaN.
+    Irrelevant ideas (paper A: rated 0) are left out of the range and get no scaled value:
+    the ``irrelevant`` column when given (``rate_together`` sets it from its raters), else
+    a raw 0 on either scale. A task whose relevant ideas all got the same raw score has no
+    range: its scaled values are NaN.
     """
     frame = frame.copy()
+    if "irrelevant" not in frame.columns:
+        frame["irrelevant"] = (frame["novelty_raw"] == 0) | (frame["usefulness_raw"] == 0)
+    irrelevant = frame["irrelevant"].astype(bool)
     for raw, scaled in (("novelty_raw", "novelty"), ("usefulness_raw", "usefulness")):
-        group = frame.groupby("task")[raw]
+        values = frame[raw].where(~irrelevant)
+        group = values.groupby(frame["task"])
         low, high = group.transform("min"), group.transform("max")
         span = (high - low).where(high > low)
-        frame[scaled] = (frame[raw] - low) / span
+        frame[scaled] = (values - low) / span
     frame["creativity"] = frame["novelty"] * frame["usefulness"]
     return frame
 
@@ -324,9 +331,7 @@ def _combine_raters(frame: pd.DataFrame, scores: np.ndarray, names: list[str], v
     frame["irrelevant"] = (2 * zero.sum(axis=0) > n_read) & (n_read > 0)
     frame["novelty_raw"] = pd.DataFrame(scores[:, :, 0].T).mean(axis=1).to_numpy()  # NaN skipped
     frame["usefulness_raw"] = pd.DataFrame(scores[:, :, 1].T).mean(axis=1).to_numpy()
-    relevant = frame.assign(novelty_raw=frame["novelty_raw"].where(~frame["irrelevant"]),
-                            usefulness_raw=frame["usefulness_raw"].where(~frame["irrelevant"]))
-    scaled = scale_within_task(relevant)
+    scaled = scale_within_task(frame)
     for column in ("novelty", "usefulness", "creativity"):
         frame[column] = scaled[column]
     missing = int(len(names) * len(valid) - read[:, valid].sum())

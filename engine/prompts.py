@@ -213,6 +213,13 @@ def consensus_select(task_prompt: str, responses: Sequence[str]) -> Messages:
         f"answer, being both novel and useful? Answer only 'Response N'.")]
 
 
+def consensus_vote(system: str, responses: Sequence[str]) -> Messages:
+    """Consensus by vote: an agent names the best of the final responses (its own included)."""
+    return [_system(system), _user(
+        f"{_numbered(responses, 'Response')}\n\nThe debate is over. Which response is the best "
+        f"answer to the task, being both novel and useful? Answer only 'Response N'.")]
+
+
 # -- the LLM judge -------------------------------------------------------------------------------
 def judge_novelty_usefulness(task_prompt: str, idea: str) -> Messages:
     """Paper A's two scales (Methods, Creativity Evaluation), 1-10, irrelevant ideas get 0."""
@@ -241,9 +248,9 @@ RUBRIC = ("originality (surprising, not the obvious answer)", "relevance to the 
           "usefulness and feasibility", "clarity and specificity", "depth of the mechanism")
 
 
-def judge_rubric(task_prompt: str, idea: str) -> Messages:
-    """Paper B's rubric-based absolute score, 1-10."""
-    criteria = "\n".join(f"- {c}" for c in RUBRIC)
+def judge_rubric(task_prompt: str, idea: str, criteria: Sequence[str] = RUBRIC) -> Messages:
+    """Paper B's rubric-based absolute score, 1-10 (``criteria``: a benchmark's own rubric)."""
+    criteria = "\n".join(f"- {c}" for c in criteria)
     return [_system("You are a strict, impartial judge of creative writing and ideas."), _user(
         f"Task: {task_prompt}\n\nResponse: {idea}\n\nScore the response from 1 to 10 considering:\n"
         f"{criteria}\nAnswer with 'Score: <number>' and nothing else.")]

@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from engine.consensus import consensus_summary
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
 from engine.grid import GridSpec, SessionSpec, load_grid, plan
@@ -32,6 +33,7 @@ from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
 from engine.llm.secrets import redact_url, scrub
 from engine.protocols import expected_calls, make_config, run_session
+from engine.protocols.config import DEBATES
 from engine.run_store import RunStore, finished_ids_in
 from engine.tasks import Task, get_task
 
@@ -69,9 +71,11 @@ async def _judge_session(conversation: Conversation, task: Task, judge: Backend,
 async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurrency: int,
                      on_turn: OnTurn | None, on_done: Callable[[Conversation], None],
                      judge: Backend | None = None, judge_options: dict | None = None,
-                     embedder: Embedder | None = None, progress: bool = True) -> None:
+                     embedder: Embedder | None = None, progress: bool = True,
+                     agent_backends: dict[str, Backend] | None = None) -> None:
     gate = asyncio.Semaphore(concurrency)
-    if embedder is None and any(spec.config.method == "creative_mad" for spec in specs):
+    if embedder is None and any(spec.config.peer_strategy in ("distant", "closest") for spec in specs
+                                if spec.config.method in DEBATES):
         from engine.embed import Embedder as SentenceEmbedder
 
         # one model for every session (loaded on first use)
@@ -82,7 +86,7 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
             conversation = await run_session(backend, spec.task, spec.config,
                                              conversation_id=spec.conversation_id, seed=spec.seed,
                                              replicate=spec.replicate, on_turn=on_turn,
-                                             embedder=embedder)
+                                             embedder=embedder, agent_backends=agent_backends)
             if judge is not None and conversation.status == "ok":
                 try:
                     await _judge_session(conversation, spec.task, judge,
@@ -95,7 +99,8 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
     try:
         await asyncio.gather(*(one(spec) for spec in specs))
     finally:  # HTTP clients belong to this event loop: close them before it ends
-        for each in {id(b): b for b in (backend, judge) if b is not None}.values():
+        others = list((agent_backends or {}).values())
+        for each in {id(b): b for b in (backend, judge, *others) if b is not None}.values():
             await each.aclose()
 
 
@@ -151,19 +156,22 @@ class GridResult:
     usage: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None
     elapsed_s: float = 0.0
+    consensus: dict[str, Any] = field(default_factory=dict)
 
 
 def estimate(specs: Sequence[SessionSpec]) -> dict[str, Any]:
-    """Calls (exact for paper B, maximum for paper A) and a rough token budget."""
-    calls = completion = prompt = 0
+    """Calls (exact for paper B, maximum for paper A), the most that consensus retries can add,
+    and a rough token budget."""
+    calls = completion = prompt = retries = 0
     for spec in specs:
         n = expected_calls(spec.config)
+        retries += expected_calls(spec.config, with_retries=True) - n
         calls += n
         completion += n * spec.config.max_tokens
         context = 300 + len(spec.task.prompt) // 4 + spec.config.max_tokens * min(spec.config.agents, 4)
         prompt += n * context
-    return {"sessions": len(specs), "calls": calls, "prompt_tokens": prompt,
-            "completion_tokens": completion}
+    return {"sessions": len(specs), "calls": calls, "consensus_retry_calls_max": retries,
+            "prompt_tokens": prompt, "completion_tokens": completion}
 
 
 def _versions() -> dict[str, str]:
@@ -182,6 +190,23 @@ def _backend_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, conc
                         azure_api_version=grid.azure_api_version, concurrency=concurrency,
                         reasoning_effort=grid.reasoning_effort, timeout=grid.request_timeout,
                         max_attempts=grid.max_attempts, cache=cache, replay=replay)
+
+
+def _agent_backends_for(grid: GridSpec, specs: Sequence[SessionSpec], main: Backend, *,
+                        cache: str | Path | None, replay: bool, concurrency: int) -> dict[str, Backend]:
+    """One backend per model named in the conditions' ``models`` (per-agent models); the
+    run's own model reuses the run's backend. Same server options as the run's model."""
+    names = sorted({name for spec in specs for name in (spec.config.models or ())})
+    backends = {}
+    for name in names:
+        if name == grid.model:
+            backends[name] = main
+            continue
+        backends[name] = make_backend(name, base_url=grid.base_url, api_key_env=grid.api_key_env,
+                                      azure_api_version=grid.azure_api_version, concurrency=concurrency,
+                                      reasoning_effort=grid.reasoning_effort, timeout=grid.request_timeout,
+                                      max_attempts=grid.max_attempts, cache=cache, replay=replay)
+    return backends
 
 
 def _judge_for(grid: GridSpec, *, cache: str | Path | None, replay: bool, concurrency: int) -> Backend | None:
@@ -237,8 +262,10 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                 budget["judge_calls"] = len(todo) * (1 + int(spec.rubric))
             judge_note = (f"; the judge adds {budget['judge_calls']} calls "
                           f"(at most {budget['judge_calls'] * (1 + grid.judge.retries)} with retries)")
+        retry_note = (f" (+ at most {budget['consensus_retry_calls_max']} consensus retries)"
+                      if budget["consensus_retry_calls_max"] else "")
         print(f"{budget['sessions']} sessions, at most {budget['calls']} chat calls "
-              f"(exact for paper B methods), about {budget['prompt_tokens']:,} prompt + "
+              f"(exact for paper B methods){retry_note}, about {budget['prompt_tokens']:,} prompt + "
               f"{budget['completion_tokens']:,} completion tokens at most "
               f"({format_cost(price_cost)}){judge_note}; to do: {len(todo)} of {len(specs)} "
               f"planned sessions ({budget['done']} already done in {out_dir})", file=stream)
@@ -259,6 +286,8 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         requests = max_requests or max(8, grid.concurrency * 8)
         backend = backend or _backend_for(grid, cache=cache_path, replay=replay, concurrency=requests)
         judge = judge_backend or _judge_for(grid, cache=cache_path, replay=replay, concurrency=requests)
+        agent_backends = _agent_backends_for(grid, todo, backend, cache=cache_path, replay=replay,
+                                             concurrency=requests)
         together = grid.judge is not None and grid.judge.mode == "together"
         judge_options = ({"max_tokens": grid.judge.max_tokens, "rubric": grid.judge.rubric,
                           "temperature": grid.judge.temperature, "retries": grid.judge.retries,
@@ -266,7 +295,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                          if grid.judge else None)
         judges = ([judge] + _extra_judges(grid, cache=cache_path, replay=replay, concurrency=requests)
                   if judge is not None else [])
-        backends = [b for b in (backend, *judges) if b is not None]
+        backends = [b for b in (backend, *judges, *agent_backends.values()) if b is not None]
         usage_before = [dict(b.usage.as_dict()) for b in backends]
 
         def usage_now() -> dict[str, int]:
@@ -333,19 +362,21 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         try:
             run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
                                 on_done=done, judge=judge, judge_options=judge_options,
-                                embedder=embedder, progress=progress))
+                                embedder=embedder, progress=progress, agent_backends=agent_backends))
         finally:
             if bar is not None:
                 bar.close()
             usage = usage_now()
             total_usage = {k: previous_usage.get(k, 0) + usage.get(k, 0)
                            for k in set(previous_usage) | set(usage)}
+            consensus = consensus_summary(store.read_corpus())
             store.write_manifest({**base_manifest, "updated": _now(),
                                   "status": "complete" if not store.failed and counts["ok"] + len(finished) >= len(specs) else "incomplete",
                                   "sessions": {"planned": len(specs), "ok": len(store.finished_ids()),
                                                "failed": len(store.failed),
                                                "failed_ids": sorted(store.failed)},
                                   "usage_last_run": usage, "usage_total": total_usage,
+                                  "consensus": consensus,
                                   "cost_usd_last_run": cost_now()})
         if together and judge is not None:
             _judge_together(store, judges, grid, {s.task.id: s.task for s in specs})
@@ -353,7 +384,8 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
             _rescale(store)
         result = GridResult(out_dir=out, planned=len(specs), skipped=len(specs) - len(todo),
                             ok=counts["ok"], failed=counts["failed"], usage=usage_now(),
-                            cost_usd=cost_now(), elapsed_s=time.perf_counter() - started)
+                            cost_usd=cost_now(), elapsed_s=time.perf_counter() - started,
+                            consensus=consensus)
     return result
 
 
@@ -448,6 +480,7 @@ def _rescale(store: RunStore) -> None:
         for column in ("novelty", "usefulness", "creativity"):
             value = row[column]
             conversation.outcomes[column] = None if pd.isna(value) else float(value)
+        conversation.outcomes["irrelevant"] = bool(row["irrelevant"])  # rated 0: not scaled
     store.rewrite_corpus(corpus)
 
 

@@ -4,14 +4,18 @@ Every built-in prompt is the task's core premise followed by the shared closing
 instruction of Table 3: "You are collaborating with other team members to come up with one
 creative idea to [goal]. The idea will be evaluated on its creativity (i.e., it should be
 both novel and useful)." User tasks come from ``--task-text`` or a JSONL file of
-``{"id": ..., "prompt": ...}`` lines (``--tasks-file``).
+``{"id": ..., "prompt": ...}`` lines (``--tasks-file``): other field names are mapped with
+``mapping`` (``--map id=uid``), and fields beyond id, prompt, title and benchmark are an
+error unless ``extra`` says to ``ignore`` them or ``keep`` them (in ``Task.meta``). A task
+may name the ``benchmark`` it comes from (``engine.benchmarks``), which picks its judge rubric.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from engine.errors import InputError
@@ -31,6 +35,8 @@ class Task:
     title: str = ""
     premise: str = ""
     goal: str = ""
+    benchmark: str = ""
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def prompt_sha256(self) -> str:
@@ -87,25 +93,49 @@ def task_from_text(text: str, id: str = "custom") -> Task:
     return Task(id=id, prompt=text.strip(), title=id)
 
 
-def load_tasks_file(path: str | Path) -> list[Task]:
-    """Tasks from a JSONL file: one ``{"id": ..., "prompt": ...}`` object per line."""
+TASK_FIELDS = ("id", "prompt", "title", "benchmark")
+EXTRA_CHOICES = ("error", "ignore", "keep")
+
+
+def load_tasks_file(path: str | Path, *, mapping: dict[str, str] | None = None,
+                    extra: str = "error") -> list[Task]:
+    """Tasks from a JSONL file: one ``{"id": ..., "prompt": ...}`` object per line.
+
+    ``mapping`` names the file's field for each task field (``{"id": "uid"}``); ``extra``:
+    ``error`` (default) stops at a field it does not know, ``ignore`` drops such fields,
+    ``keep`` stores them in ``Task.meta``.
+    """
     path = Path(path)
+    mapping = dict(mapping or {})
+    bad = sorted(set(mapping) - set(TASK_FIELDS))
+    if bad:
+        raise InputError(f"--map names unknown task field(s) {bad}; task fields: {', '.join(TASK_FIELDS)}",
+                         field="map")
+    if extra not in EXTRA_CHOICES:
+        raise InputError(f"extra must be one of {', '.join(EXTRA_CHOICES)}", field="extra")
     tasks, seen = [], set()
-    for row, record in iter_json_objects(path):
+    for row, raw in iter_json_objects(path):
+        record = {name: raw.get(mapping.get(name, name)) for name in TASK_FIELDS
+                  if mapping.get(name, name) in raw}
+        if isinstance(record.get("id"), int):
+            record["id"] = str(record["id"])
         for name in ("id", "prompt"):
             if not isinstance(record.get(name), str) or not record[name].strip():
-                raise InputError("missing or empty", path=str(path), row=row, field=name)
-        unknown = sorted(set(record) - {"id", "prompt", "title"})
-        if unknown:
-            raise InputError(f"unknown field(s) {unknown}", path=str(path), row=row, field=unknown[0])
+                raise InputError("missing or empty", path=str(path), row=row, field=mapping.get(name, name))
+        unknown = sorted(set(raw) - {mapping.get(name, name) for name in TASK_FIELDS})
+        if unknown and extra == "error":
+            raise InputError(f"unknown field(s) {unknown} (use --map to name the task fields, or "
+                             f"--extra-fields ignore|keep)", path=str(path), row=row, field=unknown[0])
         if not _ID.match(record["id"]):
             raise InputError("must be 1-64 letters, digits, '_', '-' or '.'", path=str(path), row=row,
                              field="id")
         if record["id"] in seen:
             raise InputError(f"duplicate task id {record['id']!r}", path=str(path), row=row, field="id")
         seen.add(record["id"])
+        kept = {name: raw[name] for name in unknown} if extra == "keep" else {}
         tasks.append(Task(id=record["id"], prompt=record["prompt"].strip(),
-                          title=record.get("title") or record["id"]))
+                          title=record.get("title") or record["id"],
+                          benchmark=record.get("benchmark") or "", meta=kept))
     if not tasks:
         raise InputError("no tasks in file", path=str(path))
     return tasks

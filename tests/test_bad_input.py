@@ -234,7 +234,9 @@ def test_diagnose_accepts_a_run_folder_and_measures_its_turns(tmp_path, capsys, 
     assert code == 0, err
     assert "run folder" in out and "4 conversations" in out
     assert "Pilot diagnosis: based on 4 pilot conversations" in out
-    assert "different embedding model" in out  # hash-test is not the reference's Qwen3 model
+    # hash-test is not the reference's Qwen3 model: diagnose switches to percentiles by itself
+    assert "pilot hash-test, reference Qwen/Qwen3-Embedding-0.6B; they differ" in out
+    assert "switched to percentile ranks within the reference by itself" in out
 
 
 def test_diagnose_refuses_a_folder_that_is_neither_run_nor_dataset(tmp_path, capsys):

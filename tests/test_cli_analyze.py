@@ -112,6 +112,26 @@ def test_diagnose_writes_json(capsys, tmp_path):
     assert "based on 4 pilot conversations" in printed
     payload = json.loads(out.read_text())
     assert payload["n_pilot"] == 4 and "high_global_coherence" in payload["flags"]
+    assert payload["same_embedding"] is False  # a plain CSV records no embedding model
+
+
+@needs_release
+def test_diagnose_switches_by_itself_for_a_minilm_pilot(capsys, tmp_path):
+    from engine.stats.reference import load_reference
+
+    reference = load_reference(RELEASE).dropna(subset=list(FEATURE_NAMES))
+    pilot = tmp_path / "pilot.csv"
+    table = reference.sort_values("global_coherence").tail(4)[list(FEATURE_NAMES)]
+    table.assign(embedding_model="sentence-transformers/all-MiniLM-L6-v2").to_csv(pilot, index=False)
+    assert main(["analyze", "diagnose", "--pilot", str(pilot)]) == 0
+    printed = capsys.readouterr().out
+    assert "pilot sentence-transformers/all-MiniLM-L6-v2, reference Qwen/Qwen3-Embedding-0.6B" in printed
+    assert "switched to percentile ranks within the reference by itself" in printed
+    table.assign(embedding_model="Qwen/Qwen3-Embedding-0.6B").to_csv(pilot, index=False)
+    assert main(["analyze", "diagnose", "--pilot", str(pilot)]) == 0
+    assert "(the same model)" in capsys.readouterr().out
+    assert main(["analyze", "diagnose", "--pilot", str(pilot), "--different-embedding"]) == 0
+    assert "as asked" in capsys.readouterr().out
 
 
 def test_regress_reads_a_dataset_folder(capsys, tmp_path, table_csv):

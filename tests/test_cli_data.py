@@ -189,6 +189,7 @@ def test_features_from_corpus_json(tmp_path, private_cache):
     assert records["a"]["local_coherence"] == pytest.approx(0.0, abs=1e-9)  # orthogonal turns
     assert records["a"]["path_length"] == pytest.approx(1.0)
     assert records["b"]["path_length"] == 0.0 and records["b"]["local_coherence"] is None
+    assert records["a"]["embedding_model"] == DEFAULT_MODEL  # for diagnose's embedding check
 
 
 def test_features_needs_the_index(tmp_path, capsys):
@@ -249,6 +250,24 @@ def test_diversity_of_corpus_final_ideas(tmp_path, private_cache, capsys):
     assert "model calls 0, cache hits 3" in captured.err
     assert rows["open"]["vendi"] == pytest.approx(2.0) and rows["open"]["n_texts"] == 2
     assert rows["none"]["vendi"] == pytest.approx(1.0) and rows["none"]["div_bleu"] is None
+    assert rows["none"]["warning"] == "1 text: diversity undefined"
+    assert "warning: 1 of 2 group(s) have fewer than 2 texts" in captured.err
+
+
+def test_diversity_never_pools_runs_of_different_conditions(tmp_path, private_cache, capsys):
+    # same method and task, but k differs: two groups, never one
+    prefill(private_cache, {"a": [1, 0], "b": [0, 1], "c": [1, 0], "d": [1, 0]})
+    conversations = [Conversation(f"r{i}", task="t", protocol="creative_mad", team_size=4, final_idea=text,
+                                  meta={"k": k, "rounds": 1, "lenses": True, "peers": "distant",
+                                        "temperature": 1.0})
+                     for i, (text, k) in enumerate([("a", 1), ("b", 1), ("c", 2), ("d", 2)])]
+    path = Corpus(conversations).write(tmp_path / "c.jsonl")
+    assert main(["diversity", str(path), "--no-progress", "--format", "json"]) == 0
+    rows = {r["condition"]: r for r in json.loads(capsys.readouterr().out)}
+    assert sorted(rows) == ["creative_mad [CLA, distant k=1] N=4 R=1 T=1",
+                            "creative_mad [CLA, distant k=2] N=4 R=1 T=1"]
+    assert rows["creative_mad [CLA, distant k=1] N=4 R=1 T=1"]["vendi"] == pytest.approx(2.0)
+    assert rows["creative_mad [CLA, distant k=2] N=4 R=1 T=1"]["vendi"] == pytest.approx(1.0)
 
 
 def test_help_for_every_subcommand(capsys):

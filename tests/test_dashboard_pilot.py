@@ -97,6 +97,9 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     assert evidence.loc["global_coherence", "pilot_mean"] == pytest.approx(table["global_coherence"].mean())
     assert any(m.value.startswith("**Recommendation**") for m in at.markdown)
     assert at.text[0].value  # the verdict itself, shown as plain text
+    # MiniLM pilot against the release's Qwen3 features: percentiles only, said on the page
+    assert any("switched to percentile ranks within the reference by itself" in t.value for t in at.text)
+    assert evidence["z"].isna().all()
 
     target = tmp_path / "saved_pilot"
     at.text_input(key="pilot_save_folder").input(str(target)).run()
@@ -273,3 +276,38 @@ def test_cancel_keeps_the_turns_received():
     assert len(conversation.turns) >= received  # nothing received was dropped
     assert len(conversation.turns) <= received + 1  # at most the call already in flight
     assert len(backend.history) < 6 + 12  # the 12-turn discussion did not run to its end
+
+
+@pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
+def test_pilot_judge_rates_final_ideas_together_and_shows_the_counts(runs_root, monkeypatch):
+    team = varied_reply(itertools.count())
+
+    def reply(messages):
+        prompt = messages[-1]["content"]
+        if "Idea N: Novelty <number>, Usefulness <number>" in prompt:  # the judge's batch
+            # the first idea shown is judged irrelevant (0), the second gets 6 / 4
+            return "Idea 1: Novelty 0, Usefulness 0\nIdea 2: Novelty 6, Usefulness 4"
+        return team(messages)
+
+    backend = ScriptedBackend(responder=reply, model="test-model")
+    patch_backend(monkeypatch, backend)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("views/pilot.py").run()
+    at.radio(key="pilot_backend").set_value("openai").run()
+    at.text_input(key="pilot_base_url").input("http://127.0.0.1:9/v1")
+    at.text_input(key="pilot_model").input("test-model")
+    at.selectbox(key="pilot_method").set_value("open").run()
+    at.number_input(key="pilot_turn_limit").set_value(2)
+    at.number_input(key="pilot_replicates").set_value(2)
+    at.selectbox(key="pilot_judge").set_value("same")
+    at.run()
+    at.button(key="pilot_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    judged = [t.value for t in at.text if t.value.startswith("Judge:")]
+    # 2 final ideas, one batch, one rater: one judged irrelevant, nothing unreadable
+    assert judged == ["Judge: 2 final ideas rated together in batches of at most 10 by 1 rater(s); "
+                      "irrelevant (rated 0, left out of the scaling): 1; unreadable verdicts (left "
+                      "missing): 0; replies asked again: 0."]
+    batches = [h for h in backend.history if "Idea N: Novelty" in h["messages"][-1]["content"]]
+    assert len(batches) == 1

@@ -76,7 +76,7 @@ def test_different_embedding_uses_percentiles_and_says_so(reference, narrow_pilo
     result = diagnose(narrow_pilot.head(2), reference, same_embedding=False)
     assert result.evidence["z"].isna().all()
     text = result.to_text()
-    assert "different embedding model" in text and "percentile ranks" in text
+    assert "not comparable across embedding models" in text and "as asked" in text
     assert "based on 2 pilot conversations" in text and "very small pilot" in text
 
 
@@ -127,3 +127,94 @@ def test_verdict_is_refused_when_the_evidence_does_not_support_it():
     assert recommendation["structure"] is None
     assert recommendation["summary"].startswith("no structure change is supported")
     assert any("1 of 2 models" in reason for reason in recommendation["reasons"])
+
+
+# -- embedding models and flags --------------------------------------------------------------
+def synthetic_reference(n=200):
+    """n conversations whose every feature takes the values 1..n (each column its own order)."""
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({name: rng.permutation(np.arange(1, n + 1, dtype=float)) for name in FEATURE_NAMES})
+
+
+def pilot_at(values):
+    """One pilot conversation at the median (100.5 -> 50th percentile) except ``values``."""
+    return pd.DataFrame([{name: values.get(name, 100.5) for name in FEATURE_NAMES}])
+
+
+@pytest.mark.parametrize("feature", ["local_coherence", "global_coherence"])
+def test_a_feature_at_the_1_5th_percentile_is_flagged(feature):
+    # 3.5 among 1..200: 3 values below, none equal -> mid-rank 100 * (3 + 3) / 400 = 1.5.
+    # local coherence has no Table 23 coefficient and low global coherence is the favourable
+    # side: before, both printed '<- low' beside 'Flags: none'.
+    result = diagnose(pilot_at({feature: 3.5}), synthetic_reference(), same_embedding=True)
+    row = result.evidence.set_index("feature").loc[feature]
+    assert row["percentile"] == pytest.approx(1.5) and row["flag"] == "low"
+    assert result.flags == [f"low_{feature}"]
+    text = result.to_text()
+    assert "Flags: none" not in text and f"low_{feature}" in text
+    assert f"{feature} at the 1.5th percentile" in text
+    assert result.recommendation["deficits"] == {}
+    assert "flagged but not a deficit" in result.recommendation["summary"]
+
+
+def test_flags_follow_the_printed_percentile():
+    # 50.5 among 1..200 -> 100 * (50 + 50) / 400 = 25.0 exactly: flagged low (<= 25);
+    # 51 -> 100 * (50 + 51) / 400 = 25.25, printed 25.2 (> 25): typical.
+    result = diagnose(pilot_at({"trajectory_curvature": 50.5, "revisit_score": 51.0}),
+                      synthetic_reference(), same_embedding=True)
+    flags = result.evidence.set_index("feature")["flag"]
+    assert flags["trajectory_curvature"] == "low" and flags["revisit_score"] == "typical"
+    assert result.flags == ["low_trajectory_curvature"]
+    assert "revisit_score at" not in result.to_text()
+
+
+def test_different_embedding_models_switch_to_percentiles_by_themselves():
+    reference = synthetic_reference()
+    reference.attrs["embedding_model"] = "Qwen/Qwen3-Embedding-0.6B"
+    # 15.5 -> 100 * 30 / 400 = 7.5th percentile: flagged only in the outer 10% (different models)
+    pilot = pilot_at({"semantic_spread": 15.5, "path_length": 40.5})   # 7.5 and 20.0
+    pilot.attrs["embedding_model"] = "sentence-transformers/all-MiniLM-L6-v2"
+    result = diagnose(pilot, reference)
+    assert result.same_embedding is False and result.evidence["z"].isna().all()
+    assert result.flags == ["low_semantic_spread"]            # 20.0 is not in the outer 10%
+    text = result.to_text()
+    assert "all-MiniLM-L6-v2" in text and "Qwen3-Embedding-0.6B" in text
+    assert "switched to percentile ranks within the reference by itself" in text
+    # the same model (organisation prefix and case aside): absolute comparison, 25/75 tails
+    pilot.attrs["embedding_model"] = "qwen3-embedding-0.6b"
+    same = diagnose(pilot, reference)
+    assert same.same_embedding is True and np.isfinite(same.evidence["z"]).all()
+    assert same.flags == ["low_path_length", "low_semantic_spread"]  # Table 19 order
+    # not recorded: percentiles, and the text says the model is not recorded
+    unknown = diagnose(pilot_at({}), reference)
+    assert unknown.same_embedding is False and "pilot not recorded" in unknown.to_text()
+    # the override still wins
+    assert diagnose(pilot, reference, same_embedding=False).same_embedding is False
+
+
+def test_release_and_datasets_record_their_embedding_model(reference):
+    import json
+
+    from engine.cli.analyze import load_table
+
+    assert reference.attrs["embedding_model"] == "Qwen/Qwen3-Embedding-0.6B"
+    robust = RELEASE.with_name("comprehensive_trajectory_metrics_4b.csv")
+    assert load_reference(robust).attrs["embedding_model"] == "Qwen/Qwen3-Embedding-4B"
+    root = Path(__file__).resolve().parents[1] / "cached_runs"
+    release = json.loads((root / "paper_release" / "manifest.json").read_text())
+    assert release["embedding_model"] == "Qwen/Qwen3-Embedding-0.6B"
+    assert release["embedding_model_4b"] == "Qwen/Qwen3-Embedding-4B"
+    table, _ = load_table(dataset=str(root / "local_smollm2"))
+    assert table.attrs["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    # a pilot of the local runs against the release: switched by itself
+    llm = table[table["discussion"].isin(["open", "instructed", "iterative"])]
+    assert diagnose(llm, reference).same_embedding is False
+
+
+def test_a_dataset_folder_pilot_brings_its_manifest_embedding_model():
+    from engine.diagnose import load_pilot
+
+    folder = Path(__file__).resolve().parents[1] / "cached_runs" / "local_smollm2"
+    pilot = load_pilot(folder)
+    assert pilot.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert "all-MiniLM-L6-v2" in pilot.description

@@ -92,3 +92,24 @@ def test_imported_csv_with_separators_writes_a_readable_jsonl(tmp_path):
                       encoding="utf-8")
     assert main(["import", str(source), str(tmp_path / "out.jsonl")]) == 0
     assert Corpus.from_jsonl(tmp_path / "out.jsonl")["c1"].texts == [NASTY, "plain"]
+
+
+def test_dashboard_upload_of_a_corpus_whose_first_line_holds_separators():
+    from dashboard import uploads
+    from tests.test_dashboard_uploads import HashEmbedder
+
+    corpus_line = json.dumps({"conversation_id": "c1", "turns": [{"speaker": "A", "text": NASTY},
+                                                                 {"speaker": "B", "text": "ok"}]},
+                             ensure_ascii=False)  # raw, as an older writer left it
+    dataset = uploads.read_upload("old.jsonl", (corpus_line + "\n").encode("utf-8"),
+                                  embedder_factory=HashEmbedder)
+    assert dataset.corpus["c1"].texts == [NASTY, "ok"]
+
+
+def test_quality_file_holds_separators_and_reads_back(tmp_path):
+    from engine.quality import QualityStore
+
+    store = QualityStore(tmp_path)
+    record = {"key": "k1", "judge": "j", "kind": "rubric", "reply": NASTY + " \udc80"}
+    store.append(record)
+    assert QualityStore(tmp_path).records[("k1", "j")] == record

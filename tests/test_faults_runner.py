@@ -27,9 +27,9 @@ def judge_reply(messages):
     return "Score: 7" if "Score:" in prompt else "Novelty: 8\nUsefulness: 4"
 
 
-def test_custom_task_is_judged_with_its_own_prompt(tmp_path):
+def test_custom_task_is_judged_alone_with_its_own_prompt(tmp_path):
     judge = ScriptedBackend(responder=judge_reply)
-    result = run_grid(grid(judge={"model": "scripted"}), tmp_path,
+    result = run_grid(grid(judge={"model": "scripted", "mode": "alone"}), tmp_path,
                       backend=ScriptedBackend(responder=lambda m: "a ball game on stilts"),
                       judge_backend=judge, progress=False, cache=False)
     assert (result.ok, result.failed) == (2, 0)
@@ -38,6 +38,16 @@ def test_custom_task_is_judged_with_its_own_prompt(tmp_path):
     assert all(SPORT in call["messages"][-1]["content"] for call in judge.history)
     for conversation in Corpus.from_jsonl(tmp_path / "corpus.jsonl"):
         assert conversation.outcomes["novelty_raw"] == 8.0 and conversation.outcomes["rubric_score"] == 7.0
+
+
+def test_custom_task_is_judged_together_with_its_own_prompt(tmp_path):
+    judge = ScriptedBackend(responder=lambda m: "Idea 1: Novelty 6, Usefulness 5\n"
+                                                "Idea 2: Novelty 3, Usefulness 9")
+    result = run_grid(grid(judge={"model": "scripted"}), tmp_path,
+                      backend=ScriptedBackend(responder=lambda m: "a ball game on stilts"),
+                      judge_backend=judge, progress=False, cache=False)
+    assert (result.ok, result.failed) == (2, 0) and judge.history
+    assert all(any(SPORT in m["content"] for m in call["messages"]) for call in judge.history)
 
 
 def test_tasks_file_with_judge_from_the_command_line(tmp_path, capsys):
@@ -49,7 +59,7 @@ def test_tasks_file_with_judge_from_the_command_line(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     args = parser.parse_args(["run", "--method", "direct", "--tasks-file", str(tasks), "--judge-model",
-                              "scripted", "--out", str(tmp_path / "out")])
+                              "scripted", "--judge-mode", "alone", "--out", str(tmp_path / "out")])
     judge = ScriptedBackend(responder=judge_reply)
     result = run_grid(grid_from_args(args), tmp_path / "out",
                       backend=ScriptedBackend(responder=lambda m: "fold it"), judge_backend=judge,

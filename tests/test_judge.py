@@ -50,6 +50,16 @@ def test_irrelevant_idea_scores_zero():
     backend = ScriptedBackend(responder=lambda m: "Novelty: 0\nUsefulness: 0")
     frame = rate_ideas(["off topic"], "plastic_waste", backend)
     assert frame["novelty_raw"][0] == 0 and frame["usefulness_raw"][0] == 0
+    assert bool(frame["irrelevant"][0]) and math.isnan(frame["novelty"][0])
+
+
+def test_scaling_leaves_zero_rated_ideas_out_of_the_range():
+    # task a: raw novelty 0 (irrelevant), 4, 8 -> range 4..8: NaN, 0, 1 (with the 0 kept: 0, .5, 1)
+    frame = pd.DataFrame({"task": ["a"] * 3, "novelty_raw": [0.0, 4.0, 8.0],
+                          "usefulness_raw": [0.0, 2.0, 6.0]})
+    out = scale_within_task(frame)
+    assert list(out["irrelevant"]) == [True, False, False]
+    assert math.isnan(out["novelty"][0]) and list(out["novelty"][1:]) == [0.0, 1.0]
 
 
 def test_rubric_scores():

@@ -95,3 +95,22 @@ def test_azure_uses_deployment_path_and_api_version():
     assert seen["path"].startswith("/openai/deployments/my-deployment/chat/completions")
     assert "api-version=2024-10-21" in seen["path"] and seen["key"] == KEY
     assert backend.describe()["backend"] == "azure"
+
+
+def test_usage_fields_reach_the_conversation_token_count():
+    """The server's usage (prompt / completion tokens) is read and summed per conversation."""
+    import asyncio
+
+    from engine.protocols import make_config, run_session
+
+    with LoopbackServer() as server:
+        result = fast_backend(server).chat(MSG)
+        assert result.prompt_tokens == 3  # the loopback counts words: "Propose one idea."
+        assert result.completion_tokens == len(result.text.split())
+        c = asyncio.run(run_session(fast_backend(server), "plastic_waste", make_config("voting", agents=2),
+                                    conversation_id="v", seed=1))
+    bodies = server.bodies[1:]  # the session's 3 calls: 2 answers + the consensus
+    prompt = sum(len(m["content"].split()) for body in bodies for m in body["messages"])
+    assert len(bodies) == 3 and c.meta["prompt_tokens"] == prompt
+    assert c.meta["completion_tokens"] == sum(t.tokens for t in c.turns)
+    assert c.meta["total_tokens"] == prompt + c.meta["completion_tokens"]

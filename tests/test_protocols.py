@@ -427,11 +427,14 @@ def test_homo_mad_calls_rounds_peers_and_consensus():
     assert len(set(seeds)) == len(seeds)  # identical prompts never share a seed
 
 
-def test_consensus_unreadable_falls_back_to_first_answer():
+def test_consensus_unreadable_is_retried_then_picked_by_seeded_chance_not_position():
+    import random
+
     backend = ScriptedBackend(responder=debate_responder("I like them all"))
-    c = run(backend, "voting", agents=3)
-    assert len(backend.history) == 4 and c.meta["consensus_parsed"] is False
-    assert c.final_idea == c.turns[0].text
+    c = run(backend, "voting", agents=3, seed=5)
+    assert len(backend.history) == 3 + 3 and c.meta["consensus_parsed"] is False
+    choice = random.Random("5:consensus").randrange(3)
+    assert c.meta["consensus_choice"] == choice and c.final_idea == c.turns[choice].text
 
 
 def test_most_distant_peers_by_hand():

@@ -1,5 +1,7 @@
-"""Diversity page: Vendi Score and Div-BLEU by method and task, intra-session diversity
-across debate rounds, inter-session PCA of final outputs (paper B, sections 6 and 7)."""
+"""Diversity page: Vendi Score and Div-BLEU by full condition (method, lenses, peers, k, N,
+R, model, temperature, consensus) and task, intra-session diversity across debate rounds,
+inter-session PCA of final outputs (paper B, sections 6 and 7), and the consensus bias
+check (unreadable picks, which agents the final outputs came from)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, diversity_data, published, ui
+from dashboard.quality_diversity_data import consensus_table
 from dashboard.resources import get_embedder
 
 st.title("Diversity")
@@ -24,6 +27,10 @@ methods = st.multiselect("Methods", list(have.paper_b_methods), default=list(hav
                          key="div_methods")
 group_size = st.number_input("Runs per diversity group", min_value=2, max_value=15, value=5,
                              key="div_group_size", help="Paper B: 15 runs per query in 3 groups of 5.")
+st.caption(f"Paper B's protocol (the default): the runs of one condition on one query are split into "
+           f"groups of {int(group_size)} (15 runs → 3 groups of 5); Vendi and Div-BLEU are computed per "
+           f"group and averaged. A condition is everything that defines a run (method, lenses, peers, k, "
+           f"N, R, model, temperature, consensus), so runs that differ are never pooled.")
 dataset_key = f"{dataset.path or dataset.name}:{len(dataset.conversations)}"
 
 
@@ -47,20 +54,30 @@ if not methods:
     st.stop()
 chosen = tuple(methods)
 inter = inter_table(frame, chosen, int(group_size))
-ui.ours(f"Inter-session diversity of final outputs, groups of {int(group_size)} runs")
+ui.ours(f"Inter-session diversity of final outputs per condition, groups of {int(group_size)} runs")
 metric_columns = st.columns(2)
 for column, metric in zip(metric_columns, ("vendi", "div_bleu")):
     gain = diversity_data.gain_over(inter, metric)
     column.metric(f"Creative-MAD vs Homo MAD, {metric}", "n/a" if gain is None else f"{gain:+.1f}%")
 short = inter[inter["n_groups"] == 0]
 if len(short):
-    st.caption(f"{len(short)} method/task cell(s) have fewer than {int(group_size)} runs and are left out.")
+    single = int((short["n_runs"] < 2).sum())
+    st.warning(f"{len(short)} condition/task cell(s) have fewer than {int(group_size)} runs and get no "
+               f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
+               + ". See the 'warning' column.")
+by_condition = inter.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
 c1, c2 = st.columns(2)
-ui.chart(c1, charts.diversity_bars(inter.dropna(subset=["vendi"]), "vendi", "Vendi Score (semantic)"),
-                key="div_vendi")
-ui.chart(c2, charts.diversity_bars(inter.dropna(subset=["div_bleu"]), "div_bleu", "Div-BLEU (lexical)"),
-                key="div_bleu")
-ui.table(st, inter.round(4), key="div_inter_table", hide_index=True)
+ui.chart(c1, charts.diversity_bars(by_condition, "vendi", "Vendi Score (semantic)"), key="div_vendi")
+ui.chart(c2, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu")
+ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="div_inter_table",
+         hide_index=True)
+
+consensus = consensus_table(diversity_data.paper_b_rows(frame, chosen))
+if len(consensus):
+    ui.ours("Consensus bias check: unreadable picks and where the final outputs came from")
+    st.caption("A final output that always comes from one agent makes inter-session diversity measure that "
+               "agent. Unreadable judge picks are asked again, then resolved by a seeded random pick.")
+    ui.table(st, consensus.round(3), key="div_consensus", hide_index=True)
 
 st.subheader("Intra-session diversity across rounds (section 7.2)")
 if not have.turns:

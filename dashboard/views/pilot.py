@@ -182,6 +182,13 @@ if job is not None:
                           state="error")
         else:
             status.update(label="Pilot finished", state="complete")
+        judged = (job.corpus.meta.get("judge") if job.corpus is not None else None) or {}
+        if judged:  # consensual assessment of the final ideas (engine.judge.rate_together)
+            st.text(f"Judge: {judged.get('ideas', 0)} final ideas rated together in batches of at most "
+                    f"{judged.get('batch_size')} by {len(judged.get('raters', []))} rater(s); "
+                    f"irrelevant (rated 0, left out of the scaling): {judged.get('irrelevant', 0)}; "
+                    f"unreadable verdicts (left missing): {judged.get('unreadable_verdicts', 0)}; "
+                    f"replies asked again: {judged.get('retries', 0)}.")
 
 if job is not None and not job.running and job.corpus is not None:
     # Failures first, in full view: they are left out of everything below.
@@ -250,15 +257,14 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
         reference = reference_set.conversations
         if "source" in reference.columns:
             reference = reference[reference["source"] == "llm"]
-        pilot_model = dataset.manifest.get("embedding_model")
-        same_embedding = pilot_model is not None and reference_set.manifest.get("embedding_model") == pilot_model
-        if not same_embedding:
-            st.caption(f"The pilot's turns are embedded with {ui.escape(pilot_model or 'another model')}; the reference's "
-                       "features come from a different embedding model, so only percentile ranks are compared.")
         try:
             from engine.diagnose import diagnose
 
-            diagnosis = diagnose(succeeded, reference, same_embedding=same_embedding)
+            # the two manifests name the embedding models; diagnose compares by percentile
+            # ranks only when they differ (or one is not recorded) and says so
+            diagnosis = diagnose(succeeded, reference,
+                                 pilot_embedding=dataset.manifest.get("embedding_model"),
+                                 reference_embedding=reference_set.manifest.get("embedding_model"))
         except InputError as error:
             st.warning(f"No diagnosis: {ui.escape(error)}")
         else:
@@ -266,6 +272,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
             st.metric("Pilot conversations diagnosed", diagnosis.n_pilot)
             if left_out:
                 st.caption(f"{left_out} failed session(s) left out; {diagnosis.n_pilot} finished.")
+            st.text(diagnosis.embedding_note)  # model names come from manifests: plain text
             recommendation = diagnosis.recommendation
             st.markdown("**Recommendation** (from the evidence below):")
             st.text(recommendation.get("summary", ""))

@@ -3,6 +3,7 @@
 * ``engine.cli.data``: import, embed, features, diversity (foundation)
 * ``engine.cli.analyze``: analyze {regress, manipulability, compare, diagnose} (statistics)
 * ``engine.cli.run``: run (the debate engine)
+* ``engine.cli.judge``: judge {quality, pairwise} (paper B's quality side on a run folder)
 Errors meant for people (``InputError``) print one line and exit 2, never a traceback.
 """
 
@@ -15,13 +16,13 @@ from engine.errors import InputError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.cli import analyze, data, run
+    from engine.cli import analyze, data, judge, run
 
     parser = argparse.ArgumentParser(
         prog="python -m engine",
         description="creativity-dynamics lab: run, measure and analyse team creativity.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, analyze, run):
+    for module in (data, analyze, run, judge):
         module.register(subparsers)
     return parser
 

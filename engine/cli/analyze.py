@@ -10,13 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from engine.errors import InputError
+from engine.stats.reference import RELEASE_EMBEDDING as REFERENCE_EMBEDDING_MODEL
 
 SAMPLES = ("llm", "human", "all")
-REFERENCE_EMBEDDING_MODEL = "Qwen/Qwen3-Embedding-0.6B"  # the paper release's features (paper A)
 
 
 def register(subparsers) -> None:
@@ -59,7 +56,9 @@ def register(subparsers) -> None:
     diag.add_argument("--cache", help="embedding cache file (default: $CDL_CACHE_DIR/embeddings.sqlite)")
     diag.add_argument("--reference", help="reference metrics CSV (default: the paper release)")
     diag.add_argument("--different-embedding", action="store_true",
-                      help="the pilot used another embedding model: compare by percentile rank only")
+                      help="force the comparison by percentile rank only (by default it switches by "
+                           "itself when the pilot's and the reference's embedding models differ or "
+                           "one is not recorded)")
     diag.add_argument("--out", help="write the diagnosis as JSON (.json) or the evidence as CSV (.csv)")
     diag.set_defaults(handler=run_diagnose)
 
@@ -94,6 +93,8 @@ def _spec_arguments(parser) -> None:
 
 def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[pd.DataFrame, str]:
     """A conversation table from a metrics file or a dataset folder, and a label for it."""
+    import pandas as pd
+
     from engine.stats.reference import default_release_path
 
     if dataset:
@@ -122,8 +123,11 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
     kind = table_kind(header, path=str(path))
     if kind == "metrics":
         from engine.importers.paper_release import read_metrics
+        from engine.stats.reference import release_embedding
 
-        return read_metrics(path), str(path)
+        table = read_metrics(path)
+        table.attrs["embedding_model"] = release_embedding(path)  # known for the release files
+        return table, str(path)
     if kind == "ideas":
         from engine.importers.ratings import read_ideas
 
@@ -171,6 +175,8 @@ def _write(out: str | None, table: pd.DataFrame | None, payload) -> None:
 
 
 def _json_default(value):
+    import numpy as np
+
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating,)):
@@ -181,6 +187,8 @@ def _json_default(value):
 
 
 def _print_table(table: pd.DataFrame, digits: int = 4) -> None:
+    import pandas as pd
+
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
 
@@ -204,6 +212,8 @@ def _specs_from_args(args) -> list:
 
 
 def run_regress(args) -> int:
+    import pandas as pd
+
     from engine.stats import fit
 
     specs = _specs_from_args(args)
@@ -229,6 +239,8 @@ def run_regress(args) -> int:
 # ---------------------------------------------------------------- manipulability
 
 def run_manipulability(args) -> int:
+    import pandas as pd
+
     from engine.importers.paper_release import published_reference
     from engine.stats import MANIPULABILITY_COLUMNS, manipulability
     from engine.stats.reference import RELEASE_FILE
@@ -346,11 +358,9 @@ def run_diagnose(args) -> int:
 
     pilot = load_pilot(args.pilot, embedder)
     reference = load_reference(args.reference) if args.reference else load_reference()
-    same_embedding = not args.different_embedding
-    if pilot.embedding_model is not None:
-        print(f"pilot: {pilot.description}")
-        same_embedding = same_embedding and pilot.embedding_model == REFERENCE_EMBEDDING_MODEL
-    result = diagnose(pilot.table, reference, same_embedding=same_embedding)
+    print(f"pilot: {pilot.description}")
+    result = diagnose(pilot.table, reference, same_embedding=False if args.different_embedding else None,
+                      pilot_embedding=pilot.embedding_model)
     print(result.to_text())
     _write(args.out, result.evidence, result.to_dict())
     return 0

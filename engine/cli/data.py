@@ -24,17 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
-from engine.embed import read_embeddings, write_embeddings
 from engine.errors import InputError
 
 TABLE_FORMATS = ("csv", "json", "parquet")
 CORPUS_SUFFIXES = (".jsonl", ".parquet")
 EMBED_CHUNK = 2048
-DEFAULT_GROUPS = ("task", "protocol", "method", "discussion")
+DEFAULT_GROUPS = ("task", "condition")
+CONDITION_META = ("rounds", "k", "lenses", "peers", "temperature", "consensus")
 
 
 def register(subparsers) -> None:
@@ -238,6 +234,10 @@ def _trajectory_corpus(corpus: Corpus, args: argparse.Namespace) -> Corpus:
 
 
 def run_embed(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from engine.embed import write_embeddings
+
     output = Path(args.output)
     if output.suffix.lower() != ".npy":
         raise InputError("embeddings are written as .npy", path=str(output))
@@ -279,6 +279,8 @@ def _embedder(args: argparse.Namespace):
 def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
     """Embeddings of ``texts`` in chunks with a progress bar, and how many distinct texts
     were already in the cache."""
+    import numpy as np
+
     from engine.embed import text_key
 
     if not texts:
@@ -318,6 +320,8 @@ def _register_features(subparsers) -> None:
 
 
 def run_features(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from engine.features import FEATURE_NAMES, features_for_corpus
 
     source = Path(args.input)
@@ -333,6 +337,7 @@ def run_features(args: argparse.Namespace) -> int:
         arrays = _split_rows(vectors, [len(c.turns) for c in corpus])
         info = corpus.conversations_frame()[["conversation_id", "source", "task", "model",
                                              "protocol"]]
+        info["embedding_model"] = embedder.model_name  # diagnose compares it with the reference's
         print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
               file=sys.stderr)
     features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
@@ -345,6 +350,8 @@ def run_features(args: argparse.Namespace) -> int:
 
 
 def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
+    import numpy as np
+
     bounds = np.cumsum([0, *lengths])
     return [vectors[bounds[i]:bounds[i + 1]] for i in range(len(lengths))]
 
@@ -380,6 +387,11 @@ def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], Tur
 
     The ``.npy`` is memory-mapped: a corpus larger than memory streams through ``features``.
     """
+    import numpy as np
+    import pandas as pd
+
+    from engine.embed import read_embeddings
+
     index_path = index_path or default_index_path(path)
     vectors, index, verified = read_embeddings(path, index_path, mmap=True)
     if not verified:
@@ -405,11 +417,14 @@ def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], Tur
 # -- diversity -----------------------------------------------------------------------------
 def _register_diversity(subparsers) -> None:
     p = subparsers.add_parser(
-        "diversity", help="final ideas grouped by task/method -> Vendi, Div-BLEU, inter-session",
+        "diversity", help="final ideas grouped by task and condition -> Vendi, Div-BLEU, inter-session",
         description="Diversity of final ideas (paper B, section 3.2) per group (default: task "
-                    "and method/protocol): Vendi Score (cosine kernel of the embeddings) and "
-                    "Div-BLEU over all the group's texts, and inter-session diversity: the "
-                    "runs split into consecutive groups of --group-size, scored and averaged.")
+                    "and the full condition: method, lenses, peers, k, N, R, model, temperature, "
+                    "consensus, so runs that differ are never pooled): Vendi Score (cosine kernel "
+                    "of the embeddings) and Div-BLEU over all the group's texts, and inter-session "
+                    "diversity: paper B's protocol, the runs split into consecutive groups of "
+                    "--group-size (15 runs -> 3 groups of 5), scored and averaged. A group with "
+                    "fewer than 2 texts gets a warning.")
     p.add_argument("input", help="corpus .jsonl/.parquet, or a .csv/.tsv/.jsonl table with a text column")
     p.add_argument("-o", "--output", help="table .csv/.json/.parquet (default: CSV on stdout)")
     p.add_argument("--text-column", default="text", help="text column of a table input (default: text)")
@@ -417,8 +432,9 @@ def _register_diversity(subparsers) -> None:
     p.add_argument("--text", choices=("auto", "final-idea", "last-turn"), default="auto",
                    help="for a corpus: the final idea (auto: final_idea, else the last turn)")
     p.add_argument("--group-by", default=",".join(DEFAULT_GROUPS),
-                   help="comma-separated columns (default: task and protocol, or its paper-B/"
-                        "paper-A names method/discussion; columns the input lacks are ignored)")
+                   help="comma-separated columns (default: task,condition; 'condition' is built from "
+                        "the method/protocol/discussion column and the run options the input has; "
+                        "columns the input lacks are ignored)")
     p.add_argument("--group-size", type=int, default=5,
                    help="runs per inter-session group (paper B: 15 runs -> 3 groups of 5)")
     p.add_argument("--format", choices=TABLE_FORMATS, help="output format (default: from extension)")
@@ -428,11 +444,17 @@ def _register_diversity(subparsers) -> None:
 
 
 def run_diversity(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from engine.diversity import div_bleu, inter_session_diversity, vendi_score
 
     if args.group_size < 2:
         raise InputError("must be at least 2", field="--group-size")
     table = load_texts(Path(args.input), args.text_column, args.text, column_mapping(args.map))
+    if any(c in table.columns for c in ("protocol", "method", "discussion")):
+        from engine.conditions import add_condition
+
+        table = add_condition(table)
     wanted = [c.strip() for c in args.group_by.split(",") if c.strip()]
     group_columns = [c for c in wanted if c in table.columns and table[c].notna().any()]
     embedder = _embedder(args)
@@ -445,15 +467,25 @@ def run_diversity(args: argparse.Namespace) -> int:
         texts = group["text"].tolist()
         embeddings = vectors[group.index.to_numpy()]
         row = dict(zip(group_columns, key))
+        for name in ("method", "protocol", "discussion"):  # the condition's method, for reading
+            if name in group.columns and name not in row:
+                row[name] = group[name].iat[0]
         row.update(n_texts=len(texts), vendi=vendi_score(embeddings),
                    div_bleu=div_bleu(texts) if len(texts) >= 2 else float("nan"),
-                   inter_vendi=float("nan"), inter_div_bleu=float("nan"), inter_groups=0)
+                   inter_vendi=float("nan"), inter_div_bleu=float("nan"), inter_groups=0,
+                   warning="" if len(texts) >= 2 else "1 text: diversity undefined")
         if len(texts) >= args.group_size:
             inter = inter_session_diversity(texts, embeddings, group_size=args.group_size)
             row.update(inter_vendi=inter["vendi"], inter_div_bleu=inter["div_bleu"],
                        inter_groups=inter["n_groups"])
         rows.append(row)
-    emit_table(pd.DataFrame(rows), args.output, args.format)
+    result = pd.DataFrame(rows)
+    single = int((result["n_texts"] < 2).sum())
+    if single:
+        print(f"warning: {single} of {len(result)} group(s) have fewer than 2 texts (Vendi 1.0 by "
+              f"definition, Div-BLEU blank): check the grouping (--group-by {','.join(group_columns)})",
+              file=sys.stderr)
+    emit_table(result, args.output, args.format)
     return 0
 
 
@@ -465,6 +497,8 @@ def load_texts(path: Path, text_column: str, choice: str,
     ``mapping``) is read as one: one text per conversation (its final idea, else its last
     turn), said on stderr, instead of every turn counted as a separate final output.
     """
+    import pandas as pd
+
     transcripts = not _is_corpus(path) and _is_transcript_table(path, mapping or {})
     if transcripts:
         print(f"{path}: one row per turn (conversation_id, turn, speaker, text): read as "
@@ -485,7 +519,8 @@ def load_texts(path: Path, text_column: str, choice: str,
                 text = c.turns[-1].text
             rows.append({"conversation_id": c.conversation_id, "task": c.task,
                          "protocol": c.protocol, "model": c.model, "replicate": c.replicate,
-                         "text": text})
+                         "team_size": c.team_size,
+                         **{key: c.meta.get(key) for key in CONDITION_META}, "text": text})
         table = pd.DataFrame(rows)
     else:
         from engine.importers.transcripts import read_records
@@ -528,6 +563,8 @@ def _is_transcript_table(path: Path, mapping: dict[str, str]) -> bool:
 def load_corpus(path: str | Path, mapping: dict[str, str] | None = None) -> Corpus:
     """A corpus from .jsonl/.parquet, or a transcript .csv/.tsv/.jsonl (renamed by
     ``mapping``, as ``--map``) read on the fly."""
+    from engine.corpus import Corpus
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson") and path.exists() and not _is_corpus(path):
@@ -575,6 +612,8 @@ def table_format(output: str | Path | None, fmt: str | None) -> str:
 
 def write_table(table: pd.DataFrame, output: str | Path, fmt: str) -> Path:
     """Write a table atomically as CSV, JSON records or Parquet."""
+    from engine.corpus import atomic_write_bytes, atomic_write_text
+
     if fmt == "csv":
         return atomic_write_text(output, table.to_csv(index=False))
     if fmt == "json":

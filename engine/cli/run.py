@@ -14,20 +14,23 @@ import sys
 
 from engine.errors import InputError
 
-SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "agents", "rounds",
+SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "map", "extra_fields",
+                      "benchmark", "benchmark_file", "benchmark_limit", "agents", "rounds",
                       "replicates", "model", "base_url", "azure_api_version",
                       "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
                       "turn_limit", "min_rounds", "pool", "generation", "initial_generation",
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
                       "judge_model", "judge_base_url", "judge_mode", "judge_samples",
-                      "judge_batch_size", "judge_models")
+                      "judge_batch_size", "judge_models", "peers", "consensus", "consensus_retries",
+                      "models")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
-                  "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k")
+                  "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
+                  "peers", "consensus", "consensus_retries", "lenses")
 
 
 def register(subparsers) -> None:
-    from engine.protocols.config import METHODS
+    from engine.method_names import METHODS
 
     p = subparsers.add_parser("run", help="run debate / discussion sessions on a model",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -38,6 +41,13 @@ def register(subparsers) -> None:
     what.add_argument("--task-text", help="your own task prompt")
     what.add_argument("--task-id", default="custom", help="id for --task-text (default: custom)")
     what.add_argument("--tasks-file", help="JSONL file of {\"id\": ..., \"prompt\": ...} tasks")
+    what.add_argument("--map", action="append", metavar="FIELD=NAME",
+                      help="tasks file / benchmark: the file's name for a task field, e.g. id=uid (repeatable)")
+    what.add_argument("--extra-fields", choices=("error", "ignore", "keep"),
+                      help="tasks file: fields beyond id/prompt/title/benchmark (default: error)")
+    what.add_argument("--benchmark", help="paper B benchmark: liveideabench, aae, macgyver, arena_hard_creative")
+    what.add_argument("--benchmark-file", help="your downloaded copy of the benchmark's file (or folder)")
+    what.add_argument("--benchmark-limit", type=int, help="first N items of the benchmark only")
     what.add_argument("--agents", type=int, help="team size N")
     what.add_argument("--rounds", type=int, help="debate rounds R (paper B; self_refine iterations)")
     what.add_argument("--replicates", type=int, default=1, help="sessions per task (default 1)")
@@ -67,7 +77,18 @@ def register(subparsers) -> None:
     options.add_argument("--idea-words", help="target idea length, e.g. 80-100")
     options.add_argument("--convergence", type=int, help="iterative: same selection this many times")
     options.add_argument("--refine-top", type=int, help="progressive: ideas carried forward")
-    options.add_argument("--k", type=int, help="creative_mad: distant peers per agent (default 2)")
+    debate = p.add_argument_group("debate options (paper B, every debate method; section 7.4)")
+    debate.add_argument("--k", type=int, help="peers per agent for --peers distant|closest|random (default 2)")
+    debate.add_argument("--lenses", action=argparse.BooleanOptionalAction, default=None,
+                        help="Cognitive Lens Assignment on/off (default: on for creative_mad only)")
+    debate.add_argument("--peers", choices=("all", "distant", "closest", "random"),
+                        help="peers each agent reads (default: distant for creative_mad, else all)")
+    debate.add_argument("--consensus", choices=("judge", "vote", "random", "all"),
+                        help="final answer: judge pick (default), agents' vote, seeded random, or keep all")
+    debate.add_argument("--consensus-retries", type=int,
+                        help="extra judge samples when the pick is unreadable (default 2), then a seeded random pick")
+    debate.add_argument("--models", help="one model per agent, comma-separated (cycled): Mixed teams, "
+                                         "Hetero-MAD by model; same --base-url / key as --model")
     judge = p.add_argument_group("judge")
     judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
     judge.add_argument("--judge-base-url", help="server of the judge model")
@@ -109,19 +130,30 @@ def grid_from_args(args: argparse.Namespace) -> dict:
             condition[name] = value
     if args.initial_generation is not None:
         condition["initial_generation"] = args.initial_generation
+    if args.models:
+        condition["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
     grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
             "concurrency": args.concurrency or 4, "conditions": [condition]}
     if args.timeout is not None:
         grid["request_timeout"] = _positive_timeout(args.timeout)
+    mapping = parse_map(args.map)
     if args.tasks_file:
         grid["tasks_file"] = args.tasks_file
+        grid["tasks_map"] = mapping
+        if args.extra_fields:
+            grid["tasks_extra"] = args.extra_fields
+    if args.benchmark:
+        if not args.benchmark_file:
+            raise InputError("--benchmark needs --benchmark-file (your downloaded copy)", field="benchmark_file")
+        grid["benchmark"] = {"name": args.benchmark, "path": args.benchmark_file,
+                             "limit": args.benchmark_limit, "map": mapping}
     if args.task_text:
         grid["task_texts"] = {args.task_id: args.task_text}
     if args.task and args.task != ["all"]:
         grid["tasks"] = [t.strip() for item in args.task for t in item.split(",") if t.strip()]
-    elif not args.task and not args.task_text and not args.tasks_file:
+    elif not args.task and not args.task_text and not args.tasks_file and not args.benchmark:
         raise InputError("give --task ID (or 'all'), --task-text or --tasks-file", field="task")
     elif args.task_text and not args.task:
         grid["tasks"] = [args.task_id]
@@ -138,6 +170,15 @@ def grid_from_args(args: argparse.Namespace) -> dict:
     return grid
 
 
+def parse_map(items: list[str] | None) -> dict[str, str]:
+    """``["id=uid", ...]`` -> ``{"id": "uid"}``; a malformed item is an InputError."""
+    mapping = {}
+    for item in items or ():
+        field, sep, name = item.partition("=")
+        if not sep or not field.strip() or not name.strip():
+            raise InputError(f"--map {item!r}: expected FIELD=NAME, e.g. id=uid", field="map")
+        mapping[field.strip()] = name.strip()
+    return mapping
 def _positive_timeout(seconds: float) -> float:
     if not seconds > 0 or seconds == float("inf"):
         raise InputError(f"must be a positive number of seconds, got {seconds!r}", field="--timeout")
@@ -152,6 +193,8 @@ def run_command(args: argparse.Namespace) -> int:
         given = [name for name in SINGLE_RUN_OPTIONS
                  if getattr(args, name) not in (None, False, [], "OPENAI_API_KEY", 0, 1, "custom")
                  or (name == "initial_generation" and args.initial_generation is False)]
+        if args.lenses is not None:
+            given.insert(0, "lenses")
         if given:
             raise InputError(f"--{given[0].replace('_', '-')} cannot be combined with --grid "
                              f"(put it in the grid file)", field=given[0])
@@ -174,5 +217,8 @@ def run_command(args: argparse.Namespace) -> int:
     summary = {"out": str(result.out_dir), "planned": result.planned, "skipped_done": result.skipped,
                "ok": result.ok, "failed": result.failed, "usage": result.usage,
                "cost_usd": result.cost_usd, "elapsed_s": round(result.elapsed_s, 1)}
+    if result.consensus.get("sessions"):
+        summary["consensus"] = {key: result.consensus[key] for key in
+                                ("sessions", "unparsed", "unparsed_share", "resolution", "chosen_agent")}
     print(json.dumps(summary))
     return 1 if result.failed else 0

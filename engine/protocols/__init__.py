@@ -34,13 +34,18 @@ def protocol_module(method: str):
 async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig, *,
                       conversation_id: str, seed: int = 0, replicate: int = 0,
                       on_turn: OnTurn | None = None,
-                      embedder: Callable[[Sequence[str]], np.ndarray] | None = None) -> Conversation:
-    """Run one session; never raises for a backend failure (the Conversation says 'failed')."""
+                      embedder: Callable[[Sequence[str]], np.ndarray] | None = None,
+                      agent_backends: dict[str, Backend] | None = None) -> Conversation:
+    """Run one session; never raises for a backend failure (the Conversation says 'failed').
+
+    ``agent_backends`` maps each name of ``config.models`` to its backend (per-agent models).
+    """
     task = get_task(task)
     session = Session(backend, task, config, conversation_id=conversation_id, seed=seed,
-                      replicate=replicate, on_turn=on_turn, embedder=embedder)
+                      replicate=replicate, on_turn=on_turn, embedder=embedder,
+                      agent_backends=agent_backends)
     conversation = Conversation(
-        conversation_id=conversation_id, source="llm", task=task.id, model=backend.model,
+        conversation_id=conversation_id, source="llm", task=task.id, model=session_model(config, backend),
         protocol=config.method, persona=config.persona if config.paper == "A" else _paper_b_persona(config),
         team_size=config.agents, order=config.order if config.paper == "A" else None,
         replicate=replicate, meta={"paper": config.paper, **config.meta(), "seed": seed,
@@ -59,21 +64,39 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
     return conversation
 
 
+def session_model(config: ProtocolConfig, backend: Backend) -> str:
+    """The model a session is filed under: its backend's, or "mixed" when agents differ
+    (paper A's reference level "Mixed", Tables 7 and 20)."""
+    models = set(config.models or ())
+    if not models:
+        return backend.model
+    return next(iter(models)) if len(models) == 1 else "mixed"
+
+
 def _paper_b_persona(config: ProtocolConfig) -> str:
     return {"hetero_mad": "different", "creative_mad": "lens"}.get(config.method, "none")
 
 
-def expected_calls(config: ProtocolConfig) -> int:
-    """Chat calls of one session: exact for paper B, the maximum for paper A."""
+def consensus_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int:
+    """Calls of the consensus step: judge 1 (+ retries), vote N, random / all none."""
+    if config.method not in ("voting", "homo_mad", "hetero_mad", "creative_mad"):
+        return 0
+    return {"judge": 1 + (config.consensus_retries if with_retries else 0),
+            "vote": config.agents, "random": 0, "all": 0}[config.consensus]
+
+
+def expected_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int:
+    """Chat calls of one session: exact for paper B (``with_retries``: the most the consensus
+    judge's retries of an unreadable pick can add), the maximum for paper A."""
     n, r, m = config.agents, config.rounds, config.method
     if m == "direct":
         return 1
     if m == "self_refine":
         return 1 + 2 * r
     if m == "voting":
-        return n + 1
+        return n + consensus_calls(config, with_retries=with_retries)
     if m in ("homo_mad", "hetero_mad", "creative_mad"):
-        return n * (r + 1) + 1
+        return n * (r + 1) + consensus_calls(config, with_retries=with_retries)
     initial = 2 * n if config.initial_generation else 0
     limit = config.turn_limit
     if m == "none":

@@ -6,6 +6,15 @@ off for open, whose Table 6 conditions 9-16 have no initial phase; on for the ot
 and progressive are built on it). Paper B
 (section 6): agents N, rounds R, k peers for Creative-MAD. Unknown options are rejected
 with a message naming them.
+
+Paper B's design factors are options of every debate method (section 7.4's ablations):
+``lenses`` (Cognitive Lens Assignment on/off), ``peers`` (all | distant = Embedding-based
+Peer Selection | closest | random, k peers each), and the consensus step (``consensus``:
+judge | vote | random | all, ``consensus_retries`` extra judge samples before a seeded
+random pick). Left unset, lenses and peers take the method's own design: Creative-MAD =
+lenses + distant, Homo/Hetero-MAD = no lenses + all. ``models`` gives one backend per
+agent (paper A's "Mixed" teams, Tables 7 and 20; Hetero-MAD by model), cycled if shorter
+than the team.
 """
 
 from __future__ import annotations
@@ -16,9 +25,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engine.errors import InputError
 
-PAPER_A = ("none", "open", "instructed", "iterative", "progressive")
-PAPER_B = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
-METHODS = PAPER_A + PAPER_B
+from engine.method_names import METHODS, PAPER_A, PAPER_B
+
+DEBATES = ("homo_mad", "hetero_mad", "creative_mad")
+WITH_CONSENSUS = DEBATES + ("voting",)
+PEER_STRATEGIES = ("all", "distant", "closest", "random")
+CONSENSUS_MODES = ("judge", "vote", "random", "all")
+# Options added after runs were made: left at their default they stay out of a session's
+# id (engine.grid.options_hash), so earlier runs keep their ids and resume.
+LATER_OPTIONS = {"lenses": None, "peers": None, "consensus": "judge", "consensus_retries": 2,
+                 "models": None}
 
 
 class ProtocolConfig(BaseModel):
@@ -42,6 +58,11 @@ class ProtocolConfig(BaseModel):
     temperature: float | None = Field(1.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=8, le=32768)
     rating_max_tokens: int | None = Field(None, ge=4)
+    lenses: bool | None = None
+    peers: Literal[PEER_STRATEGIES] | None = None  # type: ignore[valid-type]
+    consensus: Literal[CONSENSUS_MODES] = "judge"  # type: ignore[valid-type]
+    consensus_retries: int = Field(2, ge=0, le=10)
+    models: tuple[str, ...] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "ProtocolConfig":
@@ -65,9 +86,36 @@ class ProtocolConfig(BaseModel):
             raise ValueError("pool: a replacement pool needs the initial generation phase")
         if method in ("none", "progressive") and not self.initial_generation:
             raise ValueError(f"initial_generation: {method} is built on the initial generation phase")
-        if method == "creative_mad" and self.k > self.agents - 1:
-            raise ValueError(f"k: Creative-MAD peers k={self.k} must be below agents={self.agents}")
+        if (self.lenses is not None or self.peers is not None) and method not in DEBATES:
+            raise ValueError(f"lenses/peers: apply to the debate methods ({', '.join(DEBATES)}), "
+                             f"not {method}")
+        if self.consensus != "judge" and method not in WITH_CONSENSUS:
+            raise ValueError(f"consensus: {method} has no consensus step")
+        if self.models is not None and not self.models:
+            raise ValueError("models: give at least one model name")
+        if method in DEBATES and self.peer_strategy != "all" and self.k > self.agents - 1:
+            raise ValueError(f"k: {self.k} peers per agent must be below agents={self.agents}")
         return self
+
+    @property
+    def lens_assignment(self) -> bool:
+        """Cognitive Lens Assignment on? (the method's default when ``lenses`` is unset)."""
+        return self.method == "creative_mad" if self.lenses is None else self.lenses
+
+    @property
+    def peer_strategy(self) -> str:
+        """Which peers an agent reads (the method's default when ``peers`` is unset)."""
+        if self.peers is not None:
+            return self.peers
+        return "distant" if self.method == "creative_mad" else "all"
+
+    def hash_payload(self) -> dict[str, Any]:
+        """What identifies the options of a session (later options only when not default)."""
+        data = self.model_dump()
+        for key, default in LATER_OPTIONS.items():
+            if data.get(key) == default:
+                data.pop(key, None)
+        return data
 
     @property
     def paper(self) -> str:
@@ -87,7 +135,14 @@ class ProtocolConfig(BaseModel):
                            "refine_top"),
             "B": common + ("rounds", "k", "idea_words"),
         }[self.paper]
-        return {key: data[key] for key in keep}
+        meta = {key: data[key] for key in keep}
+        if self.method in DEBATES:
+            meta.update(lenses=self.lens_assignment, peers=self.peer_strategy)
+        if self.method in WITH_CONSENSUS:
+            meta.update(consensus=self.consensus, consensus_retries=self.consensus_retries)
+        if self.models:
+            meta["models"] = list(self.models)
+        return meta
 
 
 def make_config(method: str, **options: Any) -> ProtocolConfig:

@@ -3,20 +3,15 @@
 Agent i keeps the lens logical, emotional, critical, analogical, practical (in that order,
 cycling past five) in every round, and in each debate round sees only the k (default 2)
 peers whose previous-round responses are most distant from its own by cosine distance of
-their all-MiniLM-L6-v2 embeddings.
+their all-MiniLM-L6-v2 embeddings. Both are options (``lenses``, ``peers``) whose defaults
+for this method are on and ``distant``; turning one off gives section 7.4's ablations.
 """
 
 from __future__ import annotations
 
-from engine import prompts
-from engine.protocols.debate import debate, distant_peers
-from engine.protocols.session import Agent, Session
+from engine.protocols.debate import debate, debate_agents
+from engine.protocols.session import Session
 
 
 async def run(session: Session) -> str:
-    agents = []
-    for i in range(session.config.agents):
-        lens = prompts.LENS_ORDER[i % len(prompts.LENS_ORDER)]
-        agents.append(Agent(f"Agent {i + 1}", prompts.debate_system(session.task.prompt, lens=lens),
-                            lens=lens))
-    return await debate(session, agents, distant_peers)
+    return await debate(session, debate_agents(session))

@@ -1,16 +1,11 @@
-"""Paper B, Hetero-MAD (section 6): like Homo-MAD, but each agent holds a distinct persona."""
+"""Paper B, Hetero-MAD (section 6): like Homo-MAD, but each agent holds a distinct persona;
+heterogeneous by model with ``models`` (one backend per agent, ``engine.protocols.session``)."""
 
 from __future__ import annotations
 
-from engine import prompts
-from engine.protocols.debate import all_peers, debate
-from engine.protocols.session import Agent, Session
+from engine.protocols.debate import debate, debate_agents
+from engine.protocols.session import Session
 
 
 async def run(session: Session) -> str:
-    agents = []
-    for i in range(session.config.agents):
-        persona = prompts.PERSONAS[i % len(prompts.PERSONAS)]
-        agents.append(Agent(f"Agent {i + 1}", prompts.debate_system(session.task.prompt, persona=persona),
-                            persona=persona))
-    return await debate(session, agents, all_peers)
+    return await debate(session, debate_agents(session, personas=True))

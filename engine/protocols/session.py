@@ -5,6 +5,11 @@ concurrently, as in one debate round of paper B): it derives a per-call seed fro
 session seed, calls the backend, and records a Turn with speaker, round, phase, prompt
 hash, tokens and latency. Turns are recorded in a fixed order, whatever order concurrent
 replies arrive in; turns already received survive a later failure (``Session.turns``).
+
+With ``config.models`` (one model per agent: paper A's "Mixed" teams, Tables 7 and 20;
+Hetero-MAD by model) an agent's calls go to the backend of its model, taken from
+``agent_backends`` (model name -> Backend), and each turn records ``meta["model"]``;
+calls by non-agents (the consensus judge) go to the session's own backend.
 ``Session.usage`` sums the tokens of every call, recorded as a turn or not (hand-raising
 drafts that were not chosen), for the per-conversation token count of paper A's Table 29;
 calls whose backend reported no usage are counted, never taken as zero tokens.
@@ -45,14 +50,20 @@ class Ask:
     round: int | None = None
     max_tokens: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    temperature: float | None = None  # None: the session's temperature
 
 
 class Session:
     def __init__(self, backend: Backend, task: Task, config: ProtocolConfig, *,
                  conversation_id: str = "session", seed: int = 0, replicate: int = 0,
                  on_turn: OnTurn | None = None,
-                 embedder: Callable[[Sequence[str]], np.ndarray] | None = None):
+                 embedder: Callable[[Sequence[str]], np.ndarray] | None = None,
+                 agent_backends: dict[str, Backend] | None = None):
         self.backend = backend
+        self.agent_backends = dict(agent_backends or {})
+        missing = sorted(set(config.models or ()) - set(self.agent_backends) - {backend.model})
+        if missing:
+            raise ValueError(f"models: no backend given for {', '.join(missing)}")
         self.task = task
         self.config = config
         self.conversation_id = conversation_id
@@ -74,12 +85,28 @@ class Session:
         self._calls += 1
         return (self.seed * 1_000_003 + self._calls * 7919) % (2 ** 31 - 1)
 
+    def backend_for(self, speaker: str) -> Backend:
+        """The backend answering for ``speaker`` (its model's, when models are per agent)."""
+        models = self.config.models
+        if models:
+            for index, agent in enumerate(self.agents):
+                if agent.name == speaker:
+                    name = models[index % len(models)]
+                    return self.agent_backends.get(name) or self.backend
+        return self.backend
+
     async def _call(self, ask: Ask, seed: int) -> Turn:
-        result = await self.backend.achat(
-            ask.messages, temperature=self.config.temperature,
+        backend = self.backend_for(ask.speaker)
+        temperature = self.config.temperature if ask.temperature is None else ask.temperature
+        result = await backend.achat(
+            ask.messages, temperature=temperature,
             max_tokens=ask.max_tokens or self.config.max_tokens, seed=seed, replicate=self.replicate)
         self._count_usage(result)
         meta = {"prompt_tokens": result.prompt_tokens, "seed": seed, **ask.meta}
+        if self.config.models:
+            meta["model"] = backend.model
+        if ask.temperature is not None:
+            meta["temperature"] = ask.temperature
         if result.cached:
             meta["cached"] = True
         if result.lone_surrogates_replaced:
@@ -112,8 +139,10 @@ class Session:
         return turn
 
     async def ask(self, speaker: str, messages: list[Message], *, phase: str, round: int | None = None,
-                  max_tokens: int | None = None, record: bool = True, **meta: Any) -> Turn:
-        turn = await self._call(Ask(speaker, messages, phase, round, max_tokens, meta), self._next_seed())
+                  max_tokens: int | None = None, record: bool = True, temperature: float | None = None,
+                  **meta: Any) -> Turn:
+        turn = await self._call(Ask(speaker, messages, phase, round, max_tokens, meta, temperature),
+                                self._next_seed())
         return self.record(turn) if record else turn
 
     async def ask_all(self, asks: Sequence[Ask], *, record: bool = True) -> list[Turn]:

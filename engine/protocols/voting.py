@@ -15,4 +15,4 @@ async def run(session: Session) -> str:
     turns = await session.ask_all([Ask(a.name, prompts.debate_initial(system, session.config.idea_words),
                                        phase="initial", round=0) for a in agents])
     session.meta["stop_reason"] = "vote"
-    return await consensus(session, [t.text for t in turns], 1)
+    return await consensus(session, [t.text for t in turns], 1, agents)

@@ -16,6 +16,24 @@ from engine.errors import InputError
 
 from engine.samples import TRAJECTORY_STRUCTURES  # one definition of the sample
 RELEASE_FILE = "comprehensive_trajectory_metrics.csv"
+RELEASE_FILE_4B = "comprehensive_trajectory_metrics_4b.csv"
+# The embedding models behind the release's features (Methods, "Turn Embeddings"; Table 26)
+RELEASE_EMBEDDING = "Qwen/Qwen3-Embedding-0.6B"
+RELEASE_EMBEDDING_4B = "Qwen/Qwen3-Embedding-4B"
+
+
+def release_embedding(path: str | Path) -> str | None:
+    """The embedding model of a paper release metrics file, known by its name (else None)."""
+    name = Path(path).name
+    return {RELEASE_FILE: RELEASE_EMBEDDING, RELEASE_FILE_4B: RELEASE_EMBEDDING_4B}.get(name)
+
+
+def same_embedding_model(a: str | None, b: str | None) -> bool | None:
+    """Whether two embedding model names are the same model (organisation prefix and case
+    ignored); None when either is unknown."""
+    if not a or not b:
+        return None
+    return str(a).split("/")[-1].lower() == str(b).split("/")[-1].lower()
 
 
 def default_release_path() -> Path:
@@ -34,14 +52,18 @@ def trajectory_sample(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_reference(path: str | Path | None = None) -> pd.DataFrame:
-    """The paper release's trajectory sample (read with ``read_metrics``)."""
+    """The paper release's trajectory sample (read with ``read_metrics``); ``attrs
+    ["embedding_model"]`` names the model behind its features (None for a file not named
+    as in the release)."""
     from engine.importers.paper_release import read_metrics
 
     path = Path(path) if path else default_release_path()
     if not path.exists():
         raise InputError("the paper release metrics file is not here; pass its path "
                          "(comprehensive_trajectory_metrics.csv) or set CDL_PAPER_RELEASE", path=str(path))
-    return trajectory_sample(read_metrics(path))
+    sample = trajectory_sample(read_metrics(path)).copy()
+    sample.attrs["embedding_model"] = release_embedding(path)
+    return sample
 
 
 def generating_cluster(df: pd.DataFrame) -> pd.Series:

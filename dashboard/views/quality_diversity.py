@@ -1,0 +1,146 @@
+"""Quality–Diversity page: paper B's trade-off per condition (section 6), the Pareto
+frontier, quality and intra-session diversity across rounds (sections 7.1, 7.2), the
+ablation table (7.4), the consensus bias check, and the paper's published headlines."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard import charts, diversity_data, published_paper_b, ui
+from dashboard import quality_diversity_data as qd
+from dashboard.resources import get_embedder
+from engine.quality import per_round_table
+
+st.title("Quality–Diversity")
+dataset, frame, have = ui.page_context()
+GROUP = 5
+
+if not have.paper_b_methods or not have.final_ideas:
+    st.info(f"“{ui.escape(dataset.name)}” has no paper-B runs with final outputs. Open `local_smollm2_paper_b` "
+            "(paper B's ablation grid on the local model) or run one with `python -m engine run --grid "
+            "cached_runs/grids/paper_b_ablation.yaml`.")
+    ui.published("Paper B: headline results")
+    ui.table(st, published_paper_b.headlines(), key="qd_published", hide_index=True)
+    st.stop()
+
+methods = tuple(have.paper_b_methods)
+dataset_key = f"{dataset.path or dataset.name}:{len(dataset.conversations)}"
+
+
+@st.cache_data(show_spinner="Embedding final outputs…", max_entries=16)
+def inter_table(selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
+    return diversity_data.inter_session_table(selection, chosen, get_embedder().encode, group_size=GROUP)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def quality_records(key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return qd.load_quality(dataset)
+
+
+@st.cache_data(show_spinner="Measuring each debate round…", max_entries=16)
+def intra_table(key: str, selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
+    return diversity_data.intra_session_table(dataset, selection, chosen, get_embedder().encode)
+
+
+rubric, pairwise = quality_records(dataset_key)
+data = diversity_data.paper_b_rows(frame, methods)
+inter = inter_table(frame, methods)
+summary = qd.condition_summary(inter, data, rubric, pairwise)
+summary["pareto (rubric × Vendi)"] = qd.pareto(summary, "rubric", "vendi")
+summary["pareto (rubric × Div-BLEU)"] = qd.pareto(summary, "rubric", "div_bleu")
+
+st.caption(f"Dataset “{ui.escape(dataset.name)}”: {len(data):,} paper-B sessions with a final output "
+           f"(sidebar filters applied), {data['task'].nunique()} task(s). Diversity: paper B's protocol, "
+           f"runs of one condition and task split into groups of {GROUP} (15 runs → 3 groups), Vendi and "
+           f"Div-BLEU per group; 95% t-intervals over the groups of all tasks. Quality: the judge's rubric "
+           f"score (1–10) of each final output, 95% t-interval over sessions; win rate: average over the "
+           f"other conditions of pairwise comparisons asked in both orders, ties = 1/2.")
+if dataset.manifest.get("note"):
+    st.caption(ui.escape(dataset.manifest["note"]))
+if rubric.empty and summary["rubric"].notna().any():
+    st.caption("Quality: the rubric scores the run's own judge gave the final outputs (no separate "
+               "`engine judge` records in this dataset: no win rates, no per-round quality).")
+elif rubric.empty:
+    st.info("No judge ratings in this dataset: quality needs `python -m engine judge quality RUN_DIR` "
+            "(and `judge pairwise`) on the run, then `python -m dashboard.build_local_runs`.")
+short = inter[inter["warning"] != ""]
+if len(short):
+    st.warning(f"{len(short)} condition × task cell(s) are incomplete (fewer than {GROUP} runs, or a "
+               f"partial last group left out); see the 'warning' column below.")
+
+ui.ours("Quality and diversity per condition")
+shown = summary.drop(columns=["method"]).round(3)
+ui.table(st, shown, key="qd_summary", hide_index=True)
+
+
+def tradeoff_figure(table: pd.DataFrame, diversity: str, label: str) -> go.Figure:
+    points = table.dropna(subset=["rubric", diversity])
+    if points.empty:
+        return charts.empty_figure("no condition has both a quality and a diversity value")
+    fig = go.Figure()
+    for position, (_, row) in enumerate(points.iterrows()):
+        fig.add_trace(go.Scatter(
+            x=[row[diversity]], y=[row["rubric"]], mode="markers", name=row["condition"],
+            marker=dict(size=11, color=charts.SEQUENCE[position % len(charts.SEQUENCE)]),
+            error_x=dict(type="data", symmetric=False, array=[row[f"{diversity}_hi"] - row[diversity]],
+                         arrayminus=[row[diversity] - row[f"{diversity}_lo"]]),
+            error_y=dict(type="data", symmetric=False, array=[row["rubric_hi"] - row["rubric"]],
+                         arrayminus=[row["rubric"] - row["rubric_lo"]])))
+    frontier = points[qd.pareto(points, "rubric", diversity)].sort_values(diversity)
+    fig.add_trace(go.Scatter(x=frontier[diversity], y=frontier["rubric"], mode="lines",
+                             name="Pareto frontier", line=dict(color="black", dash="dot")))
+    return charts._layout(fig, f"Rubric score vs {label} (95% CIs)", xaxis_title=label,
+                          yaxis_title="rubric score (1–10)")
+
+
+c1, c2 = st.columns(2)
+ui.chart(c1, tradeoff_figure(summary, "vendi", "Vendi Score"), key="qd_vendi")
+ui.chart(c2, tradeoff_figure(summary, "div_bleu", "Div-BLEU"), key="qd_bleu")
+
+st.subheader("Across debate rounds (sections 7.1 and 7.2)")
+if not have.turns:
+    st.info("No turns in this dataset: per-round views need the debate transcripts.")
+else:
+    intra = intra_table(dataset_key, frame, methods)
+    rounds_quality = per_round_table(rubric, data) if not rubric.empty else pd.DataFrame()
+    c1, c2 = st.columns(2)
+    if intra.empty:
+        c1.info("No session has two or more responses in a round.")
+    else:
+        ui.chart(c1, charts.rounds_lines(intra.assign(method=intra["condition"]), "vendi",
+                                         "Intra-session Vendi across rounds (7.2)"), key="qd_intra")
+    if rounds_quality.empty:
+        c2.info("No per-round ratings: run `python -m engine judge quality RUN_DIR --per-round`.")
+    else:
+        ui.chart(c2, charts.rounds_lines(rounds_quality.assign(method=rounds_quality["condition"]), "score",
+                                         "Rubric score of the debaters' answers across rounds (7.1)"),
+                 key="qd_round_quality")
+        ui.table(st, rounds_quality.round(3), key="qd_round_quality_table", hide_index=True)
+
+st.subheader("Ablation (section 7.4)")
+ablation = qd.ablation_table(summary)
+if ablation.empty:
+    st.info("No debate conditions in the selection.")
+else:
+    ui.ours("Lens and peer designs of the debates")
+    ui.table(st, ablation.round(3), key="qd_ablation", hide_index=True)
+
+st.subheader("Consensus: how the final answers were picked")
+consensus = qd.consensus_table(data)
+if consensus.empty:
+    st.info("No session in the selection records how its consensus was resolved.")
+else:
+    st.caption("An unreadable judge pick is asked again, then resolved by a seeded random pick (never by "
+               "position); 'chose Agent i' counts the final answers taken from each agent: a bias check.")
+    ui.table(st, consensus.round(3), key="qd_consensus", hide_index=True)
+
+ui.ours("Diversity per condition and task")
+ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="qd_inter",
+         hide_index=True)
+
+ui.published("Paper B: headline results (" + published_paper_b.SETUP + ")")
+ui.table(st, published_paper_b.headlines(), key="qd_published", hide_index=True)
+ui.published("Paper B, section 7: findings stated in words")
+ui.table(st, published_paper_b.ablation_findings(), key="qd_published_ablation", hide_index=True)

@@ -1,0 +1,100 @@
+"""``python -m engine judge quality|pairwise RUN_DIR``: paper B's quality side on a run folder.
+
+    python -m engine judge quality runs/paper_b --judge-model local              # rubric score of every final output
+    python -m engine judge quality runs/paper_b --judge-model local --per-round  # + every debater's answer per round (7.1)
+    python -m engine judge pairwise runs/paper_b --judge-model gpt-4.1-mini --base-url https://api.openai.com/v1
+Results are appended to RUN_DIR/quality.jsonl and the replies cached in the run's response
+cache: re-running resumes and a finished run costs zero calls. ``--dry-run`` prints the
+number of judge calls instead (each may be retried ``--retries`` times when unreadable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from engine.errors import InputError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("judge", help="rate a run's outputs: rubric score, pairwise win rate",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="judge_command", required=True, metavar="quality|pairwise")
+    for name, help_text in (("quality", "rubric absolute score (1-10) of final outputs (and per round)"),
+                            ("pairwise", "average pairwise win rate between conditions, both orders")):
+        q = sub.add_parser(name, help=help_text, description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        q.add_argument("run_dir", help="output folder of `python -m engine run`")
+        q.add_argument("--judge-model", default="local", help="'local' (default) or a model name")
+        q.add_argument("--base-url", help="OpenAI-compatible server of the judge model")
+        q.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the judge's API key")
+        q.add_argument("--retries", type=int, default=2, help="asks again when a verdict is unreadable (default 2)")
+        q.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (default 8)")
+        q.add_argument("--dry-run", action="store_true", help="print the number of judge calls, judge nothing")
+        if name == "quality":
+            q.add_argument("--per-round", action="store_true",
+                           help="also score each debater's answer in each round (section 7.1)")
+        else:
+            q.add_argument("--pairs", choices=("matched", "all"), default="matched",
+                           help="matched: replicate i vs replicate i (default); all: every pair")
+            q.add_argument("--max-per-pair", type=int, help="at most this many comparisons per condition pair and task")
+        q.set_defaults(handler=judge_command)
+
+
+def judge_command(args: argparse.Namespace) -> int:
+    from engine import quality
+    from engine.grid import grid_tasks, load_grid
+    from engine.llm import make_backend, run_sync
+    from engine.run_store import CORPUS_FILE, MANIFEST_FILE
+    from engine.corpus import Corpus
+
+    folder = Path(args.run_dir)
+    if not (folder / CORPUS_FILE).exists():
+        raise InputError(f"no {CORPUS_FILE}: not a run folder", path=str(folder))
+    corpus = Corpus.from_jsonl(folder / CORPUS_FILE)
+    manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8")) \
+        if (folder / MANIFEST_FILE).exists() else {}
+    tasks = grid_tasks(load_grid(manifest["config"])) if manifest.get("config") else {}
+    from engine.tasks import get_task
+
+    for task_id in {c.task for c in corpus}:
+        if task_id not in tasks:
+            tasks[task_id] = get_task(task_id)
+    store = quality.QualityStore(folder)
+    if args.judge_command == "quality":
+        items = quality.rubric_items(corpus, per_round=args.per_round)
+        todo = [i for i in items if not store.has(i.key, args.judge_model)]
+        plan_text = f"{len(todo)} rubric calls ({len(items) - len(todo)} already judged)"
+    else:
+        plan = quality.pairwise_plan(list(corpus), pairs=args.pairs, max_per_pair=args.max_per_pair)
+        todo = [p for p in plan if not store.has(quality._pair_key(p[0], p[1]), args.judge_model)]
+        plan_text = f"{2 * len(todo)} pairwise calls ({len(todo)} comparisons x 2 orders; " \
+                    f"{len(plan) - len(todo)} already judged)"
+    print(f"{plan_text}, each retried at most {args.retries} times when unreadable", file=sys.stderr)
+    if args.dry_run or not todo:
+        print(json.dumps(quality.summary(store)))
+        return 0
+    judge = make_backend(args.judge_model, base_url=args.base_url, api_key_env=args.api_key_env,
+                         concurrency=args.concurrency, cache=folder / "llm_cache.sqlite")
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(todo), unit="item", file=sys.stderr, desc=f"judge {args.judge_command}")
+
+    async def go():
+        try:
+            if args.judge_command == "quality":
+                return await quality.arubric(items, tasks, judge, store, retries=args.retries,
+                                             on_done=lambda: bar.update(1))
+            return await quality.apairwise(plan, tasks, judge, store, retries=args.retries,
+                                           on_done=lambda: bar.update(1))
+        finally:
+            await judge.aclose()
+
+    try:
+        run_sync(go())
+    finally:
+        bar.close()
+    print(json.dumps(quality.summary(store)))
+    return 0

@@ -1,0 +1,124 @@
+"""The full experimental condition of a session, so diversity never pools runs that differ.
+
+Paper B's inter-session diversity (section 3.2) is measured over G independent runs of one
+method on one query, everything else fixed. ``add_condition`` gives each row of a
+conversation table the factors that define its condition: method (``discussion`` or
+``protocol``), Cognitive Lens Assignment on/off, peer strategy, k (only when peers are
+selected), team size N, rounds R, model, temperature and consensus mode; a ``condition``
+label made of them; and ``ablation``, section 7.4's name for the lens/peer combination.
+Factors a table does not have (tables made before they were recorded) take the method's
+own design (Creative-MAD = lenses + distant peers, other debates = neither).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.protocols.config import DEBATES
+
+FACTORS = ("method", "lenses", "peers", "k", "team_size", "rounds", "model", "temperature", "consensus")
+DIVERSITY_GROUP = FACTORS + ("task",)
+
+
+def _method_column(frame: pd.DataFrame) -> pd.Series:
+    for name in ("discussion", "protocol", "method"):
+        if name in frame.columns:
+            return frame[name].astype(object)
+    return pd.Series([None] * len(frame), index=frame.index, dtype=object)
+
+
+def _column(frame: pd.DataFrame, *names: str) -> pd.Series:
+    for name in names:
+        if name in frame.columns:
+            return frame[name].astype(object)
+    return pd.Series([None] * len(frame), index=frame.index, dtype=object)
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def ablation_name(method: str, lenses, peers) -> str | None:
+    """Section 7.4's name of a debate condition's lens/peer design (None for non-debates)."""
+    if method not in DEBATES:
+        return None
+    base = {"homo_mad": "", "hetero_mad": "personas + "}.get(method, "")
+    lens = "CLA" if lenses else ""
+    peer = {"all": "", "distant": "EPS", "closest": "closest-k", "random": "random-k"}[peers]
+    parts = " + ".join(p for p in (lens, peer) if p)
+    if not parts:
+        return "personas only (Hetero MAD)" if method == "hetero_mad" else "neither (Homo MAD)"
+    name = parts if parts != "CLA + EPS" else "CLA + EPS (Creative-MAD)"
+    if parts == "CLA":
+        name = "CLA only"
+    elif parts == "EPS":
+        name = "EPS only"
+    return base + name
+
+
+def add_condition(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with the condition factors, ``condition`` and ``ablation`` columns added."""
+    out = frame.copy()
+    method = _method_column(frame)
+    lenses = _column(frame, "lenses")
+    peers = _column(frame, "peers")
+    k = _column(frame, "k")
+    team = _column(frame, "team_size", "agents")
+    rounds = _column(frame, "rounds")
+    model = _column(frame, "model")
+    temperature = _column(frame, "temperature")
+    consensus = _column(frame, "consensus")
+    rows = {name: [] for name in FACTORS}
+    labels, ablations = [], []
+    for i in range(len(frame)):
+        m = method.iat[i]
+        debate = m in DEBATES
+        lens = bool(lenses.iat[i]) if not _missing(lenses.iat[i]) else (m == "creative_mad")
+        peer = peers.iat[i] if not _missing(peers.iat[i]) else ("distant" if m == "creative_mad" else "all")
+        kk = k.iat[i] if debate and peer != "all" and not _missing(k.iat[i]) else None
+        values = {"method": m, "lenses": lens if debate else None, "peers": peer if debate else None,
+                  "k": int(kk) if kk is not None else None,
+                  "team_size": None if _missing(team.iat[i]) else int(team.iat[i]),
+                  "rounds": None if _missing(rounds.iat[i]) or m in ("voting", "direct") else int(rounds.iat[i]),
+                  "model": None if _missing(model.iat[i]) else str(model.iat[i]),
+                  "temperature": None if _missing(temperature.iat[i]) else float(temperature.iat[i]),
+                  "consensus": (consensus.iat[i] if not _missing(consensus.iat[i]) else "judge")
+                  if m in DEBATES + ("voting",) else None}
+        for name in FACTORS:
+            rows[name].append(values[name])
+        ablations.append(ablation_name(m, lens, peer) if debate else None)
+        labels.append(condition_label(values))
+    for name in FACTORS:
+        if name == "method":
+            out["method"] = rows["method"]
+        else:
+            out[f"cond_{name}"] = pd.Series(rows[name], index=frame.index, dtype=object)
+    out["condition"] = labels
+    out["ablation"] = pd.Series(ablations, index=frame.index, dtype=object)
+    return out
+
+
+def condition_label(values: dict) -> str:
+    """'creative_mad [CLA, closest k=1] N=3 R=1 T=1.0 local' style label of one condition."""
+    design = []
+    if values.get("lenses") is not None:
+        design.append("CLA" if values["lenses"] else "no CLA")
+        peers = values.get("peers")
+        design.append(f"{peers} k={values['k']}" if values.get("k") is not None else f"{peers} peers")
+    if values.get("consensus") not in (None, "judge"):
+        design.append(f"consensus={values['consensus']}")
+    parts = [str(values.get("method"))]
+    if design:
+        parts.append("[" + ", ".join(design) + "]")
+    for key, short in (("team_size", "N"), ("rounds", "R"), ("temperature", "T")):
+        if values.get(key) is not None:
+            parts.append(f"{short}={values[key]:g}" if key == "temperature" else f"{short}={values[key]}")
+    if values.get("model"):
+        parts.append(str(values["model"]))
+    return " ".join(parts)
+
+
+def condition_columns() -> list[str]:
+    """The columns ``add_condition`` adds that, with ``task``, define a diversity group."""
+    return ["method"] + [f"cond_{name}" for name in FACTORS if name != "method"]

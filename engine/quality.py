@@ -1,0 +1,257 @@
+"""Paper B's quality side on a run folder (section 3.2; per round, section 7.1).
+
+* Rubric absolute score (1-10, ``engine.judge``'s rubric prompt, or a benchmark's rubric
+  from ``engine.benchmarks``) of every session's final output; with ``per_round`` also of
+  every debater's answer in every round (initial answers = round 0).
+* Average pairwise win rate: for each task and each pair of conditions, outputs are
+  compared pair by pair (``matched``: replicate i against replicate i; ``all``: every
+  pair), each comparison asked twice with the positions swapped; a double win counts 1,
+  a double loss 0, a tie or split verdict 1/2 (``engine.judge.combine_swapped``). A
+  condition's average win rate is the mean of its win rates against each other condition.
+
+Results go to ``RUN_DIR/quality.jsonl``, one judged item per line, appended and fsynced as
+they come; the judge's replies go through the run's response cache. Re-running resumes:
+items already in the file are skipped, so a finished run costs zero calls. An item whose
+verdict stays unreadable after the retries is recorded with a missing score and counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from engine import prompts
+from engine.conditions import add_condition
+from engine.corpus import Conversation, Corpus
+from engine.errors import InputError
+from engine.jsonl import iter_json_objects, to_json_line
+from engine.judge import JUDGE_SEED, _ask, _parse_ab, _parse_score, combine_swapped
+from engine.llm.base import Backend
+from engine.tasks import Task, get_task
+
+QUALITY_FILE = "quality.jsonl"
+DEBATE_PHASES = ("initial", "debate")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One text to score: a session's final output (round None) or a debater's round answer."""
+
+    conversation_id: str
+    task: str
+    text: str
+    round: int | None = None
+    speaker: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"rubric|{self.conversation_id}|{'final' if self.round is None else self.round}|{self.speaker or ''}"
+
+
+def rubric_items(conversations: Iterable[Conversation], *, per_round: bool = False) -> list[Item]:
+    items = []
+    for c in conversations:
+        if c.status != "ok":
+            continue
+        if c.final_idea and c.final_idea.strip():
+            items.append(Item(c.conversation_id, c.task, c.final_idea))
+        if per_round:
+            for turn in c.turns:
+                if turn.phase in DEBATE_PHASES and turn.round is not None and turn.text.strip():
+                    items.append(Item(c.conversation_id, c.task, turn.text, turn.round, turn.speaker))
+    return items
+
+
+def quality_rubric(task: Task) -> Sequence[str]:
+    """The rubric criteria for a task: its benchmark's, or the general one."""
+    from engine.benchmarks import rubric_for
+
+    return rubric_for(task)
+
+
+# -- the results file --------------------------------------------------------------------------
+class QualityStore:
+    """``quality.jsonl`` of a run folder: records keyed by item and judge, appended whole."""
+
+    def __init__(self, folder: str | Path):
+        self.path = Path(folder) / QUALITY_FILE
+        self.records: dict[tuple[str, str], dict] = {}
+        if self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):  # a line cut short by a kill: drop it
+                with open(self.path, "r+b") as handle:
+                    handle.truncate(data.rfind(b"\n") + 1)
+            for row, record in iter_json_objects(self.path):  # split on "\n" only
+                if not isinstance(record.get("key"), str) or not isinstance(record.get("judge"), str):
+                    raise InputError("missing key or judge", path=str(self.path), row=row)
+                self.records[(record["key"], record["judge"])] = record
+
+    def has(self, key: str, judge: str) -> bool:
+        return (key, judge) in self.records
+
+    def append(self, record: dict) -> None:
+        line = (to_json_line(record) + "\n").encode("utf-8")  # one line whatever the text holds
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.records[(record["key"], record["judge"])] = record
+
+    def frame(self, kind: str) -> pd.DataFrame:
+        rows = [r for r in self.records.values() if r["kind"] == kind]
+        return pd.DataFrame(rows)
+
+
+# -- judging -------------------------------------------------------------------------------------
+async def _rubric_one(item: Item, task: Task, judge: Backend, *, retries: int, max_tokens: int) -> float | None:
+    messages = prompts.judge_rubric(task.prompt, item.text, criteria=quality_rubric(task))
+    return await _ask(judge, messages, _parse_score, retries=retries, max_tokens=max_tokens,
+                      temperature=0.0, seed=JUDGE_SEED)
+
+
+async def arubric(items: Sequence[Item], tasks: dict[str, Task], judge: Backend, store: QualityStore, *,
+                  retries: int = 2, max_tokens: int = 16, on_done=None) -> int:
+    """Score the items not yet in the store; returns how many were judged now."""
+    todo = [i for i in items if not store.has(i.key, judge.model)]
+
+    async def one(item: Item) -> None:
+        score = await _rubric_one(item, tasks[item.task], judge, retries=retries, max_tokens=max_tokens)
+        store.append({"kind": "rubric", "key": item.key, "judge": judge.model,
+                      "conversation_id": item.conversation_id, "task": item.task,
+                      "round": item.round, "speaker": item.speaker, "score": score})
+        if on_done:
+            on_done()
+
+    await asyncio.gather(*(one(item) for item in todo))
+    return len(todo)
+
+
+def pairwise_plan(conversations: Sequence[Conversation], *, pairs: str = "matched",
+                  max_per_pair: int | None = None) -> list[tuple[Conversation, Conversation, str, str]]:
+    """``(x, y, condition_x, condition_y)`` comparisons: per task, every pair of conditions."""
+    ok = [c for c in conversations if c.status == "ok" and c.final_idea]
+    if not ok:
+        return []
+    frame = add_condition(Corpus(ok).conversations_frame().rename(columns={"protocol": "discussion"}))
+    by_id = {c.conversation_id: c for c in ok}
+    plan = []
+    for task, part in frame.groupby("task", sort=True):
+        conditions = sorted(part["condition"].unique())
+        members = {cond: part[part["condition"] == cond].sort_values(["replicate", "conversation_id"])
+                   for cond in conditions}
+        for a in range(len(conditions)):
+            for b in range(a + 1, len(conditions)):
+                xs = members[conditions[a]]["conversation_id"].tolist()
+                ys = members[conditions[b]]["conversation_id"].tolist()
+                combos = list(zip(xs, ys)) if pairs == "matched" else [(x, y) for x in xs for y in ys]
+                if max_per_pair:
+                    combos = combos[:max_per_pair]
+                plan += [(by_id[x], by_id[y], conditions[a], conditions[b]) for x, y in combos]
+    return plan
+
+
+async def apairwise(plan, tasks: dict[str, Task], judge: Backend, store: QualityStore, *,
+                    retries: int = 2, max_tokens: int = 8, on_done=None) -> int:
+    todo = [p for p in plan if not store.has(_pair_key(p[0], p[1]), judge.model)]
+
+    async def verdict(task: Task, first: str, second: str):
+        return await _ask(judge, prompts.judge_pairwise(task.prompt, first, second), _parse_ab,
+                          retries=retries, max_tokens=max_tokens, temperature=0.0, seed=JUDGE_SEED)
+
+    async def one(x: Conversation, y: Conversation, cx: str, cy: str) -> None:
+        task = tasks[x.task]
+        xy, yx = await asyncio.gather(verdict(task, x.final_idea, y.final_idea),
+                                      verdict(task, y.final_idea, x.final_idea))
+        store.append({"kind": "pairwise", "key": _pair_key(x, y), "judge": judge.model, "task": x.task,
+                      "x": x.conversation_id, "y": y.conversation_id, "condition_x": cx,
+                      "condition_y": cy, "x_first": xy, "y_first": yx, "score_x": combine_swapped(xy, yx)})
+        if on_done:
+            on_done()
+
+    await asyncio.gather(*(one(*p) for p in todo))
+    return len(todo)
+
+
+def _pair_key(x: Conversation, y: Conversation) -> str:
+    return f"pairwise|{x.conversation_id}|{y.conversation_id}"
+
+
+# -- summaries ---------------------------------------------------------------------------------------
+def win_rates(pairwise: pd.DataFrame) -> pd.DataFrame:
+    """Per task and condition: win rate against each other condition, averaged (paper B, 3.2).
+
+    Columns ``task, condition, win_rate, opponents, comparisons, missing``; ties count 1/2.
+    """
+    columns = ["task", "condition", "win_rate", "opponents", "comparisons", "missing"]
+    if pairwise.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    both = pd.concat([
+        pairwise.assign(me=pairwise["condition_x"], other=pairwise["condition_y"], score=pairwise["score_x"]),
+        pairwise.assign(me=pairwise["condition_y"], other=pairwise["condition_x"],
+                        score=pairwise["score_x"].map(lambda s: None if s is None or pd.isna(s) else 1 - s)),
+    ])
+    both["score"] = pd.to_numeric(both["score"])
+    for (task, me), part in both.groupby(["task", "me"], sort=True):
+        per_opponent = part.groupby("other")["score"].mean().dropna()
+        rows.append({"task": task, "condition": me,
+                     "win_rate": float(per_opponent.mean()) if len(per_opponent) else math.nan,
+                     "opponents": len(per_opponent), "comparisons": len(part),
+                     "missing": int(part["score"].isna().sum())})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def rubric_table(rubric: pd.DataFrame, conversations: pd.DataFrame) -> pd.DataFrame:
+    """Final-output rubric scores joined to the conversations' conditions: one row per session.
+
+    Without judge records, a ``rubric_score`` column the table already has (the runner's
+    judge) is kept.
+    """
+    final = rubric[rubric["round"].isna()] if not rubric.empty else rubric
+    frame = add_condition(conversations)
+    if final.empty:
+        if "rubric_score" in frame:
+            return frame.assign(rubric_score=pd.to_numeric(frame["rubric_score"], errors="coerce"))
+        return frame.assign(rubric_score=np.nan)
+    scores = final.drop_duplicates("conversation_id", keep="last").set_index("conversation_id")["score"]
+    return frame.assign(rubric_score=pd.to_numeric(frame["conversation_id"].map(scores)))
+
+
+def per_round_table(rubric: pd.DataFrame, conversations: pd.DataFrame) -> pd.DataFrame:
+    """Mean rubric score of the debaters' answers per condition and round (section 7.1)."""
+    columns = ["condition", "method", "round", "score", "n", "missing"]
+    if rubric.empty or rubric["round"].notna().sum() == 0:
+        return pd.DataFrame(columns=columns)
+    rounds = rubric[rubric["round"].notna()].copy()
+    frame = add_condition(conversations).set_index("conversation_id")
+    rounds = rounds[rounds["conversation_id"].isin(frame.index)]
+    rounds["condition"] = rounds["conversation_id"].map(frame["condition"])
+    rounds["method"] = rounds["conversation_id"].map(frame["method"])
+    rounds["score"] = pd.to_numeric(rounds["score"])
+    out = (rounds.groupby(["condition", "method", "round"])["score"]
+           .agg(score="mean", n="count", missing=lambda s: int(s.isna().sum())).reset_index())
+    out["round"] = out["round"].astype(int)
+    return out[columns]
+
+
+def summary(store: QualityStore) -> dict[str, Any]:
+    rubric = store.frame("rubric")
+    pairwise = store.frame("pairwise")
+    out: dict[str, Any] = {"file": str(store.path)}
+    if not rubric.empty:
+        final = rubric[rubric["round"].isna()]
+        out["rubric_final"] = {"items": len(final), "unreadable": int(final["score"].isna().sum())}
+        out["rubric_rounds"] = {"items": int(rubric["round"].notna().sum()),
+                                "unreadable": int(rubric.loc[rubric["round"].notna(), "score"].isna().sum())}
+    if not pairwise.empty:
+        out["pairwise"] = {"comparisons": len(pairwise), "unreadable": int(pairwise["score_x"].isna().sum())}
+    return out

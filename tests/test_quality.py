@@ -1,0 +1,128 @@
+"""Paper B's quality side on a run folder, with a scripted judge; values worked out by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from engine import quality
+from engine.corpus import Corpus
+from engine.llm import ScriptedBackend
+from engine.runner import run_grid
+from engine.tasks import get_task
+
+TASK = "plastic_waste"
+PICK = "Answer only 'Response N'"
+
+
+def debater(messages):
+    """Homo-MAD debaters write 'plain ...', lens debaters 'bold ...'; the judge picks Response 1."""
+    prompt = messages[-1]["content"]
+    if PICK in prompt:
+        return "Response 1"
+    style = "bold" if "lens" in messages[0]["content"] else "plain"
+    rnd = "r1" if "Your previous answer" in prompt else "r0"
+    return f"{style} idea {rnd}"
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    grid = {"name": "q", "model": "scripted", "tasks": [TASK],
+            "conditions": [{"method": "homo_mad", "agents": 2, "rounds": 1, "replicates": 3},
+                           {"method": "homo_mad", "agents": 2, "rounds": 1, "lenses": True, "replicates": 3}]}
+    run_grid(grid, tmp_path / "run", backend=ScriptedBackend(responder=debater), progress=False, cache=False)
+    return tmp_path / "run"
+
+
+def judge_reply(messages):
+    prompt = messages[-1]["content"]
+    if "Score the response" in prompt:
+        text = re.search(r"Response: (.*)\n\nScore", prompt, re.S).group(1)
+        return "Score: 8" if text.startswith("bold") else ("Score: 5" if "r1" in text else "hmm")
+    first = re.search(r"Response A: (.*)\n\nResponse B", prompt, re.S).group(1)
+    second = re.search(r"Response B: (.*)\n\nWhich", prompt, re.S).group(1)
+    if first.startswith("bold") and second.startswith("plain"):
+        return "A"
+    if second.startswith("bold") and first.startswith("plain"):
+        return "tie"  # a position-biased judge: split verdicts count 1/2
+    return "tie"
+
+
+def test_rubric_per_round_and_resume(run_dir):
+    corpus = Corpus.from_jsonl(run_dir / "corpus.jsonl")
+    items = quality.rubric_items(corpus, per_round=True)
+    # 6 sessions: 1 final + 2 agents x 2 rounds each
+    assert len(items) == 6 * (1 + 4)
+    store = quality.QualityStore(run_dir)
+    judge = ScriptedBackend(responder=judge_reply, model="judge")
+    done = asyncio.run(quality.arubric(items, {TASK: get_task(TASK)}, judge, store, retries=1))
+    assert done == 30
+    # plain round-0 answers are never readable: asked twice (retries=1), recorded as missing
+    assert len(judge.history) == 30 + 6
+    again = quality.QualityStore(run_dir)  # re-read from disk: resumes with zero calls
+    judge2 = ScriptedBackend(responder=judge_reply, model="judge")
+    assert asyncio.run(quality.arubric(items, {TASK: get_task(TASK)}, judge2, again)) == 0
+    assert judge2.history == []
+    rubric = again.frame("rubric")
+    conversations = corpus.conversations_frame()
+    table = quality.rubric_table(rubric, conversations)
+    means = table.groupby("ablation")["rubric_score"].mean()
+    assert means["CLA only"] == 8 and means["neither (Homo MAD)"] == 5
+    rounds = quality.per_round_table(rubric, conversations)
+    homo = rounds[rounds["method"] == "homo_mad"].set_index(["condition", "round"])
+    plain = [c for c in rounds["condition"].unique() if "no CLA" in c][0]
+    assert homo.loc[(plain, 1), "score"] == 5 and homo.loc[(plain, 0), "missing"] == 6
+    assert pd.isna(homo.loc[(plain, 0), "score"])
+    assert quality.summary(again)["rubric_rounds"] == {"items": 24, "unreadable": 6}
+
+
+def test_pairwise_both_orders_ties_half_and_average_win_rate(run_dir):
+    corpus = list(Corpus.from_jsonl(run_dir / "corpus.jsonl"))
+    plan = quality.pairwise_plan(corpus, pairs="matched")
+    assert len(plan) == 3  # one condition pair, replicates matched
+    store = quality.QualityStore(run_dir)
+    judge = ScriptedBackend(responder=judge_reply, model="judge")
+    asyncio.run(quality.apairwise(plan, {TASK: get_task(TASK)}, judge, store))
+    assert len(judge.history) == 6  # both orders of each comparison
+    rates = quality.win_rates(store.frame("pairwise")).set_index("condition")
+    # bold shown first wins ('A'); bold shown second gets 'tie' -> split -> 1/2 each comparison
+    lens = [c for c in rates.index if "[CLA" in c][0]
+    plain = [c for c in rates.index if "no CLA" in c][0]
+    assert rates.loc[lens, "win_rate"] == 0.5 and rates.loc[plain, "win_rate"] == 0.5
+    # all pairs: 3 x 3 comparisons
+    assert len(quality.pairwise_plan(corpus, pairs="all")) == 9
+
+
+def test_win_rates_by_hand():
+    frame = pd.DataFrame({"task": ["t"] * 4, "condition_x": ["A", "A", "A", "B"],
+                          "condition_y": ["B", "B", "C", "C"], "score_x": [1.0, 0.5, 0.0, None]})
+    rates = quality.win_rates(frame).set_index("condition")
+    # A: vs B mean(1, .5) = .75, vs C 0 -> .375; B: vs A .25, vs C missing -> .25; C: vs A 1 -> 1
+    assert rates.loc["A", "win_rate"] == pytest.approx(0.375)
+    assert rates.loc["B", "win_rate"] == pytest.approx(0.25) and rates.loc["B", "missing"] == 1
+    assert rates.loc["C", "win_rate"] == pytest.approx(1.0)
+
+
+def test_judge_cli_dry_run_counts_calls(run_dir, capsys):
+    from engine.cli import main
+
+    assert main(["judge", "quality", str(run_dir), "--per-round", "--dry-run"]) == 0
+    assert "30 rubric calls (0 already judged)" in capsys.readouterr().err
+    assert main(["judge", "pairwise", str(run_dir), "--pairs", "all", "--dry-run"]) == 0
+    assert "18 pairwise calls (9 comparisons x 2 orders" in capsys.readouterr().err
+    assert main(["judge", "quality", str(run_dir / "nope")]) == 2
+
+
+def test_a_line_cut_by_a_kill_is_dropped_on_reopen(run_dir):
+    store = quality.QualityStore(run_dir)
+    store.append({"kind": "rubric", "key": "k1", "judge": "j", "score": 3})
+    with open(run_dir / "quality.jsonl", "a") as handle:
+        handle.write('{"kind": "rubric", "key": "k2"')
+    again = quality.QualityStore(run_dir)
+    assert again.has("k1", "j") and not again.has("k2", "j")
+    assert (run_dir / "quality.jsonl").read_text().endswith("}\n")
+    assert json.loads((run_dir / "quality.jsonl").read_text().splitlines()[-1])["key"] == "k1"
