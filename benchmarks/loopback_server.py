@@ -10,7 +10,9 @@ Faults (``FAULTS``): ``429`` (Retry-After in seconds), ``429ms`` (``retry-after-
 only after ``timeout_sleep`` s), ``drip`` (the reply one byte every ``drip_interval`` s),
 ``empty`` (empty content), ``null_content``, ``empty_choices``, ``malformed`` (cut JSON),
 ``reset`` (half the body, then a TCP reset), ``html`` (status 200 with an HTML page).
-Reply variants that are not errors: ``separators`` (U+2028, U+2029, U+0085 inside the
+``POST /v1/embeddings`` answers with ``embedding_of(text)`` for every input (faults apply
+the same way), listed in reverse order with each item's ``index``, so a client must put
+them back in input order. Reply variants that are not errors: ``separators`` (U+2028, U+2029, U+0085 inside the
 reply) and ``surrogate`` (a lone surrogate, ``\\ud800``, inside the reply).
 """
 
@@ -60,6 +62,12 @@ def shaped_reply(messages: list[dict], seed: int | None) -> str:
         return f"Modify: a refined plan number {digest[:8]} using shared depots - Reason: stronger"
     words = ["idea", digest[:8], "community", "refill", "network", "rewards", "sensors", "schools"]
     return " ".join(words[(number + i) % len(words)] for i in range(24))
+
+
+def embedding_of(text: str, dim: int = 8) -> list[float]:
+    """A fixed vector per text, from its SHA-256: what the fake server answers."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return [digest[i] / 255.0 - 0.5 for i in range(dim)]
 
 
 class _Server(ThreadingHTTPServer):
@@ -216,6 +224,14 @@ class LoopbackServer:
                     self.end_headers()
                     self.wfile.write(page)
                     return None
+                if self.path.split("?", 1)[0].rstrip("/").endswith("/embeddings"):
+                    texts = body.get("input", [])
+                    texts = [texts] if isinstance(texts, str) else texts
+                    data = [{"object": "embedding", "index": i, "embedding": embedding_of(t)}
+                            for i, t in enumerate(texts)][::-1]
+                    return self._send(200, json.dumps({
+                        "object": "list", "data": data, "model": body.get("model", "loopback"),
+                        "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode())
                 text = shaped_reply(body.get("messages", []), body.get("seed"))
                 if fault == "empty":
                     text = ""

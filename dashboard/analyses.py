@@ -14,6 +14,7 @@ import streamlit as st
 from engine import stats
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
+from engine.stats.paper_tables import MIN_ROWS, constant_factors  # noqa: F401  (used by the pages)
 
 
 def feature_comparison(frame: pd.DataFrame, columns: list[str], groups=("llm", "human")) -> pd.DataFrame:
@@ -55,86 +56,40 @@ def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFram
 def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"),
                       allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
     """Table 1: R² of the hierarchical specifications per source (percent), notes, and the N
-    of every fit (rows of ``frame`` with the outcome and every predictor present).
+    of every fit (rows with the outcome and every predictor present); ``engine.stats.paper_tables.ladder``.
 
-    ``frame`` should already be the paper's sample (``engine.samples``: trajectory).
-    A factor with one level in a sample (one model, say) is dropped from the specifications
-    that name it, which then still run (labelled "model dropped") and a note says so. The
-    same note on several specifications is given once, naming them all.
-    """
-    rows: dict[str, dict[str, float]] = {}
-    counts: dict[str, dict[str, int]] = {}
-    grouped: dict[tuple[str, str], list[str]] = {}
+    ``frame`` should already be the paper's sample (``engine.samples``: trajectory). A factor
+    with one level (one model, say) is dropped from the specifications that name it, which
+    still run; the same note on several specifications is given once, naming them all."""
+    from engine.stats.paper_tables import ladder
 
-    def note(sample: str, label: str, text: str) -> None:
-        grouped.setdefault((sample, text), []).append(label)
-
-    for sample in samples:
-        part = frame[frame["source"] == sample]
-        if part.empty:
-            continue
-        if len(part) < MIN_ROWS:
-            note(sample, "every specification", f"{len(part)} conversation(s), fewer than the {MIN_ROWS} a "
-                 "regression needs here; not fitted")
-            continue
-        for spec in stats.hierarchical_specs(outcome, sample):
-            label = spec.name.split(": ", 1)[1]
-            spec, dropped = drop_constant_blocks(spec, part)
-            for factor, level in dropped.items():
-                note(sample, label, f"factor {factor} dropped: 1 level ({level})")
-            if spec.estimator == "mixedlm" and "task" in dropped:
-                note(sample, label, "not fitted: random task intercepts need 2 or more tasks")
-                continue
-            label += "".join(f" ({factor} dropped)" for factor in dropped)
-            try:
-                result = stats.fit(spec, part, allow_nonconvergence=allow_nonconvergence)
-            except InputError as error:
-                note(sample, label, str(error))
-                continue
-            s = result.summary
-            value = s["r2"] if s["r2"] is not None else s["conditional_r2"]
-            column = sample.upper() if sample == "llm" else sample.capitalize()
-            rows.setdefault(label, {})[column] = 100 * value
-            counts.setdefault(label, {})[f"{column} N"] = int(s["n"])
-            if not s.get("converged", True):
-                note(sample, label, "did not converge")
-            for warning in s.get("warnings", []):
-                note(sample, label, warning)
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table.index.name = "specification"
-    notes = [f"{sample} / {', '.join(labels)}: {text}" for (sample, text), labels in grouped.items()]
-    n = pd.DataFrame.from_dict(counts, orient="index")
+    parts, notes = ladder(frame, sources=samples, outcome=outcome)
+    counts = {}
+    for source in samples:
+        fits = parts.get(f"{source} fit")
+        if fits is not None:
+            column = f"{source.upper() if source == 'llm' else source.capitalize()} N"
+            counts[column] = fits.set_index("model")["n"]
+            notes += [f"{source} / {label}: did not converge"
+                      for label, ok in fits.set_index("model")["converged"].items() if not ok]
+    n = pd.DataFrame(counts)
     n.index.name = "specification"
-    return table.reset_index(), notes, n.reset_index()
+    return parts["R² (%)"], group_notes(notes), n.reset_index()
 
 
-MIN_ROWS = 10  # fewer conversations than this: no regression is fitted, a message says so
-FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
-
-
-def constant_factors(frame: pd.DataFrame, factors=FACTOR_BLOCKS) -> dict[str, str]:
-    """``{factor: its one level}`` for each factor column with a single non-missing level."""
-    out = {}
-    for factor in factors:
-        if factor in frame.columns:
-            levels = frame[factor].dropna().unique()
-            if len(levels) == 1:
-                out[factor] = str(levels[0])
-    return out
-
-
-def drop_constant_blocks(spec: stats.RegressionSpec, frame: pd.DataFrame) -> tuple[stats.RegressionSpec, dict]:
-    """The spec without its factor blocks that have one level in ``frame`` (they explain
-    nothing), and which ones were dropped. The mixed model's group (task) is reported too."""
-    import dataclasses
-
-    constant = constant_factors(frame)
-    dropped = {b: constant[b] for b in spec.blocks if b in constant}
-    if spec.estimator == "mixedlm" and getattr(spec, "group", None) in constant:
-        dropped[spec.group] = constant[spec.group]
-    if not dropped:
-        return spec, {}
-    return dataclasses.replace(spec, blocks=[b for b in spec.blocks if b not in dropped]), dropped
+def group_notes(notes: list[str]) -> list[str]:
+    """``source: specification: text`` notes with the same text on several specifications
+    given once: ``source / spec1, spec2: text`` (the page shows each once, not five times)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for note in notes:
+        parts = note.split(": ", 2)
+        if len(parts) == 3 and " / " not in parts[0]:
+            source, label, text = parts
+        else:
+            source, label, text = "", "", note
+        grouped.setdefault((source, text), []).append(label)
+    return [f"{source} / {', '.join(labels)}: {text}" if source else text
+            for (source, text), labels in grouped.items()]
 
 
 def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: str,

@@ -83,8 +83,10 @@ def wait_until_idle(page, timeout_ms: int = 120_000) -> None:
     page.wait_for_timeout(600)
 
 
-def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000) -> dict[str, dict]:
-    """Open every page, return per page: exception texts, headline text and screenshot path."""
+def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000,
+                titles: tuple[str, ...] = PAGE_TITLES) -> dict[str, dict]:
+    """Open every page (or those of ``titles``), return per page: exception texts, headline
+    text and screenshot path."""
     from playwright.sync_api import sync_playwright
 
     out_dir = Path(out_dir)
@@ -96,7 +98,7 @@ def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 100
             page = browser.new_page(viewport={"width": width, "height": height})
             page.goto(url, wait_until="domcontentloaded")
             wait_until_idle(page)
-            for title in PAGE_TITLES:
+            for title in titles:
                 link = page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
                 link.click()
                 page.wait_for_function(

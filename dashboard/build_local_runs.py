@@ -43,11 +43,12 @@ DESCRIPTIONS = {
             "on the local SmolLM2-135M-Instruct (Q4_1, llama.cpp, CPU) and rated by the "
             "same model as judge. Turn embeddings: all-MiniLM-L6-v2."),
     True: ("Paper B's ablation design (section 7.4) on the local SmolLM2-135M-Instruct (Q4_1, "
-           "llama.cpp, CPU): Direct, Homo MAD, CLA only, EPS only, CLA + EPS (Creative-MAD), "
-           "closest-k and random-k peers, 15 runs per condition and query (3 groups of 5), the "
-           "whole ablation on plastic_waste and Homo MAD vs Creative-MAD on singing_shower; "
-           "3 agents, 1 debate round, k = 1. Quality: rubric scores (final and per round) and "
-           "pairwise win rates by the same model as judge. Turn embeddings: all-MiniLM-L6-v2."),
+           "llama.cpp, CPU): Homo MAD and CLA + EPS (Creative-MAD) with 15 runs per query (3 "
+           "groups of 5) on plastic_waste and singing_shower; Direct, CLA only, EPS only, closest-k "
+           "and random-k peers with 10 runs (2 groups of 5) on plastic_waste; 3 agents, 1 debate "
+           "round, k = 1. Quality: rubric scores (final outputs; per round for the first 3 sessions "
+           "of each condition and query) and pairwise win rates (2 matched comparisons per "
+           "condition pair) by the same model as judge. Turn embeddings: all-MiniLM-L6-v2."),
 }
 NOTE = ("A 135M-parameter model's numbers show the tool working end to end on real output; "
         "they are not a finding about multi-agent debate or about strong models.")

@@ -19,9 +19,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from engine.conditions import add_condition, condition_columns
+from engine.conditions import add_condition
 from engine.datasets import Dataset
-from engine.diversity import inter_session_diversity, intra_session_diversity
+from engine.diversity import diversity_by_condition, intra_session_diversity
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -37,36 +37,10 @@ def paper_b_rows(frame: pd.DataFrame, methods) -> pd.DataFrame:
     return rows.sort_values(sort)
 
 
-INTER_COLUMNS = ["method", "condition", "ablation", "k", "task", "n_runs", "n_groups", "vendi", "vendi_sd",
-                 "div_bleu", "div_bleu_sd", "vendi_per_group", "div_bleu_per_group", "warning"]
-
-
 def inter_session_table(frame: pd.DataFrame, methods, embed: Embed, group_size: int = 5) -> pd.DataFrame:
-    """One row per (condition, task); see the module docstring. Never pools conditions."""
-    rows = []
-    data = add_condition(paper_b_rows(frame, methods))
-    keys = ["condition", "task"]
-    for (condition, task), part in data.groupby(keys, sort=True, dropna=False):
-        texts = part["final_idea"].astype(str).tolist()
-        base = {"method": part["method"].iat[0], "condition": condition,
-                "ablation": part["ablation"].iat[0], "k": part["cond_k"].iat[0], "task": task,
-                "n_runs": len(texts)}
-        if len(texts) < group_size:
-            rows.append({**base, "n_groups": 0, "vendi": np.nan, "vendi_sd": np.nan, "div_bleu": np.nan,
-                         "div_bleu_sd": np.nan, "vendi_per_group": [], "div_bleu_per_group": [],
-                         "warning": (f"{len(texts)} run(s): fewer than one group of {group_size}"
-                                     if len(texts) >= 2 else f"{len(texts)} text: diversity undefined")})
-            continue
-        result = inter_session_diversity(texts, embed(texts), group_size=group_size)
-        dropped = result["n_runs"] - result["n_groups"] * group_size
-        rows.append({**base, "n_groups": result["n_groups"], "vendi": result["vendi"],
-                     "vendi_sd": float(np.std(result["vendi_per_group"])),
-                     "div_bleu": result["div_bleu"],
-                     "div_bleu_sd": float(np.std(result["div_bleu_per_group"])),
-                     "vendi_per_group": list(result["vendi_per_group"]),
-                     "div_bleu_per_group": list(result["div_bleu_per_group"]),
-                     "warning": f"last {dropped} run(s) left out (not a full group)" if dropped else ""})
-    return pd.DataFrame(rows, columns=INTER_COLUMNS)
+    """One row per (condition, task) of the paper-B sessions of ``methods``
+    (``engine.diversity.diversity_by_condition``)."""
+    return diversity_by_condition(paper_b_rows(frame, methods), embed, group_size=group_size)
 
 
 def intra_session_table(dataset: Dataset, frame: pd.DataFrame, methods, embed: Embed) -> pd.DataFrame:

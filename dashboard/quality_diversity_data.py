@@ -130,6 +130,9 @@ def consensus_table(conversations: pd.DataFrame) -> pd.DataFrame:
                                         else "seeded random pick" if unparsed else "")}
         for agent, count in part["consensus_agent"].value_counts().sort_index().items():
             row[f"chose {agent}"] = int(count)
+        if "consensus_lens" in part and part["consensus_lens"].notna().any():
+            lenses = part["consensus_lens"].dropna().value_counts().sort_index()
+            row["lenses chosen"] = ", ".join(f"{lens} {count}" for lens, count in lenses.items())
         rows.append(row)
     table = pd.DataFrame(rows)
     chose = [c for c in table.columns if c.startswith("chose ")]

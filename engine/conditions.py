@@ -18,7 +18,6 @@ import pandas as pd
 from engine.protocols.config import DEBATES
 
 FACTORS = ("method", "lenses", "peers", "k", "team_size", "rounds", "model", "temperature", "consensus")
-DIVERSITY_GROUP = FACTORS + ("task",)
 
 
 def _method_column(frame: pd.DataFrame) -> pd.Series:
@@ -118,7 +117,3 @@ def condition_label(values: dict) -> str:
         parts.append(str(values["model"]))
     return " ".join(parts)
 
-
-def condition_columns() -> list[str]:
-    """The columns ``add_condition`` adds that, with ``task``, define a diversity group."""
-    return ["method"] + [f"cond_{name}" for name in FACTORS if name != "method"]

@@ -409,8 +409,9 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
         if (path / "conversations.parquet").exists():
             table = read_parquet_table(path / "conversations.parquet")
             model = _manifest_embedding(path)
-            return Pilot(check_features(table, path / "conversations.parquet"),
-                         f"dataset folder {path} (embedding model: {model or 'not recorded'})", model)
+            return _feature_pilot(check_features(table, path / "conversations.parquet"),
+                                  path / "conversations.parquet",
+                                  f"dataset folder {path} (embedding model: {model or 'not recorded'})", model)
         raise InputError(f"neither a run folder ({RUN_CORPUS}, written by `engine run`) nor a "
                          "dataset folder (conversations.parquet)", path=str(path))
     suffix = path.suffix.lower()
@@ -418,7 +419,7 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
         table = read_parquet_table(path)
         if "turns" in table.columns:
             return _pilot_from_corpus(Corpus.from_parquet(path), path, embedder_factory, "corpus")
-        return Pilot(check_features(table, path), str(path))
+        return _feature_pilot(check_features(table, path), path, str(path))
     if suffix in (".jsonl", ".ndjson") and _first_line_is_corpus(path):
         return _pilot_from_corpus(Corpus.from_jsonl(path), path, embedder_factory, "corpus")
     table = read_feature_table(path)
@@ -427,12 +428,16 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
         from engine.importers.transcripts import read_transcripts
 
         return _pilot_from_corpus(read_transcripts(path), path, embedder_factory, "transcripts")
+    return _feature_pilot(table, path, str(path))
+
+
+def _feature_pilot(table: pd.DataFrame, path, description: str, model: str | None = None) -> Pilot:
     missing = [name for name in FEATURE_NAMES if name not in table.columns]
     if missing:
         raise InputError(f"a pilot table needs the nine feature columns (Table 19) or turns to "
                          f"measure (conversation_id, turn, speaker, text); it lacks {missing[0]!r}",
                          path=str(path), field=missing[0])
-    return Pilot(table, str(path))
+    return Pilot(table, description, model)
 
 
 def _manifest_embedding(folder) -> str | None:

@@ -77,10 +77,14 @@ class GridSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "grid"
     model: str = "local"
-    base_url: str | None = None
+    base_url: str | list[str] | None = None  # several: replicas of the model (engine.llm.replicas)
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
     reasoning_effort: str | None = None
+    # Creative-MAD's peer selection through an OpenAI-compatible embeddings server (vLLM,
+    # TEI, Ollama...) instead of the in-process MiniLM; the key from api_key_env
+    embed_base_url: str | None = None
+    embed_model: str | None = None
     request_timeout: float = Field(120.0, gt=0)
     max_attempts: int = Field(6, ge=1, le=50)
     seed: int = 0
@@ -141,9 +145,7 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
     elif path is not None:
         check_key_variables(grid, path)
     try:
-        for index in range(len(grid.conditions)):  # validate every condition now, naming it
-            condition_config(grid, index)
-        grid_tasks(grid)
+        plan(grid)  # every condition, task and session now, naming the file in any error
     except InputError as error:
         if error.path or path is None:
             raise

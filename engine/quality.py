@@ -34,7 +34,7 @@ from engine.errors import InputError
 from engine.jsonl import iter_json_objects, to_json_line
 from engine.judge import JUDGE_SEED, _ask, _parse_ab, _parse_score, combine_swapped
 from engine.llm.base import Backend
-from engine.tasks import Task, get_task
+from engine.tasks import Task
 
 QUALITY_FILE = "quality.jsonl"
 DEBATE_PHASES = ("initial", "debate")
@@ -55,14 +55,22 @@ class Item:
         return f"rubric|{self.conversation_id}|{'final' if self.round is None else self.round}|{self.speaker or ''}"
 
 
-def rubric_items(conversations: Iterable[Conversation], *, per_round: bool = False) -> list[Item]:
+def rubric_items(conversations: Iterable[Conversation], *, per_round: bool = False,
+                 per_round_limit: int | None = None) -> list[Item]:
+    """Final outputs of finished sessions, and with ``per_round`` every debater's answer in
+    every round; ``per_round_limit``: round answers only for the first N sessions (by
+    replicate) of each condition and task, to bound the judge's calls."""
+    conversations = [c for c in conversations if c.status == "ok"]
+    round_ids = {c.conversation_id for c in conversations}
+    if per_round and per_round_limit and conversations:
+        frame = add_condition(Corpus(conversations).conversations_frame().rename(columns={"protocol": "discussion"}))
+        frame = frame.sort_values(["replicate", "conversation_id"])
+        round_ids = set(frame.groupby(["condition", "task"]).head(per_round_limit)["conversation_id"])
     items = []
     for c in conversations:
-        if c.status != "ok":
-            continue
         if c.final_idea and c.final_idea.strip():
             items.append(Item(c.conversation_id, c.task, c.final_idea))
-        if per_round:
+        if per_round and c.conversation_id in round_ids:
             for turn in c.turns:
                 if turn.phase in DEBATE_PHASES and turn.round is not None and turn.text.strip():
                     items.append(Item(c.conversation_id, c.task, turn.text, turn.round, turn.speaker))

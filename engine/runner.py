@@ -31,10 +31,11 @@ from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ra
                           scale_within_task)
 from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
-from engine.llm.secrets import redact_url, scrub
+from engine.llm.replicas import redact_urls
+from engine.llm.secrets import scrub
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.config import DEBATES
-from engine.run_store import RunStore, finished_ids_in
+from engine.run_store import RunStore, session_prompts_in
 from engine.tasks import Task, get_task
 
 OnTurn = Callable[[str, Turn], None]
@@ -68,14 +69,21 @@ async def _judge_session(conversation: Conversation, task: Task, judge: Backend,
     outcomes["rater"] = f"llm:{judge.model}"
 
 
+def _needs_embeddings(specs: Sequence[SessionSpec]) -> bool:
+    """Debates whose agents read their most distant or closest peers (Creative-MAD), and
+    steered discussions (the moderator embeds every turn)."""
+    return any(spec.config.method == "steered"
+               or (spec.config.method in DEBATES and spec.config.peer_strategy in ("distant", "closest"))
+               for spec in specs)
+
+
 async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurrency: int,
                      on_turn: OnTurn | None, on_done: Callable[[Conversation], None],
                      judge: Backend | None = None, judge_options: dict | None = None,
                      embedder: Embedder | None = None, progress: bool = True,
                      agent_backends: dict[str, Backend] | None = None) -> None:
     gate = asyncio.Semaphore(concurrency)
-    if embedder is None and any(spec.config.peer_strategy in ("distant", "closest") for spec in specs
-                                if spec.config.method in DEBATES):
+    if embedder is None and _needs_embeddings(specs):
         from engine.embed import Embedder as SentenceEmbedder
 
         # one model for every session (loaded on first use)
@@ -108,7 +116,8 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
 def run_pilot(method: str, task, agents: int | None, rounds: int | None, replicates: int,
               backend: Backend, *, on_turn: OnTurn | None = None, on_session: OnSession | None = None,
               judge_backend: Backend | None = None, seed: int = 0, concurrency: int | None = None,
-              embedder: Embedder | None = None, **protocol_options: Any) -> Corpus:
+              embedder: Embedder | None = None, agent_backends: dict[str, Backend] | None = None,
+              **protocol_options: Any) -> Corpus:
     """Run ``replicates`` sessions of one method on one task and return them as a Corpus."""
     if not isinstance(replicates, int) or replicates < 1:
         raise InputError("replicates must be a positive integer", field="replicates")
@@ -127,7 +136,7 @@ def run_pilot(method: str, task, agents: int | None, rounds: int | None, replica
             on_session(conversation)
 
     run_sync(_run_specs(specs, backend, concurrency=concurrency or replicates, on_turn=on_turn,
-                        on_done=done, embedder=embedder))
+                        on_done=done, embedder=embedder, agent_backends=agent_backends))
     conversations = [finished[s.conversation_id] for s in specs]
     ok = [c for c in conversations if c.status == "ok" and c.final_idea]
     if judge_backend is not None and ok:
@@ -241,7 +250,9 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     grid = load_grid(config)
     specs = plan(grid)
     if dry_run:
-        done = finished_ids_in(out_dir)
+        sessions = session_prompts_in(out_dir)
+        _refuse_other_prompts(sessions, specs, Path(out_dir))
+        done = {cid for cid, (_, _, finished) in sessions.items() if finished}
         todo = [s for s in specs if s.conversation_id not in done]
         budget = estimate(todo)
         budget.update(planned=len(specs), done=len(specs) - len(todo))
@@ -276,11 +287,11 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
         manifest = store.read_manifest()
         if manifest and (manifest.get("config", {}).get("model") != grid.model or
-                         manifest.get("config", {}).get("base_url") != redact_url(grid.base_url)):
+                         manifest.get("config", {}).get("base_url") != redact_urls(grid.base_url)):
             raise InputError(f"this folder holds a run of model {manifest['config'].get('model')!r}; "
                              f"use another --out for {grid.model!r}", path=str(out))
         finished = store.finished_ids()
-        _refuse_other_prompts(store, specs, out)
+        _refuse_other_prompts(session_prompts_in(out), specs, out)
         todo = [s for s in specs if s.conversation_id not in finished]
         cache_path = (out / "llm_cache.sqlite") if cache is True else (cache or None)
         requests = max_requests or max(8, grid.concurrency * 8)
@@ -359,6 +370,12 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                                     f"{format_cost(cost_now())} failed={counts['failed']}", refresh=False)
                 bar.update(1)
 
+        if embedder is None and grid.embed_base_url and _needs_embeddings(todo):
+            from engine.embed_openai import OpenAIEmbedder
+
+            embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
+                                      api_key_env=grid.api_key_env, timeout=grid.request_timeout,
+                                      max_attempts=grid.max_attempts).encode
         try:
             run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
                                 on_done=done, judge=judge, judge_options=judge_options,
@@ -431,13 +448,14 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
 def _storable_config(grid: GridSpec) -> dict[str, Any]:
     """The grid as the manifest stores it: credentials inside server URLs redacted."""
     config = grid.model_dump(mode="json")
-    config["base_url"] = redact_url(config.get("base_url"))
+    config["base_url"] = redact_urls(config.get("base_url"))
+    config["embed_base_url"] = redact_urls(config.get("embed_base_url"))
     if config.get("judge"):
-        config["judge"]["base_url"] = redact_url(config["judge"].get("base_url"))
+        config["judge"]["base_url"] = redact_urls(config["judge"].get("base_url"))
     return config
 
 
-def _refuse_other_prompts(store: RunStore, specs: Sequence[SessionSpec], out: Path) -> None:
+def _refuse_other_prompts(sessions: dict[str, tuple], specs: Sequence[SessionSpec], out: Path) -> None:
     """Refuse a folder whose sessions answered another prompt for one of the planned task ids.
 
     The prompt hash is part of every session id, so an edited prompt never reuses old
@@ -445,10 +463,7 @@ def _refuse_other_prompts(store: RunStore, specs: Sequence[SessionSpec], out: Pa
     per task id in a folder, so analyses grouped by task never mix answers to two prompts.
     """
     planned = {s.task.id: s.task.prompt_sha256 for s in specs}
-    records = list(store.finished_prompts().values())
-    records += [(r.get("task"), (r.get("meta") or {}).get("task_prompt_sha256"))
-                for r in store.failed.values()]
-    for task_id, recorded in records:
+    for task_id, recorded, _finished in sessions.values():
         wanted = planned.get(task_id)
         if wanted is None or recorded == wanted:
             continue

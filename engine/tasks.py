@@ -19,7 +19,7 @@ from typing import Any
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects
+from engine.jsonl import iter_json_objects, refuse_lone_surrogates
 
 CLOSING = ("You are collaborating with other team members to come up with one creative idea to "
            "{goal}. The idea will be evaluated on its creativity (i.e., it should be both novel "
@@ -115,6 +115,7 @@ def load_tasks_file(path: str | Path, *, mapping: dict[str, str] | None = None,
         raise InputError(f"extra must be one of {', '.join(EXTRA_CHOICES)}", field="extra")
     tasks, seen = [], set()
     for row, raw in iter_json_objects(path):
+        refuse_lone_surrogates(raw, path=path, row=row)  # a prompt must be text a model can take
         record = {name: raw.get(mapping.get(name, name)) for name in TASK_FIELDS
                   if mapping.get(name, name) in raw}
         if isinstance(record.get("id"), int):

@@ -42,8 +42,9 @@ class _Refused(Exception):
 class _LimitedLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that counts depth and aliases while composing."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: str):
         super().__init__(stream)
+        self._text = stream
         self._depth = 0
         self._aliases = 0
 
@@ -51,12 +52,14 @@ class _LimitedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
-                raise _Refused(f"more than {MAX_ALIASES} aliases", _line(self.peek_event()))
+                raise _Refused(f"more than {MAX_ALIASES} aliases",
+                               self.line_of(self.peek_event().start_mark))
             return super().compose_node(parent, index)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise _Refused(f"nested more than {MAX_DEPTH} levels deep", _line(self.peek_event()))
+                raise _Refused(f"nested more than {MAX_DEPTH} levels deep",
+                               self.line_of(self.peek_event().start_mark))
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -72,14 +75,20 @@ class _LimitedLoader(yaml.SafeLoader):
                     continue
                 if key in seen:
                     raise _Refused(f"key {key!r} appears twice in one mapping (also on line "
-                                   f"{seen[key]})", key_node.start_mark.line + 1)
-                seen[key] = key_node.start_mark.line + 1
+                                   f"{seen[key]})", self.line_of(key_node.start_mark))
+                seen[key] = self.line_of(key_node.start_mark)
         return super().construct_mapping(node, deep=deep)
 
+    def line_of(self, mark) -> int | None:
+        return line_of(self._text, mark)
 
-def _line(event) -> int | None:
-    mark = getattr(event, "start_mark", None)
-    return mark.line + 1 if mark is not None else None
+
+def line_of(text: str, mark) -> int | None:
+    """The physical line (counting "\\n" only, as an editor and the other readers here do;
+    YAML also breaks lines at U+0085, U+2028 and U+2029) of a YAML mark."""
+    if mark is None or getattr(mark, "index", None) is None:
+        return None
+    return text.count("\n", 0, mark.index) + 1
 
 
 def _expanded_size(root: Node) -> int:
@@ -120,8 +129,9 @@ def parse_yaml(text: str, path: str | Path | None = None) -> Any:
     where = None if path is None else str(path)
     if len(text.encode("utf-8", errors="surrogatepass")) > MAX_BYTES:
         raise InputError(f"a YAML text here may hold at most {MAX_BYTES:,} bytes", path=where)
-    loader = _LimitedLoader(text)
+    loader = None
     try:
+        loader = _LimitedLoader(text)  # the reader refuses control characters here already
         node = loader.get_single_node()
         if node is None:
             return None
@@ -134,9 +144,14 @@ def parse_yaml(text: str, path: str | Path | None = None) -> Any:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise InputError(f"not valid YAML ({problem})", path=where,
-                         row=mark.line + 1 if mark is not None else None) from None
+        line = line_of(text, mark)
+        if isinstance(error, yaml.reader.ReaderError):  # a character YAML does not allow
+            code = error.character if isinstance(error.character, int) else ord(error.character)
+            problem = f"character U+{code:04X} is not allowed"
+            line = text[: error.position].count("\n") + 1
+        raise InputError(f"not valid YAML ({problem})", path=where, row=line) from None
     except RecursionError:
         raise InputError("not accepted as YAML: nested too deeply", path=where) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

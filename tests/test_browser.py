@@ -40,3 +40,22 @@ def test_every_page_in_chromium(tmp_path):
     assert f"{(release['source'] == 'human').sum():,}" in data_text  # 308
     assert "26.8%" in results["Design levers"]["text"]
     assert results["LLM vs human"]["heading"] == "LLM vs human teams"
+
+
+PAPER_B = REPO / "cached_runs" / "local_smollm2_paper_b"
+
+
+@pytest.mark.skipif(not (PAPER_B / "manifest.json").exists(), reason="paper-B cached runs not built")
+def test_quality_diversity_page_in_chromium_on_the_paper_b_runs(tmp_path):
+    root = tmp_path / "cached_runs"
+    root.mkdir()
+    (root / PAPER_B.name).symlink_to(PAPER_B, target_is_directory=True)
+    env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
+    with served_dashboard(env=env) as url:
+        results = visit_pages(url, tmp_path / "shots", titles=("Quality–Diversity",))
+    page = results["Quality–Diversity"]
+    assert page["exceptions"] == [] and page["heading"] == "Quality–Diversity"
+    assert page["screenshot"].stat().st_size > 10_000
+    conversations = __import__("pandas").read_parquet(PAPER_B / "conversations.parquet")
+    assert f"{len(conversations):,} paper-B sessions with a final output" in page["text"]
+    assert "not a finding" in page["text"] and "published" in page["text"]

@@ -237,3 +237,25 @@ def test_models_on_the_command_line(tmp_path, capsys):
     condition = grid_from_args(args)["conditions"][0]
     assert (condition["lenses"], condition["peers"], condition["k"], condition["consensus"]) == \
         (False, "closest", 1, "vote")
+
+
+def test_mixed_team_for_a_paper_a_structure():
+    """Paper A's "Mixed" level (Tables 7 and 20): an open discussion, one model per agent."""
+    backends = {name: ScriptedBackend(responder=lambda m, n=name: f"an idea from {n} about refill bottles",
+                                      model=name) for name in ("m1", "m2", "m3")}
+    c = run(backends["m1"], "open", agents=3, turn_limit=6, models=("m1", "m2", "m3"), agent_backends=backends)
+    spoken = [t for t in c.turns if t.speaker.startswith("Agent")]
+    assert spoken and all(t.meta["model"] == f"m{t.speaker.split()[1]}" for t in spoken)
+    assert all(t.text == f"an idea from {t.meta['model']} about refill bottles" for t in spoken)
+    assert c.model == "mixed"
+    assert sum(len(b.history) for b in backends.values()) == len(spoken)
+
+
+def test_pilot_takes_per_agent_backends():
+    from engine.runner import run_pilot
+
+    backends = {n: ScriptedBackend(responder=lambda m, n=n: "Response 1" if PICK in m[-1]["content"] else f"by {n}",
+                                   model=n) for n in ("x", "y")}
+    corpus = run_pilot("homo_mad", TASK, 2, 1, 1, backends["x"], models=("x", "y"), agent_backends=backends)
+    c = list(corpus)[0]
+    assert [t.text for t in c.turns if t.phase == "initial"] == ["by x", "by y"] and c.model == "mixed"

@@ -121,3 +121,10 @@ def test_dry_run_counts_finished_sessions_as_done(tmp_path, capsys):
     assert (after["planned"], after["done"], after["sessions"]) == (3, 2, 1)
     assert after["calls"] == 2 * 2 + 1
     assert "to do: 1 of 3 planned sessions (2 already done" in capsys.readouterr().err
+
+
+def test_dry_run_refuses_a_folder_of_another_prompt_as_the_run_would(tmp_path):
+    run_grid(grid(), tmp_path, backend=ScriptedBackend(responder=lambda m: "idea"), progress=False,
+             cache=False)
+    with pytest.raises(InputError, match="different prompt now"):
+        run_grid(grid(SPORT + " Indoors."), tmp_path, dry_run=True)

@@ -80,6 +80,15 @@ def test_rubric_per_round_and_resume(run_dir):
     assert quality.summary(again)["rubric_rounds"] == {"items": 24, "unreadable": 6}
 
 
+def test_per_round_limit_keeps_the_first_sessions_of_each_condition(run_dir):
+    corpus = Corpus.from_jsonl(run_dir / "corpus.jsonl")
+    items = quality.rubric_items(corpus, per_round=True, per_round_limit=1)
+    rounds = [i for i in items if i.round is not None]
+    # 2 conditions x 1 session x (2 agents x 2 rounds); finals of all 6 sessions
+    assert len(rounds) == 8 and len(items) == 6 + 8
+    assert {i.conversation_id for i in rounds} == {c.conversation_id for c in corpus if c.replicate == 0}
+
+
 def test_pairwise_both_orders_ties_half_and_average_win_rate(run_dir):
     corpus = list(Corpus.from_jsonl(run_dir / "corpus.jsonl"))
     plan = quality.pairwise_plan(corpus, pairs="matched")

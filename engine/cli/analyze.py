@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.stats.reference import RELEASE_EMBEDDING as REFERENCE_EMBEDDING_MODEL
+from engine.names import RELEASE_EMBEDDING as REFERENCE_EMBEDDING_MODEL
 
 SAMPLES = ("llm", "human", "all")
 
@@ -45,6 +45,21 @@ def register(subparsers) -> None:
     compare.add_argument("--cluster", help="generating-cluster column for --robustness; 'generating' builds it from the paper release "
                               "(LLM condition x task, human team)")
     compare.set_defaults(handler=run_compare)
+
+    table = commands.add_parser("table", help="one table of paper A (1, 4, 5, 7-13, 15-18, 20-26, 28, 29, fig1) "
+                                "on the paper's sample, ours and published; 'list' lists them")
+    table.add_argument("number", help="the paper's table number (e.g. 7), fig1, or list")
+    table.add_argument("--ideas", help="the authors' ideas_with_ratings_clean.csv (needed by every table with "
+                                       "ratings); its ideas get the features of --metrics")
+    source = table.add_mutually_exclusive_group()
+    source.add_argument("--metrics", help="metrics CSV (default: the paper release, with its 4B features when "
+                                          "comprehensive_trajectory_metrics_4b.csv is beside it)")
+    source.add_argument("--dataset", help="a dataset folder (conversations.parquet) instead")
+    table.add_argument("--stars", default="paper",
+                       help="significance stars: paper (the levels of the paper's table; default), "
+                            "conventional (.05/.01/.001) or three p values, e.g. .1,.05,.01")
+    table.add_argument("--out", help="write our tables to .csv (all parts, stacked) or .json")
+    table.set_defaults(handler=run_table)
 
     diag = commands.add_parser("diagnose", help="place pilot conversations against the paper's reference")
     diag.add_argument("--pilot", required=True,
@@ -342,6 +357,84 @@ def run_compare(args) -> int:
     _print_table(table)
     _write(args.out, table, {"comparison": table.to_dict(orient="records"),
                              "results": [r.to_dict() for r in results]})
+    return 0
+
+
+# ---------------------------------------------------------------- table N
+
+def paper_table_data(ideas: str | None, metrics: str | None, dataset: str | None):
+    """The rows paper A's tables start from: the ideas file joined to the metrics, or the
+    metrics (or a dataset) alone; and a label saying where they came from."""
+    import pandas as pd
+
+    from engine.stats.reference import default_release_path
+
+    if dataset:
+        df, label = load_table(None, dataset)
+    else:
+        path = Path(metrics) if metrics else default_release_path()
+        if not path.exists():
+            raise InputError("no such file" + ("" if metrics else " (the default paper release; pass --metrics)"),
+                             path=str(path))
+        from engine.importers.kinds import table_kind
+
+        header = pd.read_csv(path, nrows=0).columns if path.suffix == ".csv" else []
+        if path.suffix == ".csv" and table_kind(header, path=str(path)) == "metrics":
+            from engine.importers.paper_release import read_release
+
+            df, label = read_release(path), str(path)
+        else:
+            df, label = load_table(str(path), None)
+    if ideas:
+        from engine.importers.ratings import ideas_with_metrics, read_ideas
+
+        joined = ideas_with_metrics(read_ideas(ideas), df)
+        info = joined.attrs["ideas_with_metrics"]
+        label = (f"{ideas} ({info['ideas']:,} ideas; features from {label} for {info['with_metrics']:,}, "
+                 f"none for {info['without_metrics']:,})")
+        df = joined
+    return df, label
+
+
+def run_table(args) -> int:
+    import pandas as pd
+
+    from engine import samples
+    from engine.stats import paper_tables
+
+    if args.number == "list":
+        rows = [{"table": "Figure 1" if d.key == "fig1" else f"Table {d.key}", "what": d.title,
+                 "sample": d.sample, "needs": " + ".join(d.needs)} for d in paper_tables.TABLES.values()]
+        _print_table(pd.DataFrame(rows))
+        return 0
+    definition = paper_tables.table_def(args.number)
+    df, label = paper_table_data(args.ideas, args.metrics, args.dataset)
+    lacking = paper_tables.missing_needs(definition.key, df)
+    if lacking:
+        hint = " (pass --ideas ideas_with_ratings_clean.csv)" if any("ideas file" in n for n in lacking) else ""
+        raise InputError(f"{'Figure 1' if definition.key == 'fig1' else 'Table ' + definition.key} needs "
+                         + "; and ".join(lacking) + hint)
+    result = paper_tables.build(definition.key, df, stars=args.stars)
+    print(f"== {result.label}")
+    print(f"data: {label}")
+    print(f"sample: {samples.sample(result.sample).label(df)}")
+    print(f"stars: * p < {result.star_levels[0]:g}, ** p < {result.star_levels[1]:g}, *** p < {result.star_levels[2]:g}")
+    for title, part in result.parts.items():
+        print(f"\n-- ours: {title}")
+        _print_table(part)
+    for note in result.notes:
+        print(f"   note: {note}")
+    if result.published is not None:
+        print(f"\n-- published (paper A, {'Figure 1' if result.key == 'fig1' else 'Table ' + result.key}):")
+        _print_table(result.published)
+        for name, value in result.published.attrs.items():
+            print(f"   published {name}: {value if not isinstance(value, pd.DataFrame) else ''}")
+            if isinstance(value, pd.DataFrame):
+                _print_table(value)
+    stacked = pd.concat([part.assign(part=title) for title, part in result.parts.items()], ignore_index=True)
+    _write(args.out, stacked, {"table": result.key, "title": result.title, "sample": result.sample,
+                               "n": result.n, "star_levels": list(result.star_levels), "notes": result.notes,
+                               "parts": {t: p.to_dict(orient="records") for t, p in result.parts.items()}})
     return 0
 
 

@@ -223,7 +223,18 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="sentence-transformers model name or local path (default: the bundled "
                         "all-MiniLM-L6-v2; Qwen/Qwen3-Embedding-0.6B is paper A's setting)")
     p.add_argument("--cache", help="embedding cache file (default: $CDL_CACHE_DIR/embeddings.sqlite)")
-    p.add_argument("--batch-size", type=int, default=64, help="model batch size (default 64)")
+    p.add_argument("--batch-size", type=int, default=64,
+                   help="texts per model batch or per server request (default 64)")
+    server = p.add_argument_group("embedding server (OpenAI-compatible /v1/embeddings: vLLM, TEI, "
+                                  "Ollama, llama.cpp, OpenAI)")
+    server.add_argument("--embed-base-url", metavar="URL",
+                        help="embed through this server instead of in process")
+    server.add_argument("--embed-model", metavar="NAME",
+                        help="model name on the server (default: --model)")
+    server.add_argument("--embed-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                        help="environment variable holding the server's key (default OPENAI_API_KEY)")
+    server.add_argument("--embed-concurrency", type=int, default=4,
+                        help="requests in flight to the server (default 4)")
     p.add_argument("--all-turns", action="store_true",
                    help="keep every recorded turn; by default ratings, idea lists, hand-raising "
                         "bids and consensus picks of engine runs are left out of the trajectory")
@@ -238,6 +249,7 @@ def run_embed(args: argparse.Namespace) -> int:
 
     from engine.embed import write_embeddings
 
+    check_embed_options(args)
     output = Path(args.output)
     if output.suffix.lower() != ".npy":
         raise InputError("embeddings are written as .npy", path=str(output))
@@ -258,7 +270,15 @@ def run_embed(args: argparse.Namespace) -> int:
           f"{elapsed:.2f} s: model calls {embedder.model_calls}, cache hits {hits}, "
           f"newly embedded {unique - hits}")
     print(f"wrote {output} {tuple(vectors.shape)} and {index_path}")
+    _say_token_level(embedder)
     return 0
+
+
+def _say_token_level(embedder) -> None:
+    """Texts a server answered with one vector per token, mean-pooled here: said, not hidden."""
+    if getattr(embedder, "token_level", 0):
+        print(f"note: the server returned one vector per token for {embedder.token_level} texts "
+              "(no pooling on its side); they were mean-pooled over tokens", file=sys.stderr)
 
 
 def default_index_path(embeddings_path: Path) -> Path:
@@ -267,13 +287,26 @@ def default_index_path(embeddings_path: Path) -> Path:
     return embeddings_path.with_name(name + ".parquet")
 
 
-def _embedder(args: argparse.Namespace):
-    from engine.embed import Embedder
-
+def check_embed_options(args: argparse.Namespace) -> None:
+    """The embedding options' mistakes, found before any file is read."""
     if args.batch_size < 1:
         raise InputError("must be at least 1", field="--batch-size")
-    return Embedder(args.model, cache=args.cache, batch_size=args.batch_size,
-                    progress=not getattr(args, "no_progress", False))
+    if args.embed_concurrency < 1:
+        raise InputError("must be at least 1", field="--embed-concurrency")
+    if args.embed_model and not args.embed_base_url:
+        raise InputError("--embed-model names a model on a server: give --embed-base-url too",
+                         field="--embed-model")
+
+
+def _embedder(args: argparse.Namespace):
+    from engine.embed_openai import make_embedder
+
+    check_embed_options(args)
+    model = args.embed_model or args.model if args.embed_base_url else args.model
+    return make_embedder(model, base_url=args.embed_base_url, api_key_env=args.embed_api_key_env,
+                         cache=args.cache, batch_size=args.batch_size,
+                         concurrency=args.embed_concurrency,
+                         progress=not getattr(args, "no_progress", False))
 
 
 def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
@@ -340,6 +373,7 @@ def run_features(args: argparse.Namespace) -> int:
         info["embedding_model"] = embedder.model_name  # diagnose compares it with the reference's
         print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
               file=sys.stderr)
+        _say_token_level(embedder)
     features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
     lengths = arrays.lengths if isinstance(arrays, TurnBlocks) else [len(a) for a in arrays]
     table = pd.concat([info.reset_index(drop=True), pd.DataFrame({"n_turns": lengths}), features],
@@ -460,6 +494,7 @@ def run_diversity(args: argparse.Namespace) -> int:
     embedder = _embedder(args)
     vectors, hits = embed_texts(embedder, table["text"].tolist(), progress=not args.no_progress)
     print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}", file=sys.stderr)
+    _say_token_level(embedder)
     rows = []
     groups = table.groupby(group_columns, sort=True, dropna=False) if group_columns else [((), table)]
     for key, group in groups:

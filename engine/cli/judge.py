@@ -36,6 +36,8 @@ def register(subparsers) -> None:
         if name == "quality":
             q.add_argument("--per-round", action="store_true",
                            help="also score each debater's answer in each round (section 7.1)")
+            q.add_argument("--per-round-limit", type=int,
+                           help="round answers of the first N sessions of each condition and task only")
         else:
             q.add_argument("--pairs", choices=("matched", "all"), default="matched",
                            help="matched: replicate i vs replicate i (default); all: every pair")
@@ -64,7 +66,7 @@ def judge_command(args: argparse.Namespace) -> int:
             tasks[task_id] = get_task(task_id)
     store = quality.QualityStore(folder)
     if args.judge_command == "quality":
-        items = quality.rubric_items(corpus, per_round=args.per_round)
+        items = quality.rubric_items(corpus, per_round=args.per_round, per_round_limit=args.per_round_limit)
         todo = [i for i in items if not store.has(i.key, args.judge_model)]
         plan_text = f"{len(todo)} rubric calls ({len(items) - len(todo)} already judged)"
     else:

@@ -16,13 +16,13 @@ from engine.errors import InputError
 
 SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "map", "extra_fields",
                       "benchmark", "benchmark_file", "benchmark_limit", "agents", "rounds",
-                      "replicates", "model", "base_url", "azure_api_version",
+                      "replicates", "model", "base_url", "azure_api_version", "embed_base_url", "embed_model",
                       "reasoning_effort", "seed", "temperature", "max_tokens", "persona", "order",
                       "turn_limit", "min_rounds", "pool", "generation", "initial_generation",
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
                       "judge_model", "judge_base_url", "judge_mode", "judge_samples",
                       "judge_batch_size", "judge_models", "peers", "consensus", "consensus_retries",
-                      "models")
+                      "models", "steer")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
                   "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
@@ -30,7 +30,7 @@ PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit",
 
 
 def register(subparsers) -> None:
-    from engine.method_names import METHODS
+    from engine.names import METHODS
 
     p = subparsers.add_parser("run", help="run debate / discussion sessions on a model",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -53,7 +53,10 @@ def register(subparsers) -> None:
     what.add_argument("--replicates", type=int, default=1, help="sessions per task (default 1)")
     model = p.add_argument_group("model")
     model.add_argument("--model", default=None, help="'local' (default), a .gguf path, or a model name")
-    model.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint)")
+    model.add_argument("--base-url", nargs="+", metavar="URL",
+                       help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint); several "
+                            "URLs (or commas): replicas of the model, calls spread over them with "
+                            "failover")
     model.add_argument("--api-key-env", default=DEFAULT_KEY_ENV,
                        help="environment variable holding the API key (default OPENAI_API_KEY); "
                             "with --grid it replaces the file's, and may be any name")
@@ -89,6 +92,14 @@ def register(subparsers) -> None:
                         help="extra judge samples when the pick is unreadable (default 2), then a seeded random pick")
     debate.add_argument("--models", help="one model per agent, comma-separated (cycled): Mixed teams, "
                                          "Hetero-MAD by model; same --base-url / key as --model")
+    steer = p.add_argument_group("steered discussion (--method steered)")
+    steer.add_argument("--steer", action="append", metavar="TARGET=VALUE",
+                       help="a moderator target, e.g. coherence_max=0.8 or spread_min=0.1 "
+                            "(repeatable; see engine.protocols.steered.DEFAULT_TARGETS)")
+    model.add_argument("--embed-base-url", metavar="URL",
+                       help="peer selection by distance (Creative-MAD): embed through this "
+                            "OpenAI-compatible embeddings server (default: the in-process MiniLM)")
+    model.add_argument("--embed-model", metavar="NAME", help="model name on --embed-base-url")
     judge = p.add_argument_group("judge")
     judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
     judge.add_argument("--judge-base-url", help="server of the judge model")
@@ -132,9 +143,16 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         condition["initial_generation"] = args.initial_generation
     if args.models:
         condition["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
-    grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
+    if args.steer:
+        condition["steering"] = parse_steer(args.steer)
+    from engine.llm.replicas import split_urls
+
+    urls = split_urls(args.base_url)
+    grid = {"name": f"{args.method}", "model": args.model or "local",
+            "base_url": urls[0] if len(urls) == 1 else (urls or None),
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
+            "embed_base_url": args.embed_base_url, "embed_model": args.embed_model,
             "concurrency": args.concurrency or 4, "conditions": [condition]}
     if args.timeout is not None:
         grid["request_timeout"] = _positive_timeout(args.timeout)
@@ -179,6 +197,21 @@ def parse_map(items: list[str] | None) -> dict[str, str]:
             raise InputError(f"--map {item!r}: expected FIELD=NAME, e.g. id=uid", field="map")
         mapping[field.strip()] = name.strip()
     return mapping
+def parse_steer(items: list[str]) -> dict[str, float]:
+    """``["coherence_max=0.8", ...]`` -> ``{"coherence_max": 0.8}``; a malformed item is an InputError."""
+    targets = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            targets[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise InputError(f"--steer {item!r}: expected TARGET=NUMBER, e.g. coherence_max=0.8",
+                             field="steer")
+    return targets
+
+
 def _positive_timeout(seconds: float) -> float:
     if not seconds > 0 or seconds == float("inf"):
         raise InputError(f"must be a positive number of seconds, got {seconds!r}", field="--timeout")
@@ -219,6 +252,7 @@ def run_command(args: argparse.Namespace) -> int:
                "cost_usd": result.cost_usd, "elapsed_s": round(result.elapsed_s, 1)}
     if result.consensus.get("sessions"):
         summary["consensus"] = {key: result.consensus[key] for key in
-                                ("sessions", "unparsed", "unparsed_share", "resolution", "chosen_agent")}
+                                ("sessions", "unparsed", "unparsed_share", "resolution", "chosen_agent",
+                                 "chosen_lens")}
     print(json.dumps(summary))
     return 1 if result.failed else 0

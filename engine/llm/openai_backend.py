@@ -134,21 +134,14 @@ class OpenAIBackend(Backend):
         except asyncio.TimeoutError:
             raise RetryableError(f"no complete reply within {self.timeout:g} s") from None
         except openai.APIStatusError as error:
-            status = error.status_code
-            detail = scrub(_short(error.message))
-            if status == 400 and "temperature" in detail.lower() and not self._omit_temperature:
+            if (error.status_code == 400 and "temperature" in str(error.message).lower()
+                    and not self._omit_temperature):
                 self._omit_temperature = True  # a model that rejects temperature: ask again without
                 raise RetryableError("HTTP 400 (temperature unsupported), retrying without it",
                                      retry_after=0.0) from None
-            if status in (408, 409, 429) or status >= 500:
-                raise RetryableError(f"HTTP {status}: {detail}",
-                                     retry_after=_retry_after(error.response)) from None
-            raise BackendError(f"HTTP {status} from {self.base_url or 'OpenAI'}: {detail}") from None
-        except (openai.APITimeoutError, openai.APIConnectionError) as error:
-            raise RetryableError(f"{type(error).__name__}: {scrub(_short(str(error)))}") from None
+            raise api_error(error, self.base_url) from None
         except (openai.APIError, ValueError, KeyError, TypeError) as error:
-            raise RetryableError(f"malformed response ({type(error).__name__}: "
-                                 f"{scrub(_short(str(error)))})") from None
+            raise api_error(error, self.base_url) from None
         latency = time.perf_counter() - started
         try:
             text = response.choices[0].message.content
@@ -163,6 +156,23 @@ class OpenAIBackend(Backend):
 
     def close(self) -> None:
         self._clients = weakref.WeakKeyDictionary()
+
+
+def api_error(error: Exception, base_url: str | None) -> BackendError:
+    """The project's error for an exception of the ``openai`` SDK: 408/409/429/5xx, timeouts,
+    lost connections and malformed replies are retryable (with the server's Retry-After);
+    any other HTTP status is final. The message never holds a key."""
+    import openai
+
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        detail = scrub(_short(error.message))
+        if status in (408, 409, 429) or status >= 500:
+            return RetryableError(f"HTTP {status}: {detail}", retry_after=_retry_after(error.response))
+        return BackendError(f"HTTP {status} from {base_url or 'OpenAI'}: {detail}")
+    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
+        return RetryableError(f"{type(error).__name__}: {scrub(_short(str(error)))}")
+    return RetryableError(f"malformed response ({type(error).__name__}: {scrub(_short(str(error)))})")
 
 
 def _client_url(base_url: str | None) -> tuple[str | None, dict[str, str] | None]:

@@ -16,6 +16,10 @@
 * Hand-raising (order=raise): every agent that has not agreed with the current version
   drafts its turn and rates its desire to speak 1-7; the highest (ties: random) speaks with
   that draft.
+  (This follows the paper's text, "agents who had not yet agreed rated their desire to
+  speak"; the release's hand-raising mode instead lets every agent bid each turn and ends
+  when the chosen speaker agrees. The release also offers Agree from turn ``min_rounds``
+  itself, one turn before the paper's "had elapsed".)
 Unreadable replies leave the idea unchanged and are marked ``action=None``.
 """
 

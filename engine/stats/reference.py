@@ -13,13 +13,12 @@ from pathlib import Path
 import pandas as pd
 
 from engine.errors import InputError
+# the embedding models behind the release's features (Methods, "Turn Embeddings"; Table 26)
+from engine.names import RELEASE_EMBEDDING, RELEASE_EMBEDDING_4B
 
 from engine.samples import TRAJECTORY_STRUCTURES  # one definition of the sample
 RELEASE_FILE = "comprehensive_trajectory_metrics.csv"
 RELEASE_FILE_4B = "comprehensive_trajectory_metrics_4b.csv"
-# The embedding models behind the release's features (Methods, "Turn Embeddings"; Table 26)
-RELEASE_EMBEDDING = "Qwen/Qwen3-Embedding-0.6B"
-RELEASE_EMBEDDING_4B = "Qwen/Qwen3-Embedding-4B"
 
 
 def release_embedding(path: str | Path) -> str | None:
