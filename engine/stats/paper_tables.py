@@ -371,14 +371,30 @@ def _table13(rows, levels):
 
 
 def _table15(rows, levels):
+    """Model 4 on creativity, novelty and usefulness, with the order and generation-plan terms
+    the paper's Table 15 adds (reference: not applicable / none), when they vary here. In the
+    paper's design those terms are collinear with the structures (order "not applicable" is
+    exactly the none structure; statsmodels' pseudo-inverse fitted them anyway): such a
+    singular design is refused and model 4 is fitted without them, with a note."""
     notes = []
     out = []
+    frame = rows.assign(order_plan=rows["order"].fillna("not_applicable") if "order" in rows else None,
+                        generation_plan=rows["generation"].fillna("none") if "generation" in rows else None)
+    extra = [c for c in ("order_plan", "generation_plan") if frame[c].nunique(dropna=True) > 1]
     for outcome in MEASURES:
-        result = _model4(rows, levels, outcome)
+        spec = discussion_specs(outcome)[-1]
+        spec.name = f"model 4: {outcome}"
+        spec.blocks = [*spec.blocks, *extra]
+        spec.reference = {**spec.reference, "order_plan": "not_applicable", "generation_plan": "none"}
+        try:
+            result = fit(_with_levels(spec, levels), frame, allow_nonconvergence=True)
+        except InputError as error:  # e.g. the plans coincide with the structures in this data
+            notes.append(f"{outcome}: with order/generation terms: {error}; fitted without them")
+            result = _model4(rows, levels, outcome)
         out.append(_coefficients(result, levels, outcome).assign(r2=result.summary["r2"], n=result.summary["n"]))
         notes += result.summary.get("warnings", [])
-    notes.append("model 4 of Table 7 on each outcome (the paper's Table 15 also adds order and "
-                  "generation-plan terms)")
+    if not extra:
+        notes.append("order and generation plans do not vary here: model 4 of Table 7 on each outcome")
     return {"coefficients (HC3)": pd.concat(out, ignore_index=True)}, notes
 
 
