@@ -402,3 +402,14 @@ def test_paper_release_csv_with_a_ragged_row_is_one_line(tmp_path, capsys):
     code, _, err = run_cli(["import", path, tmp_path / "out.csv"], capsys)
     assert code == 2
     assert str(path) in one_line_error(err) and "line 3" in err
+
+
+@pytest.mark.parametrize("value", ["yes", "true", "'3'", "2.0"])
+def test_grid_count_that_is_not_an_integer_is_refused(tmp_path, value):
+    from engine.grid import load_grid
+
+    path = tmp_path / "grid.yaml"
+    path.write_text(GOOD_GRID.replace("{method: direct}", f"{{method: direct, replicates: {value}}}"))
+    with pytest.raises(InputError) as caught:  # YAML's `yes` used to become 1 replicate
+        load_grid(path)
+    assert caught.value.path == str(path) and caught.value.field == "conditions.0.replicates"

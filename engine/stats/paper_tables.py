@@ -33,7 +33,8 @@ from engine.stats.groups import group_comparison
 from engine.stats.manipulability import interaction_share, manipulability
 from engine.stats.ratings import icc3k
 from engine.stats.regression import fit, stars as star_text
-from engine.stats.spec import RegressionSpec, discussion_specs, hierarchical_specs, token_control_spec
+from engine.stats.spec import (RegressionSpec, discussion_specs, hierarchical_specs, parse_star_levels,
+                               token_control_spec)
 
 CONVENTIONAL = published_a.STARS_CONVENTIONAL
 TENTHS = published_a.STARS_TABLES_20_21
@@ -102,15 +103,10 @@ def missing_needs(key: str, df: pd.DataFrame) -> list[str]:
 
 
 def star_levels(choice, key: str) -> tuple[float, float, float]:
+    """``paper`` (the table's own levels), or anything ``parse_star_levels`` reads."""
     if choice in (None, "paper"):
         return table_def(key).paper_stars
-    if choice == "conventional":
-        return CONVENTIONAL
-    levels = tuple(float(p) for p in (choice.split(",") if isinstance(choice, str) else choice))
-    if len(levels) != 3 or not all(0 < p < 1 for p in levels) or not levels[0] > levels[1] > levels[2]:
-        raise InputError(f"stars must be 'paper', 'conventional' or three decreasing p values, got {choice!r}",
-                         field="stars")
-    return levels
+    return parse_star_levels(choice)
 
 
 def build(key: str, df: pd.DataFrame, stars="paper", sample: str | None = None) -> PaperTable:
