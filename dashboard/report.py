@@ -42,10 +42,19 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, cached
                                 caption="Box = quartiles, dashed line = mean."))
         sources = set(frame["source"].dropna()) if "source" in frame else set()
         if {"llm", "human"} <= sources:
-            table = compare(frame, tuple(features))
+            from engine import samples
+
+            try:  # Figure 1's sample (paper A's teams and humans) when it has both sources
+                rows = samples.select(frame, "ideas")
+                name = "ideas" if rows["source"].nunique() == 2 else "all"
+            except InputError:
+                name = "all"
+            rows = samples.select(frame, name)
+            table = compare(rows, tuple(features))
             if len(table):
                 items.append(ReportItem("LLM minus human: Cohen's d with 95% CI", table=table,
-                                        figure=charts.effect_size_forest(table)))
+                                        figure=charts.effect_size_forest(table),
+                                        caption=samples.sample(name).label(frame) + "."))
     if have.ratings:
         items.append(ReportItem("Ratings by source", figure=charts.distributions_by_group(
             frame, list(have.ratings), title="Ratings by source")))

@@ -39,7 +39,7 @@ def resolve_model_path(model: str) -> str:
 
 
 def text_key(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8")).digest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 class EmbeddingCache:

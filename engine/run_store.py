@@ -21,6 +21,7 @@ from typing import Any
 from engine.corpus import Conversation, Corpus, atomic_write_text
 from engine.errors import InputError
 from engine.jsonl import iter_json_objects, read_text, to_json, to_json_line
+from engine.llm.secrets import scrub
 
 CORPUS_FILE = "corpus.jsonl"
 FAILED_FILE = "failed.jsonl"
@@ -157,4 +158,5 @@ class RunStore:
             corpus.to_jsonl(self.corpus_path)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        atomic_write_text(self.manifest_path, to_json(manifest, indent=2, default=str) + "\n")
+        # scrubbed as a whole too: no registered key or URL credential reaches the file
+        atomic_write_text(self.manifest_path, scrub(to_json(manifest, indent=2, default=str)) + "\n")

@@ -80,3 +80,40 @@ def test_uploaded_file_name_is_shown_as_text(runs_root):
     assert shown, bodies
     for body in shown:
         assert_shown_as_text(body, name)
+
+
+# -- a static guard: what goes into a markdown-rendering call is escaped or ours ------------
+MARKDOWN_CALLS = {"error", "warning", "info", "success", "caption", "markdown", "write", "toast",
+                  "title", "header", "subheader"}
+SAFE_CALLS = {"escape", "len", "int", "sum", "round", "min", "max"}
+# placeholders that hold the app's own words or counts, never a file's or a model's text
+OURS = {"PUBLISHED_BADGE", "OURS_BADGE", "label", "sample_name", "GROUP", "sessions",
+        "replicates_planned", "single", "_name(key)", "chosen.label(frame)", "chosen.description",
+        "', '.join(FEATURE_NAMES)", "', '.join(skipped)", "manifest['ideas']['data_type_inferred']",
+        "data['task'].nunique()"}
+
+
+def test_every_placeholder_in_a_markdown_message_is_escaped_or_ours():
+    import ast
+
+    unescaped = []
+    for path in sorted((REPO / "dashboard").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in MARKDOWN_CALLS and node.args):
+                continue
+            first = node.args[0]
+            if isinstance(first, ast.Call) and getattr(first.func, "attr", getattr(first.func, "id", "")) == "escape":
+                continue
+            for part in ast.walk(first):
+                if not isinstance(part, ast.FormattedValue) or part.format_spec is not None:
+                    continue  # a formatted number
+                value = part.value
+                name = getattr(value.func, "attr", getattr(value.func, "id", "")) if isinstance(value, ast.Call) else ""
+                text = ast.get_source_segment(source, value)
+                if name not in SAFE_CALLS and text not in OURS:
+                    unescaped.append(f"{path.relative_to(REPO)}:{node.lineno}: {{{text}}}")
+            if isinstance(first, (ast.Name, ast.Attribute)):
+                unescaped.append(f"{path.relative_to(REPO)}:{node.lineno}: {ast.get_source_segment(source, first)}")
+    assert not unescaped, "wrap user/file/model text in ui.escape(...):\n" + "\n".join(unescaped)

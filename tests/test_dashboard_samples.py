@@ -90,3 +90,61 @@ def test_regression_page_agrees_with_the_cli_on_the_release(tmp_path, monkeypatc
     for term, coef in printed_terms:
         page_coef = page_table.set_index("term").loc[readable_term(term), "coef"]  # page prints readable names
         assert f"{page_coef:.4f}" == coef, term
+
+
+def _tables_page(widgets=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.switch_page("views/paper_a_tables.py").run()
+    if widgets:
+        widgets(at)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_tables_page_on_the_release_says_what_is_missing_and_runs_table_25(tmp_path, monkeypatch):
+    from engine.stats import published_a
+
+    source = _root(tmp_path, monkeypatch, "paper_release")
+    at = _tables_page()
+    assert at.selectbox(key="pat_table").value == "1"
+    shown = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info]  # markdown escapes undone
+    assert any("needs the ideas file (ideas_with_ratings_clean.csv)" in text for text in shown)
+    assert any("published" in m.value and "Table 1" in m.value for m in at.markdown)
+
+    at = _tables_page(lambda at: at.selectbox(key="pat_table").set_value("25"))
+    assert at.selectbox(key="pat_sample").value == "trajectory"
+    ours = next(d.value for d in at.dataframe if "share_from_interaction" in d.value.columns
+                and d.value["additive"].dtype.kind == "f" and (d.value["additive"] % 0.1 > 1e-6).any())
+    published = published_a.table25().set_index("feature")
+    ours = ours.set_index("feature")
+    assert (ours["full"].round(1) == published.loc[ours.index, "full"]).all()
+    frame = pd.read_parquet(source / "conversations.parquet")
+    n = len(frame[(frame.source == "llm") & frame.discussion.isin(TURN_BY_TURN)].dropna(subset=FEATURES))
+    assert any(f"N = {n:,}" in t.value for t in at.text)
+
+
+def test_tables_page_with_the_ideas_file_joined_on_the_data_page(tmp_path, monkeypatch):
+    from tests.ideas_fixture import RELEASE as RELEASE_CSV
+    from tests.ideas_fixture import build_ideas
+
+    _root(tmp_path, monkeypatch, "paper_release")
+    if not RELEASE_CSV.exists():
+        pytest.skip("the paper release CSV is not beside the repository")
+    ideas = build_ideas()
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.file_uploader(key="ratings_file").upload("ideas_with_ratings_clean.csv",
+                                                ideas.to_csv(index=False).encode()).run()
+    at.button(key="ratings_join").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(f"of {len(ideas):,} ideas" in c.value for c in at.caption)  # every idea kept
+    at.switch_page("views/paper_a_tables.py").run()
+    at.selectbox(key="pat_table").set_value("12").run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "creativity_se" in d.value.columns).set_index(["model", "discussion"])
+    design = ideas[(ideas.data_type == "experiment") & (ideas.number_of_agents == 3) & (ideas.persona == "different")]
+    cell = design[(design.models == "o3-low") & (design.discussion == "none")]["avg_creativity_rating"]
+    assert table.loc[("o3-low", "none"), "N"] == len(cell) > 0
+    assert table.loc[("o3-low", "none"), "creativity_mean"] == pytest.approx(cell.mean())

@@ -123,3 +123,19 @@ def test_availability_of_the_release(tmp_path):
     have = availability(Dataset.load(release))
     assert not have.turns and not have.turn_embeddings and not have.ratings
     assert have.sources == ("human", "llm") and len(have.features) == 9 and have.features_4b
+
+
+def test_upload_without_source_says_how_many_conversations_default_to_llm():
+    table = pd.DataFrame({"conversation_id": ["a", "b", "c"], "global_coherence": [0.2, 0.4, 0.9]})
+    dataset = uploads.read_upload("mine.csv", table.to_csv(index=False).encode())
+    assert dataset.manifest["source_from_default"] == {"value": "llm", "conversations": 3}
+    assert "3 of 3 conversations have no 'source'" in dataset.manifest["description"]
+    assert dataset.conversations["source"].tolist() == ["llm"] * 3
+
+
+@pytest.mark.parametrize("cell", ["inf", "1e308", "-1e308", "abc"])
+def test_feature_table_upload_refuses_implausible_numbers(cell):
+    payload = f"conversation_id,global_coherence\na,0.5\nb,{cell}\n".encode()
+    with pytest.raises(InputError) as caught:
+        uploads.read_upload("mine.csv", payload)
+    assert (caught.value.path, caught.value.row, caught.value.field) == ("mine.csv", 2, "global_coherence")

@@ -21,14 +21,14 @@ if manifest.get("licence_note"):
 
 if manifest.get("ideas"):
     kinds = ", ".join(f"{k}: {v:,}" for k, v in manifest["ideas"].get("by_source_and_type", {}).items())
-    st.caption(f"Idea-level data (one row per idea): {kinds}"
+    st.caption(f"Idea-level data (one row per idea): {ui.escape(kinds)}"
                + (f"; data_type inferred on {manifest['ideas']['data_type_inferred']} row(s)"
                   if manifest["ideas"].get("data_type_inferred") else ""))
 if manifest.get("ideas_with_metrics"):
     joined = manifest["ideas_with_metrics"]
     without = ", ".join(f"{k}: {v:,}" for k, v in joined.get("without_metrics_by", {}).items())
     st.caption(f"Trajectory features filled for {joined['with_metrics']:,} of {joined['ideas']:,} ideas; "
-               f"{joined['without_metrics']:,} have no conversation metrics ({without or 'none'}); "
+               f"{joined['without_metrics']:,} have no conversation metrics ({ui.escape(without or 'none')}); "
                f"{joined['metrics_without_idea']:,} conversations have no idea.")
 
 counts = frame["source"].value_counts() if "source" in frame else pd.Series(dtype=int)

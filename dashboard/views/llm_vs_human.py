@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import analyses, charts, labels, published, ui
-from engine import stats
+from dashboard import analyses, charts, labels, published, sample_picker, ui
+from engine import samples, stats
 from engine.errors import InputError
 
 st.title("LLM vs human teams")
 dataset, frame, have = ui.page_context()
+# Figure 1's sample (LLM-team and human ideas, baselines apart) when it has both sources here;
+# otherwise every row (e.g. paper B debates), said in the caption under the selectbox
+try:
+    paper_ideas = samples.select(frame, "ideas")
+    default_sample = "ideas" if paper_ideas["source"].nunique() == 2 else "all"
+except InputError:
+    default_sample = "all"
+sample_name, frame = sample_picker.pick(st, frame, key="lvh_sample", default=default_sample)
 
 counts = frame["source"].value_counts()
 n_llm, n_human = int(counts.get("llm", 0)), int(counts.get("human", 0))
@@ -64,8 +72,10 @@ with tab_ratings:
             ui.table(st, overall.drop(columns="by").round(4), key="lvh_top_table", hide_index=True)
             ui.chart(st, charts.top_share_bar(overall, title=f"Share of the top 5% of {outcome}"),
                             key="lvh_top_bar")
-            p95 = frame.groupby("source")[outcome].quantile(0.95).rename("95th percentile")
-            ui.table(st, p95.to_frame().round(4), key="lvh_p95")
+            within = stats.top_within_groups(frame, outcome, 0.05)
+            ui.ours(f"Figure 1c-d: each group's own 95th percentile and its best 5% (int(5% of n) "
+                    f"ideas of each group) on {outcome}")
+            ui.table(st, within.round(4), key="lvh_p95", hide_index=True)
         if both:
             ratings_table = analyses.cached_feature_comparison(frame, tuple(outcomes))
             ui.ours("LLM − human on the ratings: Cohen's d with 95% CI")

@@ -94,7 +94,7 @@ for source in SAMPLES[sample_label]:
     try:
         fits[label] = analyses.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}")
     except InputError as error:
-        results.error(f"{label}: {error}")
+        results.error(f"{label}: {ui.escape(error)}")
 
 with results:
     if fits:
@@ -110,7 +110,7 @@ with results:
             if not s.get("converged", True):
                 column.error(f"{label}: the mixed model did NOT converge; read its estimates with care.")
             for note in s.get("warnings", []):
-                column.warning(f"{label}: {note}")
+                column.warning(f"{label}: {ui.escape(note)}")
         tables = {label: f["table"] for label, f in fits.items()}
         if all_terms:
             terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]

@@ -33,7 +33,8 @@ method = left.radio("Projection", ["pca", "umap"], key="traj_method", horizontal
                     help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
     points = trajectories.turn_points(dataset, method)
-ids = [c for c in frame["conversation_id"] if c in set(points["conversation_id"])]
+projected = set(points["conversation_id"])  # once: per conversation it made the page quadratic
+ids = [c for c in frame["conversation_id"] if c in projected]
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()

@@ -57,7 +57,7 @@ def register(subparsers) -> None:
     source.add_argument("--dataset", help="a dataset folder (conversations.parquet) instead")
     table.add_argument("--stars", default="paper",
                        help="significance stars: paper (the levels of the paper's table; default), "
-                            "conventional (.05/.01/.001) or three p values, e.g. .1,.05,.01")
+                            "conventional (.05/.01/.001), tenths (.10/.05/.01) or three p values, e.g. .1,.05,.01")
     table.add_argument("--out", help="write our tables to .csv (all parts, stacked) or .json")
     table.set_defaults(handler=run_table)
 
@@ -102,6 +102,9 @@ def _spec_arguments(parser) -> None:
     parser.add_argument("--no-zscore", action="store_true", help="keep raw scales (default: z-score within sample)")
     parser.add_argument("--allow-nonconvergence", action="store_true",
                         help="report a mixed model that did not converge (flagged) instead of stopping")
+    parser.add_argument("--stars", default="paper",
+                        help="significance stars: paper (--hierarchical: Tables 20/21's .10/.05/.01; otherwise "
+                             ".05/.01/.001), conventional, tenths, or three p values e.g. .1,.05,.01")
 
 
 # ---------------------------------------------------------------- data
@@ -132,7 +135,8 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
     try:
         header = pd.read_csv(path, nrows=0).columns
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise InputError(f"not a readable CSV ({error})", path=str(path)) from None
+        reason = " ".join(str(error).split())
+        raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
     from engine.importers.kinds import table_kind
 
     kind = table_kind(header, path=str(path))
@@ -147,7 +151,28 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
         from engine.importers.ratings import read_ideas
 
         return read_ideas(path), str(path)
-    return pd.read_csv(path), str(path)
+    from engine.feature_table import read_feature_table  # strict: ragged rows, bad cells named
+
+    return read_feature_table(path), str(path)
+
+
+def _errors_name_the_data(run):
+    """An analysis error about a column of the data (it has a field that is not an option)
+    names the data file or folder, as every error about a file does."""
+    import functools
+
+    @functools.wraps(run)
+    def wrapper(args):
+        try:
+            return run(args)
+        except InputError as error:
+            if error.path or not error.field or error.field.startswith("-"):
+                raise
+            from engine.stats.reference import default_release_path
+
+            source = args.dataset or args.metrics or default_release_path()
+            raise InputError(error.reason, path=str(source), row=error.row, field=error.field) from None
+    return wrapper
 
 
 def select_sample(df: pd.DataFrame, sample: str, structures: str) -> pd.DataFrame:
@@ -212,20 +237,28 @@ def _print_table(table: pd.DataFrame, digits: int = 4) -> None:
 
 def _specs_from_args(args) -> list:
     from engine.stats import RegressionSpec, hierarchical_specs, load_specs
+    from engine.stats.spec import parse_star_levels
 
+    stars = getattr(args, "stars", "paper")
+    levels = None if stars == "paper" else parse_star_levels(stars)
     if args.spec:
-        return load_specs(args.spec)
-    if not args.outcome:
+        specs = load_specs(args.spec)
+    elif not args.outcome:
         raise InputError("give --outcome (the column to explain) or --spec FILE.yaml; the paper release has "
                          "no creativity ratings, so use a column of your data")
-    if args.hierarchical:
+    elif args.hierarchical:
         if args.sample not in ("llm", "human"):
             raise InputError("--hierarchical needs --sample llm or --sample human")
-        return hierarchical_specs(args.outcome, args.sample)
-    return [RegressionSpec(name=args.outcome, outcome=args.outcome, blocks=args.blocks, estimator=args.estimator,
-                           group=args.group, cluster=args.cluster, zscore=not args.no_zscore)]
+        specs = hierarchical_specs(args.outcome, args.sample)
+    else:
+        specs = [RegressionSpec(name=args.outcome, outcome=args.outcome, blocks=args.blocks, estimator=args.estimator,
+                                group=args.group, cluster=args.cluster, zscore=not args.no_zscore)]
+    for spec in specs:
+        spec.star_levels = levels or spec.star_levels
+    return specs
 
 
+@_errors_name_the_data
 def run_regress(args) -> int:
     import pandas as pd
 
@@ -253,6 +286,7 @@ def run_regress(args) -> int:
 
 # ---------------------------------------------------------------- manipulability
 
+@_errors_name_the_data
 def run_manipulability(args) -> int:
     import pandas as pd
 
@@ -311,6 +345,7 @@ def run_manipulability(args) -> int:
 
 # ---------------------------------------------------------------- compare
 
+@_errors_name_the_data
 def run_compare(args) -> int:
     from engine.stats import RegressionSpec, compare_results, fit, group_comparison
 
@@ -345,10 +380,10 @@ def run_compare(args) -> int:
     results = []
     for name in groups:
         rows = df[df[args.group].astype(str) == name]
-        if "discussion" in rows.columns and name == "llm":
-            from engine.stats.reference import TRAJECTORY_STRUCTURES
+        if {"discussion", "source"} <= set(rows.columns) and name == "llm":
+            from engine import samples  # Table 23: the trajectory sample's LLM rows
 
-            rows = rows[rows["discussion"].isin(TRAJECTORY_STRUCTURES)]
+            rows = samples.select(rows, "trajectory")
         spec = RegressionSpec(name=f"{name}: {args.outcome} ~ {args.blocks}", outcome=args.outcome, blocks=args.blocks)
         results.append(fit(spec, rows))
     table = compare_results(results[0], results[1], labels=groups)

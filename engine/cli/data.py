@@ -364,6 +364,9 @@ def run_features(args: argparse.Namespace) -> int:
         info = pd.DataFrame({"conversation_id": ids})
     else:
         corpus = _trajectory_corpus(load_corpus(source, column_mapping(args.map)), args)
+        note = source_note(corpus)
+        if note:
+            print(note, file=sys.stderr)
         embedder = _embedder(args)
         texts = [t.text for c in corpus for t in c.turns]
         vectors, hits = embed_texts(embedder, texts, progress=progress)

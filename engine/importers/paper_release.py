@@ -178,7 +178,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
     try:
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise InputError(f"not a readable CSV ({error})", path=str(path)) from None
+        reason = " ".join(str(error).split())  # pandas' message ends in a newline
+        raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
 
 
 def published_reference() -> dict:

@@ -29,11 +29,12 @@ from engine.features import FEATURE_NAMES
 from engine.stats import published_a
 from engine.stats.compare import compare_results
 from engine.stats.effects import simple_effects
-from engine.stats.groups import group_comparison
+from engine.stats.groups import group_comparison, top_within_groups
 from engine.stats.manipulability import interaction_share, manipulability
 from engine.stats.ratings import icc3k
 from engine.stats.regression import fit, stars as star_text
-from engine.stats.spec import RegressionSpec, discussion_specs, hierarchical_specs, token_control_spec
+from engine.stats.spec import (RegressionSpec, discussion_specs, hierarchical_specs, parse_star_levels,
+                               token_control_spec)
 
 CONVENTIONAL = published_a.STARS_CONVENTIONAL
 TENTHS = published_a.STARS_TABLES_20_21
@@ -102,30 +103,28 @@ def missing_needs(key: str, df: pd.DataFrame) -> list[str]:
 
 
 def star_levels(choice, key: str) -> tuple[float, float, float]:
+    """``paper`` (the table's own levels), or anything ``parse_star_levels`` reads."""
     if choice in (None, "paper"):
         return table_def(key).paper_stars
-    if choice == "conventional":
-        return CONVENTIONAL
-    levels = tuple(float(p) for p in (choice.split(",") if isinstance(choice, str) else choice))
-    if len(levels) != 3 or not all(0 < p < 1 for p in levels) or not levels[0] > levels[1] > levels[2]:
-        raise InputError(f"stars must be 'paper', 'conventional' or three decreasing p values, got {choice!r}",
-                         field="stars")
-    return levels
+    return parse_star_levels(choice)
 
 
-def build(key: str, df: pd.DataFrame, stars="paper") -> PaperTable:
-    """Table ``key`` of paper A on ``df`` (every row; the table picks its own sample)."""
+def build(key: str, df: pd.DataFrame, stars="paper", sample: str | None = None) -> PaperTable:
+    """Table ``key`` of paper A on ``df`` (every row): on the paper's sample for that table, or
+    on ``sample`` (an ``engine.samples`` name) when given."""
     spec = table_def(key)
+    key = spec.key
     lacking = missing_needs(key, df)
     if lacking:
         raise InputError(f"{'Figure 1' if key == 'fig1' else 'Table ' + key} needs " + "; and ".join(lacking))
     levels = star_levels(stars, key)
-    rows = samples.select(df, spec.sample)
+    sample = sample or spec.sample
+    rows = samples.select(df, sample)
     if rows.empty:
-        raise InputError(f"the {samples.sample(spec.sample).title} ({spec.sample}) has no rows in this data")
+        raise InputError(f"the {samples.sample(sample).title} ({sample}) has no rows in this data")
     parts, notes = spec.build(rows, levels)
     published = spec.published() if spec.published else None
-    return PaperTable(key=key, title=spec.title, sample=spec.sample, n=len(rows), parts=parts,
+    return PaperTable(key=key, title=spec.title, sample=sample, n=len(rows), parts=parts,
                       published=published, star_levels=levels, notes=notes)
 
 
@@ -409,14 +408,30 @@ def _table13(rows, levels):
 
 
 def _table15(rows, levels):
+    """Model 4 on creativity, novelty and usefulness, with the order and generation-plan terms
+    the paper's Table 15 adds (reference: not applicable / none), when they vary here. In the
+    paper's design those terms are collinear with the structures (order "not applicable" is
+    exactly the none structure; statsmodels' pseudo-inverse fitted them anyway): such a
+    singular design is refused and model 4 is fitted without them, with a note."""
     notes = []
     out = []
+    frame = rows.assign(order_plan=rows["order"].fillna("not_applicable") if "order" in rows else None,
+                        generation_plan=rows["generation"].fillna("none") if "generation" in rows else None)
+    extra = [c for c in ("order_plan", "generation_plan") if frame[c].nunique(dropna=True) > 1]
     for outcome in MEASURES:
-        result = _model4(rows, levels, outcome)
+        spec = discussion_specs(outcome)[-1]
+        spec.name = f"model 4: {outcome}"
+        spec.blocks = [*spec.blocks, *extra]
+        spec.reference = {**spec.reference, "order_plan": "not_applicable", "generation_plan": "none"}
+        try:
+            result = fit(_with_levels(spec, levels), frame, allow_nonconvergence=True)
+        except InputError as error:  # e.g. the plans coincide with the structures in this data
+            notes.append(f"{outcome}: with order/generation terms: {error}; fitted without them")
+            result = _model4(rows, levels, outcome)
         out.append(_coefficients(result, levels, outcome).assign(r2=result.summary["r2"], n=result.summary["n"]))
         notes += result.summary.get("warnings", [])
-    notes.append("model 4 of Table 7 on each outcome (the paper's Table 15 also adds order and "
-                  "generation-plan terms)")
+    if not extra:
+        notes.append("order and generation plans do not vary here: model 4 of Table 7 on each outcome")
     return {"coefficients (HC3)": pd.concat(out, ignore_index=True)}, notes
 
 
@@ -567,21 +582,14 @@ def _figure1(rows, levels):
         comparison.append({"measure": measure, **{k: row[k] for k in (
             "llm_n", "llm_mean", "llm_ci_low", "llm_ci_high", "human_n", "human_mean", "human_ci_low",
             "human_ci_high", "student_t", "student_df", "student_p", "cohens_d", "d_ci_low", "d_ci_high")}})
-    tails = []
-    tops = {}
-    for source, part in rows.groupby("source", sort=True):
-        values = part["creativity"].dropna()
-        k = int(len(values) * 0.05)  # the authors' notebook: the int(5% of n) best ideas of each group
-        top = values.nlargest(k)
-        tops[source] = top.to_numpy()
-        tails.append({"group": source, "n": len(values), "p95": float(np.percentile(values, 95)),
-                      "max": float(values.max()), "top5_n": k, "top5_mean": float(top.mean()) if k else np.nan,
-                      "top5_sd": float(top.std(ddof=1)) if k > 1 else np.nan})
+    tails = top_within_groups(rows, "creativity", 0.05)
+    tops = {source: part["creativity"].dropna().nlargest(int(part["creativity"].notna().sum() * 0.05)).to_numpy()
+            for source, part in rows.groupby("source", sort=True)}
     notes = []
     if all(len(tops.get(s, [])) > 1 for s in ("llm", "human")):
         test = scipy_stats.ttest_ind(tops["llm"], tops["human"])
         notes.append(f"panel d: top 5% LLM vs human t = {test.statistic:.2f}, p = {test.pvalue:.3g}")
-    return {"a-b: LLM vs human": pd.DataFrame(comparison), "c-d: upper tail (creativity)": pd.DataFrame(tails)}, notes
+    return {"a-b: LLM vs human": pd.DataFrame(comparison), "c-d: upper tail (creativity)": tails}, notes
 
 
 TABLES: dict[str, TableDef] = {t.key: t for t in (
