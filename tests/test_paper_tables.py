@@ -203,8 +203,9 @@ def test_figure1_top5_within_each_group(data):
     tails = result.parts["c-d: upper tail (creativity)"].set_index("group")
     human = data.loc[data.source == "human", "creativity"].sort_values(ascending=False)
     k = int(len(human) * 0.05)
-    assert tails.loc["human", "top5_n"] == k
-    assert tails.loc["human", "top5_mean"] == pytest.approx(human.iloc[:k].mean())
+    assert tails.loc["human", "top_n"] == k
+    assert tails.loc["human", "top_mean"] == pytest.approx(human.iloc[:k].mean())
+    assert tails.loc["human", "top_sd"] == pytest.approx(human.iloc[:k].std(ddof=1))
     assert tails.loc["human", "p95"] == pytest.approx(np.percentile(human, 95))
     panel = result.parts["a-b: LLM vs human"].set_index("measure")
     llm = data.loc[(data.source == "llm") & (data.data_type == "experiment"), "novelty"]
@@ -239,3 +240,24 @@ def test_cli_table_with_the_ideas_file(ideas_path, capsys, tmp_path):
     assert "sample: GPT-4.1 team-size-matched + human teams (Table 17): N = " in printed
     assert "-- published (paper A, Table 17)" in printed
     assert len(pd.read_csv(out)) > 0
+
+
+def test_regress_ladder_stars_at_the_papers_levels_and_configurable(ideas_path, tmp_path, capsys):
+    table = tmp_path / "ideas.parquet"
+    assert main(["import", str(ideas_path), str(table), "--metrics", str(RELEASE)]) == 0
+    for option, levels in (([], (0.10, 0.05, 0.01)), (["--stars", "conventional"], (0.05, 0.01, 0.001))):
+        capsys.readouterr()
+        assert main(["analyze", "regress", "--metrics", str(table), "--outcome", "creativity",
+                     "--hierarchical", *option]) == 0
+        printed = capsys.readouterr().out
+        assert "N = 3,574" in printed  # the trajectory sample, as Table 20
+        rows = [line.split() for line in printed.splitlines()
+                if line.strip().split(" ")[0] in FEATURES and len(line.split()) >= 6]
+        assert len(rows) >= 9
+        for cells in rows:
+            p = float(cells[3])
+            if min(abs(p - level) for level in levels) > 1e-4:  # not at a printed-rounding edge
+                assert (cells[6] if len(cells) > 6 else "") == "*" * sum(p < level for level in levels), cells
+        between = [c for c in rows if 0.05 < float(c[3]) < 0.10]
+        assert between  # the seeded fixture has a feature there: one star at .10, none at .05
+        assert all((c[6] if len(c) > 6 else "") == ("*" if levels[0] == 0.10 else "") for c in between)

@@ -254,6 +254,6 @@ async def run(session: Session) -> str:
     session.meta.update(stop_reason="turn_limit", synthesiser=summariser.name,
                         steering=targets, interventions=len(interventions),
                         interventions_by_rule={r: interventions.count(r) for r in RULES},
-                        lenses_assigned=dict(moderator.lenses))
+                        lenses_assigned=[f"{agent}: {lens}" for agent, lens in moderator.lenses.items()])
     return clean_idea(final.text)
 
