@@ -35,17 +35,14 @@ def feature_comparison(frame: pd.DataFrame, columns: list[str], groups=("llm", "
     return pd.DataFrame(rows)
 
 
-def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
-    """Table 24 on the trajectory sample of ``frame``, in percent; ``attrs['n']`` kept.
-
-    ``suffix='_4b'`` uses the Qwen3-Embedding-4B features of the paper release.
-    """
-    from dashboard.data import trajectory_sample
+def manipulability_percent(frame: pd.DataFrame, suffix: str = "", sample: str = "trajectory") -> pd.DataFrame:
+    """Table 24 on the LLM rows of ``sample`` (``engine.samples``; the paper's: trajectory), in
+    percent; ``attrs['n']`` kept. ``suffix='_4b'`` uses the release's Qwen3-Embedding-4B features."""
+    from engine import samples
 
     features = [f + suffix for f in FEATURE_NAMES]
-    sample = trajectory_sample(frame) if not suffix else \
-        frame[(frame["source"] == "llm") & frame["discussion"].isin(("instructed", "open", "iterative"))]
-    table = stats.manipulability(sample, features=features)
+    rows = samples.select(frame, sample, source="llm")
+    table = stats.manipulability(rows, features=features)
     out = table * 100
     out.index = [str(i)[: len(str(i)) - len(suffix)] if suffix else str(i) for i in table.index]
     out.attrs.update(table.attrs)
@@ -109,8 +106,8 @@ def cached_feature_comparison(frame: pd.DataFrame, columns: tuple[str, ...]) -> 
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_manipulability(frame: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
-    return manipulability_percent(frame, suffix)
+def cached_manipulability(frame: pd.DataFrame, suffix: str = "", sample: str = "trajectory") -> pd.DataFrame:
+    return manipulability_percent(frame, suffix, sample)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

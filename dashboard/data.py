@@ -24,8 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 FILTER_COLUMNS = ("source", "task", "model", "discussion", "persona", "team_size")
 OUTCOME_COLUMNS = ("creativity", "novelty", "usefulness")
 MISSING_LABEL = "(none)"
-# Paper A's turn-by-turn discussion structures (trajectory analyses) and paper B's methods.
-from engine.samples import TRAJECTORY_STRUCTURES  # one definition of the sample
+# Paper B's methods (paper A's samples are in engine.samples).
 PAPER_B_METHODS = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
 UPLOADS_KEY = "uploaded_datasets"
 DATASET_KEY = "dataset_choice"
@@ -102,13 +101,6 @@ def apply_filters(frame: pd.DataFrame, selections: dict[str, list[str]]) -> pd.D
         if chosen and column in frame.columns:
             mask &= _labels(frame[column]).isin([str(c) for c in chosen]).to_numpy()
     return frame.loc[mask]
-
-
-def trajectory_sample(frame: pd.DataFrame) -> pd.DataFrame:
-    """Paper A's trajectory sample: LLM rows of the turn-by-turn structures with all nine
-    features, the N = 3,574 of Tables 1, 2 and 24 on the paper release."""
-    llm = frame[(frame["source"] == "llm") & frame["discussion"].isin(TRAJECTORY_STRUCTURES)]
-    return llm.dropna(subset=list(FEATURE_NAMES))
 
 
 # ----------------------------------------------------------------------------- cached loading

@@ -203,8 +203,9 @@ def test_figure1_top5_within_each_group(data):
     tails = result.parts["c-d: upper tail (creativity)"].set_index("group")
     human = data.loc[data.source == "human", "creativity"].sort_values(ascending=False)
     k = int(len(human) * 0.05)
-    assert tails.loc["human", "top5_n"] == k
-    assert tails.loc["human", "top5_mean"] == pytest.approx(human.iloc[:k].mean())
+    assert tails.loc["human", "top_n"] == k
+    assert tails.loc["human", "top_mean"] == pytest.approx(human.iloc[:k].mean())
+    assert tails.loc["human", "top_sd"] == pytest.approx(human.iloc[:k].std(ddof=1))
     assert tails.loc["human", "p95"] == pytest.approx(np.percentile(human, 95))
     panel = result.parts["a-b: LLM vs human"].set_index("measure")
     llm = data.loc[(data.source == "llm") & (data.data_type == "experiment"), "novelty"]

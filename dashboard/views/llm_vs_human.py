@@ -72,8 +72,10 @@ with tab_ratings:
             ui.table(st, overall.drop(columns="by").round(4), key="lvh_top_table", hide_index=True)
             ui.chart(st, charts.top_share_bar(overall, title=f"Share of the top 5% of {outcome}"),
                             key="lvh_top_bar")
-            p95 = frame.groupby("source")[outcome].quantile(0.95).rename("95th percentile")
-            ui.table(st, p95.to_frame().round(4), key="lvh_p95")
+            within = stats.top_within_groups(frame, outcome, 0.05)
+            ui.ours(f"Figure 1c-d: each group's own 95th percentile and its best 5% (int(5% of n) "
+                    f"ideas of each group) on {outcome}")
+            ui.table(st, within.round(4), key="lvh_p95", hide_index=True)
         if both:
             ratings_table = analyses.cached_feature_comparison(frame, tuple(outcomes))
             ui.ours("LLM − human on the ratings: Cohen's d with 95% CI")

@@ -29,7 +29,7 @@ from engine.features import FEATURE_NAMES
 from engine.stats import published_a
 from engine.stats.compare import compare_results
 from engine.stats.effects import simple_effects
-from engine.stats.groups import group_comparison
+from engine.stats.groups import group_comparison, top_within_groups
 from engine.stats.manipulability import interaction_share, manipulability
 from engine.stats.ratings import icc3k
 from engine.stats.regression import fit, stars as star_text
@@ -541,21 +541,14 @@ def _figure1(rows, levels):
         comparison.append({"measure": measure, **{k: row[k] for k in (
             "llm_n", "llm_mean", "llm_ci_low", "llm_ci_high", "human_n", "human_mean", "human_ci_low",
             "human_ci_high", "student_t", "student_df", "student_p", "cohens_d", "d_ci_low", "d_ci_high")}})
-    tails = []
-    tops = {}
-    for source, part in rows.groupby("source", sort=True):
-        values = part["creativity"].dropna()
-        k = int(len(values) * 0.05)  # the authors' notebook: the int(5% of n) best ideas of each group
-        top = values.nlargest(k)
-        tops[source] = top.to_numpy()
-        tails.append({"group": source, "n": len(values), "p95": float(np.percentile(values, 95)),
-                      "max": float(values.max()), "top5_n": k, "top5_mean": float(top.mean()) if k else np.nan,
-                      "top5_sd": float(top.std(ddof=1)) if k > 1 else np.nan})
+    tails = top_within_groups(rows, "creativity", 0.05)
+    tops = {source: part["creativity"].dropna().nlargest(int(part["creativity"].notna().sum() * 0.05)).to_numpy()
+            for source, part in rows.groupby("source", sort=True)}
     notes = []
     if all(len(tops.get(s, [])) > 1 for s in ("llm", "human")):
         test = scipy_stats.ttest_ind(tops["llm"], tops["human"])
         notes.append(f"panel d: top 5% LLM vs human t = {test.statistic:.2f}, p = {test.pvalue:.3g}")
-    return {"a-b: LLM vs human": pd.DataFrame(comparison), "c-d: upper tail (creativity)": pd.DataFrame(tails)}, notes
+    return {"a-b: LLM vs human": pd.DataFrame(comparison), "c-d: upper tail (creativity)": tails}, notes
 
 
 TABLES: dict[str, TableDef] = {t.key: t for t in (
