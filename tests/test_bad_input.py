@@ -24,9 +24,10 @@ from engine.cli import main
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
+from engine.stats.reference import default_release_path
 
 REPO = Path(__file__).resolve().parents[1]
-RELEASE = Path("/work/shared/data/paper_release/comprehensive_trajectory_metrics.csv")
+RELEASE = default_release_path()  # the paper release beside the repository (or $CDL_PAPER_RELEASE)
 EXAMPLE = REPO / "docs" / "example_transcripts.csv"
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.labels import readable_term
 from engine.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,7 +88,7 @@ def test_regression_page_agrees_with_the_cli_on_the_release(tmp_path, monkeypatc
                                printed, flags=re.M)
     assert len(printed_terms) == 1 + 8 + 5  # intercept, the other eight features, five tasks
     for term, coef in printed_terms:
-        page_coef = page_table.set_index("term").loc[term, "coef"]
+        page_coef = page_table.set_index("term").loc[readable_term(term), "coef"]  # page prints readable names
         assert f"{page_coef:.4f}" == coef, term
 
 

@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui, uploads
+from dashboard import data, pilot_history, ui, uploads
 from dashboard.resources import get_embedder
 from engine.errors import InputError
 
@@ -53,6 +53,21 @@ if {"source", "model", "task"} <= set(frame.columns):
 st.subheader("Rows")
 ui.table(st, frame.head(500), key="data_rows", hide_index=True)
 st.caption(f"First {min(500, len(frame))} of {len(frame):,} rows; the Export page writes them all.")
+
+st.divider()
+st.subheader("Pilot run history")
+
+pilots = pilot_history.listing()
+st.caption(f"Every pilot run on the Pilot page is kept in {pilot_history.history_root()} "
+           "(set CDL_PILOT_DIR to move it; API keys are never saved). Open one to explore it on every page.")
+if pilots.empty:
+    st.caption("No pilot yet.")
+else:
+    ui.table(st, pilots.drop(columns=["path"]), key="data_pilots", hide_index=True)
+    chosen_pilot = st.selectbox("Pilot", list(pilots["name"]), key="data_pilot_choice")
+    if st.button("Open this pilot", key="data_pilot_open"):
+        st.session_state["pending_dataset_choice"] = data.PILOT_PREFIX + chosen_pilot
+        st.rerun()
 
 st.divider()
 st.subheader("Upload a dataset")

@@ -168,14 +168,51 @@ def _with_levels(spec: RegressionSpec, levels) -> RegressionSpec:
     return spec
 
 
+MIN_ROWS = 10  # fewer conversations than this: no regression is fitted, a note says so
+FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
+
+
+def constant_factors(frame: pd.DataFrame, factors=FACTOR_BLOCKS) -> dict[str, str]:
+    """``{factor: its one level}`` for each factor column with a single non-missing level."""
+    out = {}
+    for factor in factors:
+        if factor in frame.columns:
+            levels = frame[factor].dropna().unique()
+            if len(levels) == 1:
+                out[factor] = str(levels[0])
+    return out
+
+
+def drop_constant_blocks(spec: RegressionSpec, rows: pd.DataFrame) -> tuple[RegressionSpec, dict[str, str]]:
+    """The spec without the factor blocks that have one level in ``rows`` (a constant factor
+    explains nothing, so the model without it is the same model), and which were dropped.
+    The mixed model's group is reported too (its random intercepts need 2+ groups)."""
+    import dataclasses
+
+    constant = constant_factors(rows)
+    dropped = {b: constant[b] for b in spec.blocks if b in constant}
+    if spec.estimator == "mixedlm" and spec.group in constant:
+        dropped[spec.group] = constant[spec.group]
+    if not dropped:
+        return spec, {}
+    return dataclasses.replace(spec, blocks=[b for b in spec.blocks if b not in dropped]), dropped
+
+
 def _fits(specs, rows, levels, notes) -> tuple[list, list[str]]:
     results, labels = [], []
     for spec in specs:
+        spec, dropped = drop_constant_blocks(spec, rows)
+        for factor, level in dropped.items():
+            notes.append(f"{spec.name}: factor {factor} dropped: 1 level ({level})")
+        if spec.estimator == "mixedlm" and spec.group in dropped:
+            notes.append(f"{spec.name}: not fitted, random {spec.group} intercepts need 2 or more levels")
+            continue
+        label = spec.name + "".join(f" ({factor} dropped)" for factor in dropped)
         try:
             results.append(fit(_with_levels(spec, levels), rows, allow_nonconvergence=True))
-            labels.append(spec.name)
+            labels.append(label)
         except InputError as error:
-            notes.append(f"{spec.name}: {error}")
+            notes.append(f"{label}: {error}")
     for result in results:
         notes += [f"{result.spec.name}: {w}" for w in result.summary.get("warnings", [])]
     return results, labels
@@ -200,6 +237,10 @@ def ladder(rows: pd.DataFrame, levels=CONVENTIONAL, *, sources=("llm", "human"),
     for source in sources:
         part = rows[rows["source"] == source]
         if part.empty:
+            continue
+        if len(part) < MIN_ROWS:
+            notes.append(f"{source}: every specification: {len(part)} conversation(s), fewer than the "
+                         f"{MIN_ROWS} a regression needs here; not fitted")
             continue
         results, labels = _fits(hierarchical_specs(outcome, source), part, levels, notes)
         if not results:
