@@ -90,9 +90,9 @@ def group_notes(notes: list[str]) -> list[str]:
 
 
 def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: str,
-             name: str) -> stats.RegressionResult:
+             name: str, star_levels=(0.05, 0.01, 0.001)) -> stats.RegressionResult:
     spec = stats.RegressionSpec(name=name, outcome=outcome, blocks=blocks, estimator=estimator,
-                                group="task")
+                                group="task", star_levels=tuple(star_levels))
     return stats.fit(spec, frame, allow_nonconvergence=True)
 
 
@@ -135,9 +135,9 @@ def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_fit(frame: pd.DataFrame, outcome: str, blocks: tuple[str, ...], estimator: str,
-               name: str) -> dict:
+               name: str, star_levels: tuple[float, float, float] = (0.05, 0.01, 0.001)) -> dict:
     """A fitted spec as plain data (table + summary), so it can be cached and copied."""
-    result = fit_spec(frame, outcome, list(blocks), estimator, name)
+    result = fit_spec(frame, outcome, list(blocks), estimator, name, star_levels)
     return {"table": result.table, "summary": result.summary}
 
 

@@ -96,3 +96,14 @@ def test_readable_terms_and_p_values():
     assert labels.readable_term("C(discussion)[T.open]:C(model)[T.o3-high]") == "discussion: open × model: o3-high"
     assert labels.readable_term("global_coherence") == "Global Coherence"
     assert [labels.format_p(p) for p in (0.0, 0.000999, 0.001, 0.0456)] == ["<0.001", "<0.001", "0.001", "0.046"]
+
+
+@needs_release
+def test_a_failed_ratings_join_names_the_users_file_not_a_temp_path(runs_root):
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.file_uploader(key="ratings_file").upload("my_ratings.csv", b"file_id,question_id,novelty\nzz,qq,abc\n").run()
+    at.button(key="ratings_join").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [e.value.replace("\\", "") for e in at.error]
+    assert shown and all("my_ratings.csv" in e and "cdl-ratings" not in e and "/tmp" not in e for e in shown), shown

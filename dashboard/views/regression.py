@@ -51,6 +51,11 @@ factor_choice = {b: controls.checkbox(b.replace("_", " "), value=b == "task", ke
                                       disabled=b not in frame.columns)
                  for b in FACTOR_BLOCKS}
 all_terms = controls.checkbox("Plot every term (not only the features)", value=False, key="reg_all_terms")
+STAR_CHOICES = {"conventional": (0.05, 0.01, 0.001), "tenths": (0.10, 0.05, 0.01)}
+star_choice = controls.radio("Stars", list(STAR_CHOICES), key="reg_stars", horizontal=True,
+                             format_func={"conventional": ".05/.01/.001 (Tables 23, 26, 28)",
+                                          "tenths": ".10/.05/.01 (Tables 1, 20, 21)"}.get)
+star_levels = STAR_CHOICES[star_choice]
 
 
 def blocks_for(sample_frame: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -92,7 +97,8 @@ for source in SAMPLES[sample_label]:
         results.warning(f"{label}: choose at least one predictor block.")
         continue
     try:
-        fits[label] = analyses.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}")
+        fits[label] = analyses.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
+                                          star_levels)
     except InputError as error:
         results.error(f"{label}: {ui.escape(error)}")
 
