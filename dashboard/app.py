@@ -36,5 +36,8 @@ PAGES = [
 
 navigation = st.navigation(PAGES)
 st.session_state["current_page_title"] = navigation.title
+from dashboard import ui  # noqa: E402
+
+ui.start_page()
 sidebar.render()
 navigation.run()

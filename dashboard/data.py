@@ -29,6 +29,7 @@ PAPER_B_METHODS = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", 
 UPLOADS_KEY = "uploaded_datasets"
 DATASET_KEY = "dataset_choice"
 UPLOAD_PREFIX = "upload: "
+PILOT_PREFIX = "pilot: "
 
 
 def cached_runs_root() -> Path:
@@ -121,11 +122,19 @@ def cached_dataset_names(root: str) -> list[str]:
     return [p.name for p in list_datasets(root)]
 
 
+def pilot_root() -> Path:
+    from dashboard.pilot_history import history_root
+
+    return history_root()
+
+
 def dataset_choices() -> list[str]:
-    """Names shown in the dataset selector: cached datasets, then this session's uploads."""
+    """Names shown in the dataset selector: cached datasets, this session's uploads, then the
+    pilots kept in the run history (``dashboard.pilot_history``)."""
     uploads = st.session_state.get(UPLOADS_KEY, {})
     names = cached_dataset_names(str(cached_runs_root()))
-    return [*names, *(UPLOAD_PREFIX + n for n in uploads)]
+    pilots = cached_dataset_names(str(pilot_root()))
+    return [*names, *(UPLOAD_PREFIX + n for n in uploads), *(PILOT_PREFIX + n for n in pilots)]
 
 
 def default_choice(choices: list[str]) -> int:
@@ -139,6 +148,8 @@ def default_choice(choices: list[str]) -> int:
 def dataset_by_choice(choice: str) -> Dataset:
     if choice.startswith(UPLOAD_PREFIX):
         return st.session_state[UPLOADS_KEY][choice[len(UPLOAD_PREFIX):]]
+    if choice.startswith(PILOT_PREFIX):
+        return load_dataset(pilot_root() / choice[len(PILOT_PREFIX):])
     return load_dataset(cached_runs_root() / choice)
 
 

@@ -132,7 +132,8 @@ def difference_table(conversations: pd.DataFrame, outcomes=OUTCOMES) -> pd.DataF
             half = stats.t.ppf(0.975, dof) * se if se > 0 else np.nan
             rows.append({"baseline": method, "outcome": name, "steered_minus_baseline": diff,
                          "lo": diff - half, "hi": diff + half, "n_steered": len(a), "n_baseline": len(b)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["baseline", "outcome", "steered_minus_baseline", "lo", "hi",
+                                       "n_steered", "n_baseline"])
 
 
 def intervention_records(corpus) -> pd.DataFrame:

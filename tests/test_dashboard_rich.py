@@ -130,10 +130,16 @@ def test_trajectories_draw_paths_and_feature_values(env):
     ordered = frame.sort_values("creativity", ascending=False)["conversation_id"].tolist()
     assert at.selectbox(key="traj_left").value == ordered[0]
     assert at.selectbox(key="traj_right").value == ordered[-1]
-    panel = next(f for f in figures(at) if f["layout"]["title"]["text"] == ordered[0])
+    panel = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Two conversations on shared axes"))
     path = panel["data"][0]
     n_turns = int(frame.set_index("conversation_id").loc[ordered[0], "n_turns"])
-    assert len(decode(path["x"])) == n_turns and list(decode(path["marker"]["color"])) == list(range(n_turns))
+    # colour = progress through the conversation: turn i of n at i / (n - 1)
+    assert len(decode(path["x"])) == n_turns
+    assert list(decode(path["marker"]["color"])) == pytest.approx([i / (n_turns - 1) for i in range(n_turns)])
+    # both panels on the same axes
+    layout = panel["layout"]
+    assert layout["xaxis"]["range"] == layout["xaxis2"]["range"]
+    assert layout["yaxis"]["range"] == layout["yaxis2"]["range"]
     assert "agent0" in path["text"][0]
     values = next(d.value for d in at.dataframe if "global_coherence" in d.value.index)
     e = env.embeddings_for(ordered[0]).astype(float)
@@ -174,5 +180,7 @@ def test_ratings_views_top_share_and_regression(env):
     fit = sm.OLS(z(llm["creativity"]), sm.add_constant(llm[FEATURES].apply(z))).fit()
     ladder = next(d.value for d in at.dataframe if "specification" in d.value.columns).set_index("specification")
     assert ladder.loc["trajectory", "LLM"] == pytest.approx(round(100 * fit.rsquared, 1))
-    # task has one level here: the +task rungs cannot be fitted and the page says why
-    assert any("task" in w.value for w in at.warning)
+    # task has one level here: it is dropped from the +task rung, which then equals the
+    # trajectory-only fit, and the page says so
+    assert ladder.loc["+task (task dropped)", "LLM"] == pytest.approx(round(100 * fit.rsquared, 1))
+    assert any("factor task dropped: 1 level (plastic_waste)" in c.value.replace("\\", "") for c in at.caption)

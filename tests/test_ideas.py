@@ -160,3 +160,12 @@ def test_analyze_reads_an_ideas_csv(tmp_path, ideas_file, capsys):
     assert main(["analyze", "compare", "--metrics", str(ideas_file[0]), "--value", "creativity"]) == 0
     printed = capsys.readouterr().out
     assert "creativity: llm vs human" in printed
+
+
+def test_dashboard_upload_recognises_the_ideas_file(ideas_file):
+    from dashboard.uploads import read_upload
+
+    dataset = read_upload("ideas_with_ratings_clean.csv", ideas_file[0].read_bytes(), max_mb=50)
+    assert len(dataset.conversations) == len(ideas_file[1])
+    assert dataset.manifest["ideas"]["rows"] == len(ideas_file[1])
+    assert "licence_note" in dataset.manifest

@@ -47,6 +47,9 @@ col_ours, col_paper = st.columns(2)
 with col_ours:
     if ours is not None:
         ui.ours(f"This selection, N = {ours.attrs['n']:,}")
+        for factor, level in ours.attrs.get("dropped_factors", {}).items():
+            st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
+                    f"the same model without it.")
         st.metric("Mean R², interaction model", f"{ours['interaction'].mean():.1f}%")
         ui.chart(st, charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
                         key="levers_heatmap_ours")

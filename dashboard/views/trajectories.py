@@ -50,9 +50,9 @@ st.subheader("Side by side (as Figure 4)")
 a_col, b_col = st.columns(2)
 first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left")
 second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right")
-for column, cid, key in ((a_col, first, "traj_panel_left"), (b_col, second, "traj_panel_right")):
-    ui.chart(column, charts.trajectory_paths(points, [cid], title=cid, background=False),
-                        key=key)
+ui.chart(st, charts.trajectory_pair(points, first, second,
+                                    title=f"Two conversations on shared axes ({method.upper()})"),
+         key="traj_pair")
 values = trajectories.feature_pair_table(frame, [first, second])
 ui.ours("Feature values (and ratings when present)")
 ui.table(st, values, key="traj_feature_values")

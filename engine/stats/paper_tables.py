@@ -168,14 +168,51 @@ def _with_levels(spec: RegressionSpec, levels) -> RegressionSpec:
     return spec
 
 
+MIN_ROWS = 10  # fewer conversations than this: no regression is fitted, a note says so
+FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
+
+
+def constant_factors(frame: pd.DataFrame, factors=FACTOR_BLOCKS) -> dict[str, str]:
+    """``{factor: its one level}`` for each factor column with a single non-missing level."""
+    out = {}
+    for factor in factors:
+        if factor in frame.columns:
+            levels = frame[factor].dropna().unique()
+            if len(levels) == 1:
+                out[factor] = str(levels[0])
+    return out
+
+
+def drop_constant_blocks(spec: RegressionSpec, rows: pd.DataFrame) -> tuple[RegressionSpec, dict[str, str]]:
+    """The spec without the factor blocks that have one level in ``rows`` (a constant factor
+    explains nothing, so the model without it is the same model), and which were dropped.
+    The mixed model's group is reported too (its random intercepts need 2+ groups)."""
+    import dataclasses
+
+    constant = constant_factors(rows)
+    dropped = {b: constant[b] for b in spec.blocks if b in constant}
+    if spec.estimator == "mixedlm" and spec.group in constant:
+        dropped[spec.group] = constant[spec.group]
+    if not dropped:
+        return spec, {}
+    return dataclasses.replace(spec, blocks=[b for b in spec.blocks if b not in dropped]), dropped
+
+
 def _fits(specs, rows, levels, notes) -> tuple[list, list[str]]:
     results, labels = [], []
     for spec in specs:
+        spec, dropped = drop_constant_blocks(spec, rows)
+        for factor, level in dropped.items():
+            notes.append(f"{spec.name}: factor {factor} dropped: 1 level ({level})")
+        if spec.estimator == "mixedlm" and spec.group in dropped:
+            notes.append(f"{spec.name}: not fitted, random {spec.group} intercepts need 2 or more levels")
+            continue
+        label = spec.name + "".join(f" ({factor} dropped)" for factor in dropped)
         try:
             results.append(fit(_with_levels(spec, levels), rows, allow_nonconvergence=True))
-            labels.append(spec.name)
+            labels.append(label)
         except InputError as error:
-            notes.append(f"{spec.name}: {error}")
+            notes.append(f"{label}: {error}")
     for result in results:
         notes += [f"{result.spec.name}: {w}" for w in result.summary.get("warnings", [])]
     return results, labels
@@ -200,6 +237,10 @@ def ladder(rows: pd.DataFrame, levels=CONVENTIONAL, *, sources=("llm", "human"),
     for source in sources:
         part = rows[rows["source"] == source]
         if part.empty:
+            continue
+        if len(part) < MIN_ROWS:
+            notes.append(f"{source}: every specification: {len(part)} conversation(s), fewer than the "
+                         f"{MIN_ROWS} a regression needs here; not fitted")
             continue
         results, labels = _fits(hierarchical_specs(outcome, source), part, levels, notes)
         if not results:
@@ -364,6 +405,27 @@ def _table13(rows, levels):
     table = pd.DataFrame(out)
     total = {"task": "Total", **{c: int(table[c].sum()) for c in table.columns if c != "task"}}
     return {"top 10 per task": pd.concat([table, pd.DataFrame([total])], ignore_index=True)}, []
+
+
+def _table14(rows, levels):
+    """The five most creative ideas of each task; the text shown is the blinded paraphrase the
+    raters saw (``paraphrased_idea``) when the file has it, else ``final_idea``."""
+    text = "paraphrased_idea" if "paraphrased_idea" in rows.columns and rows["paraphrased_idea"].notna().any() \
+        else "final_idea"
+    out = []
+    for task, part in rows[rows["source"] == "llm"].groupby("task", sort=True):
+        top = part.dropna(subset=["creativity"]).sort_values("creativity", ascending=False, kind="stable").head(5)
+        for rank, (_, idea) in enumerate(top.iterrows(), start=1):
+            out.append({"task": task, "rank": rank, "creativity": idea["creativity"], "model": idea["model"],
+                        "discussion": idea["discussion"], "idea": idea.get(text)})
+    return {"top 5 per task": pd.DataFrame(out)}, [f"idea text from the {text!r} column"]
+
+
+def _table2(rows, levels):
+    table = manipulability(rows[rows["source"] == "llm"])
+    means = (100 * table).mean()
+    return {"mean R² (%)": pd.DataFrame({"model": list(means.index), "mean R² (%)": means.to_numpy()})}, \
+        [f"N = {table.attrs['n']:,}"]
 
 
 def _table15(rows, levels):
@@ -554,6 +616,8 @@ def _figure1(rows, levels):
 TABLES: dict[str, TableDef] = {t.key: t for t in (
     TableDef("1", "R² ladder of creativity (LLM and human)", "trajectory", ("ratings", "features"), CONVENTIONAL,
              _table1, published_a.table1),
+    TableDef("2", "mean R² of the features by design choices", "trajectory", ("features",), CONVENTIONAL,
+             _table2, published_a.table2),
     TableDef("4", "inter-rater reliability ICC(3,k) by task", "all", ("raters",), CONVENTIONAL, _table4,
              published_a.table4),
     TableDef("5", "ratings by task and group, mean (SD)", "ideas_and_baselines", ("ratings",), CONVENTIONAL,
@@ -571,6 +635,8 @@ TABLES: dict[str, TableDef] = {t.key: t for t in (
              published_a.table12),
     TableDef("13", "top-10 ideas per task by source", "ideas", ("ratings",), CONVENTIONAL, _table13,
              published_a.table13),
+    TableDef("14", "top 5 ideas per task (text as rated)", "ideas", ("ratings",), CONVENTIONAL, _table14,
+             published_a.table14),
     TableDef("15", "novelty-usefulness decomposition of model 4", "design", ("ratings",), TENTHS, _table15,
              published_a.table15),
     TableDef("16", "persona (GPT-4.1 matched), one-way ANOVA", "persona_gpt41", ("ratings",), CONVENTIONAL,
