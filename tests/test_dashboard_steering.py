@@ -53,8 +53,7 @@ def test_steering_table_numbers_come_from_the_data(steered_root):
     at.switch_page("views/steering.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    shown = {frame.proto.id if hasattr(frame, "proto") else i: frame.value for i, frame in enumerate(at.dataframe)}
-    table = next(v for v in shown.values() if "vendi" in v.columns and "method" in v.columns)
+    table = next(f.value for f in at.dataframe if {"vendi", "method"} <= set(f.value.columns))
     conversations = pd.read_parquet(DATASET / "conversations.parquet")
     ok = conversations[conversations["status"] == "ok"]
     ids = json.loads((DATASET / "final_ids.json").read_text())
@@ -64,14 +63,31 @@ def test_steering_table_numbers_come_from_the_data(steered_root):
         part = ok[ok["discussion"] == row.method].sort_values("replicate", kind="stable")
         assert row.sessions == len(part)
         gc = part["global_coherence"].dropna()
-        mean, low, high = t_interval(gc)
-        assert (row.global_coherence, row.global_coherence_lo, row.global_coherence_hi) == \
-            pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4)
         assert row.global_coherence_n == len(gc)
+        if len(gc) >= 2:
+            mean, low, high = t_interval(gc)
+            assert (row.global_coherence, row.global_coherence_lo, row.global_coherence_hi) == \
+                pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4)
         readable = part[["novelty_raw", "usefulness_raw"]].notna().all(axis=1)
         assert row.judge_parse_rate == pytest.approx(round(readable.mean(), 4), abs=1e-4)
+        creativity = part["creativity"].dropna() if "creativity" in part else pd.Series(dtype=float)
+        if len(creativity) >= 2:
+            mean, low, high = t_interval(creativity)
+            assert (row.creativity, row.creativity_lo, row.creativity_hi) == \
+                pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4)
         groups = [part["conversation_id"].tolist()[g * 5:(g + 1) * 5] for g in range(len(part) // 5)]
         vendi = [vendi_by_definition(np.stack([vectors[c] for c in g])) for g in groups]
         assert row.groups == len(groups)
-        assert row.vendi == pytest.approx(round(float(np.mean(vendi)), 4), abs=1e-4)
+        if groups:
+            assert row.vendi == pytest.approx(round(float(np.mean(vendi)), 4), abs=1e-4)
+        else:
+            assert np.isnan(row.vendi)
+    differences = next(f.value for f in at.dataframe if "steered_minus_baseline" in f.value.columns)
+    for row in differences.itertuples():
+        a = ok.loc[ok["discussion"] == "steered", row.outcome].dropna()
+        b = ok.loc[ok["discussion"] == row.baseline, row.outcome].dropna()
+        welch = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+        assert (row.steered_minus_baseline, row.lo, row.hi) == pytest.approx(
+            (round(a.mean() - b.mean(), 4), round(welch.low, 4), round(welch.high, 4)), abs=1e-4)
+        assert (row.n_steered, row.n_baseline) == (len(a), len(b))
     assert any("Cannot:" in t.value for t in at.text)

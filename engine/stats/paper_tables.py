@@ -407,6 +407,27 @@ def _table13(rows, levels):
     return {"top 10 per task": pd.concat([table, pd.DataFrame([total])], ignore_index=True)}, []
 
 
+def _table14(rows, levels):
+    """The five most creative ideas of each task; the text shown is the blinded paraphrase the
+    raters saw (``paraphrased_idea``) when the file has it, else ``final_idea``."""
+    text = "paraphrased_idea" if "paraphrased_idea" in rows.columns and rows["paraphrased_idea"].notna().any() \
+        else "final_idea"
+    out = []
+    for task, part in rows[rows["source"] == "llm"].groupby("task", sort=True):
+        top = part.dropna(subset=["creativity"]).sort_values("creativity", ascending=False, kind="stable").head(5)
+        for rank, (_, idea) in enumerate(top.iterrows(), start=1):
+            out.append({"task": task, "rank": rank, "creativity": idea["creativity"], "model": idea["model"],
+                        "discussion": idea["discussion"], "idea": idea.get(text)})
+    return {"top 5 per task": pd.DataFrame(out)}, [f"idea text from the {text!r} column"]
+
+
+def _table2(rows, levels):
+    table = manipulability(rows[rows["source"] == "llm"])
+    means = (100 * table).mean()
+    return {"mean R² (%)": pd.DataFrame({"model": list(means.index), "mean R² (%)": means.to_numpy()})}, \
+        [f"N = {table.attrs['n']:,}"]
+
+
 def _table15(rows, levels):
     """Model 4 on creativity, novelty and usefulness, with the order and generation-plan terms
     the paper's Table 15 adds (reference: not applicable / none), when they vary here. In the
@@ -595,6 +616,8 @@ def _figure1(rows, levels):
 TABLES: dict[str, TableDef] = {t.key: t for t in (
     TableDef("1", "R² ladder of creativity (LLM and human)", "trajectory", ("ratings", "features"), CONVENTIONAL,
              _table1, published_a.table1),
+    TableDef("2", "mean R² of the features by design choices", "trajectory", ("features",), CONVENTIONAL,
+             _table2, published_a.table2),
     TableDef("4", "inter-rater reliability ICC(3,k) by task", "all", ("raters",), CONVENTIONAL, _table4,
              published_a.table4),
     TableDef("5", "ratings by task and group, mean (SD)", "ideas_and_baselines", ("ratings",), CONVENTIONAL,
@@ -612,6 +635,8 @@ TABLES: dict[str, TableDef] = {t.key: t for t in (
              published_a.table12),
     TableDef("13", "top-10 ideas per task by source", "ideas", ("ratings",), CONVENTIONAL, _table13,
              published_a.table13),
+    TableDef("14", "top 5 ideas per task (text as rated)", "ideas", ("ratings",), CONVENTIONAL, _table14,
+             published_a.table14),
     TableDef("15", "novelty-usefulness decomposition of model 4", "design", ("ratings",), TENTHS, _table15,
              published_a.table15),
     TableDef("16", "persona (GPT-4.1 matched), one-way ANOVA", "persona_gpt41", ("ratings",), CONVENTIONAL,
