@@ -175,17 +175,49 @@ def trajectory_with_marks(vectors: np.ndarray, conversation_id: str,
     return points, marks
 
 
-def build(run_dir: Path, out_dir: Path) -> Path:
+def planned_run(run_dir: Path, grid: Path, into: Path) -> tuple[Path, int]:
+    """A copy of the run folder holding only the sessions the grid file plans now (a run
+    folder also keeps sessions of earlier versions of the grid); returns it and the number
+    of sessions left out."""
+    import shutil
+
+    from engine.corpus import Corpus
+    from engine.grid import load_grid, plan
+    from engine.jsonl import iter_json_objects, to_json_line
+
+    wanted = {spec.conversation_id for spec in plan(load_grid(grid))}
+    corpus = Corpus.from_jsonl(run_dir / "corpus.jsonl")
+    kept = corpus.filter(lambda c: c.conversation_id in wanted)
+    into.mkdir(parents=True, exist_ok=True)
+    kept.to_jsonl(into / "corpus.jsonl")
+    shutil.copy(run_dir / "manifest.json", into / "manifest.json")
+    if (run_dir / "failed.jsonl").exists():
+        lines = [to_json_line(record) + "\n" for _, record in iter_json_objects(run_dir / "failed.jsonl")
+                 if record.get("conversation_id") in wanted]
+        (into / "failed.jsonl").write_text("".join(lines), encoding="utf-8")
+    return into, len(corpus) - len(kept)
+
+
+def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
+    import tempfile
+
     from dashboard.build_local_runs import build as build_dataset
     from engine.corpus import atomic_write_bytes
     from engine.datasets import Dataset
     from engine.embed import Embedder
 
-    folder = build_dataset(run_dir, out_dir, description=DESCRIPTION,
-                           made_by=f"python -m dashboard.steering_data {run_dir.name}",
-                           regenerate="nice -n 10 python -m engine run --grid cached_runs/grids/steered.yaml "
-                                      "--out runs/steered && python -m dashboard.steering_data runs/steered",
-                           extra_manifest={"can_show": CAN_SHOW, "cannot_show": CANNOT_SHOW})
+    extra = {"can_show": CAN_SHOW, "cannot_show": CANNOT_SHOW}
+    source = run_dir
+    with tempfile.TemporaryDirectory() as scratch:
+        if grid is not None:
+            source, left_out = planned_run(run_dir, grid, Path(scratch) / run_dir.name)
+            extra["sessions_of_earlier_grid_versions_left_out"] = left_out
+        folder = build_dataset(source, out_dir, description=DESCRIPTION,
+                               made_by=f"python -m dashboard.steering_data {run_dir.name}",
+                               regenerate="nice -n 10 python -m engine run --grid cached_runs/grids/steered.yaml "
+                                          "--out runs/steered && python -m dashboard.steering_data runs/steered",
+                               extra_manifest=extra)
+    run_dir = source if grid is None else run_dir
     dataset = Dataset.load(folder, with_corpus=False)
     ok = dataset.conversations[dataset.conversations["status"] == "ok"]
     ids = ok["conversation_id"].tolist()
@@ -198,7 +230,9 @@ def build(run_dir: Path, out_dir: Path) -> Path:
     atomic_write_bytes(folder / FINAL_IDS, json.dumps(ids).encode("utf-8"))
     from engine.corpus import Corpus
 
-    records = intervention_records(Corpus.from_jsonl(run_dir / "corpus.jsonl").filter(lambda c: c.status == "ok"))
+    ok_ids = set(ids)
+    records = intervention_records(Corpus.from_jsonl(run_dir / "corpus.jsonl").filter(
+        lambda c: c.status == "ok" and c.conversation_id in ok_ids))
     buffer = io.BytesIO()
     records.to_parquet(buffer, index=False)
     atomic_write_bytes(folder / INTERVENTIONS, buffer.getvalue())
@@ -208,12 +242,15 @@ def build(run_dir: Path, out_dir: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="output folder of the steered grid run")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "cached_runs" / DATASET_NAME)
+    repo = Path(__file__).resolve().parents[1]
+    parser.add_argument("--out", type=Path, default=repo / "cached_runs" / DATASET_NAME)
+    parser.add_argument("--grid", type=Path, default=repo / "cached_runs" / "grids" / "steered.yaml",
+                        help="keep only the sessions this grid file plans (default: the steered grid)")
     args = parser.parse_args(argv)
     if not (args.run_dir / "corpus.jsonl").exists():
         print(f"error: {args.run_dir} has no corpus.jsonl: not a run folder", file=sys.stderr)
         return 2
-    print(f"wrote {build(args.run_dir, args.out)}")
+    print(f"wrote {build(args.run_dir, args.out, args.grid)}")
     return 0
 
 

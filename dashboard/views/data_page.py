@@ -58,7 +58,7 @@ st.divider()
 st.subheader("Pilot run history")
 
 pilots = pilot_history.listing()
-st.caption(f"Every pilot run on the Pilot page is kept in {pilot_history.history_root()} "
+st.caption(f"Every pilot run on the Pilot page is kept in {ui.escape(pilot_history.history_root())} "
            "(set CDL_PILOT_DIR to move it; API keys are never saved). Open one to explore it on every page.")
 if pilots.empty:
     st.caption("No pilot yet.")
