@@ -15,7 +15,7 @@ from dashboard import charts, data, pilot_history, pilot_settings, ui
 from dashboard.pilot_job import PilotJob
 from dashboard.resources import get_embedder
 from engine.errors import InputError
-from engine.protocols.config import METHODS, PAPER_A
+from engine.protocols.config import METHODS, PAPER_A, STEERED
 from engine.tasks import TASK_IDS
 
 JOB_KEY = "pilot_job"
@@ -81,7 +81,7 @@ with st.container(border=True):
         agents = 1
     else:
         agents = number(c3, "agents", 3, 1, disabled=busy)
-    paper_a = method in PAPER_A
+    paper_a = method in PAPER_A + STEERED  # the steered discussion has paper A's turn limit
     if paper_a:
         turn_limit = number(c4, "turn_limit", 12, 1, disabled=busy,
                             help="Discussion turns (paper A uses 30 or 60; a pilot on the local model "
