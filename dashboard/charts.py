@@ -345,3 +345,50 @@ def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot si
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, title, barmode="overlay", height=120 + 36 * len(labels),
                    legend=dict(orientation="h", y=-0.25))
+
+
+def _wrap(text, width: int = 90, limit: int = 4000) -> str:
+    """Full turn text for a hover box: escaped, wrapped every ``width`` characters."""
+    import textwrap
+
+    text = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return "<br>".join(_plain(line) for line in textwrap.wrap(text, width) or [""])
+
+
+def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series | None = None) -> go.Figure:
+    """Every turn as a point of the 2-D map, coloured by ``colour`` (a category: one trace per
+    level in the palette's colours; a number: one sequential colour scale), the full turn text
+    on hover, search hits ringed. ``customdata`` is each point's ``point_id`` so a selection
+    event maps back to its rows. Lasso is the default drag."""
+    fig = go.Figure()
+    hover = [f"<b>{_plain(c)}</b> · turn {t} · {_plain(s)}<br>{_wrap(x)}" for c, t, s, x in zip(
+        points["conversation_id"], points["turn"], points.get("speaker", [""] * len(points)),
+        points.get("text", [""] * len(points)))]
+    points = points.assign(_hover=hover)
+    numeric = colour in points and pd.api.types.is_numeric_dtype(points[colour])
+    if numeric:
+        fig.add_trace(go.Scattergl(
+            x=points["x"], y=points["y"], mode="markers", name=_label(colour), customdata=points["point_id"],
+            marker=dict(color=points[colour], colorscale=PROGRESS_SCALE, size=6, opacity=0.8, showscale=True,
+                        colorbar=dict(title=dict(text=_label(colour)), x=1.02, xanchor="left")),
+            text=points["_hover"], hovertemplate="%{text}<extra></extra>"))
+    else:
+        values = points[colour].astype(object).where(points[colour].notna(), "(none)").astype(str)
+        for level in sorted(values.unique()):
+            part = points[values == level]
+            fig.add_trace(go.Scattergl(
+                x=part["x"], y=part["y"], mode="markers", name=_plain(level), customdata=part["point_id"],
+                marker=dict(color=_colour(level, colour), size=6, opacity=0.8),
+                text=part["_hover"], hovertemplate="%{text}<extra></extra>"))
+    if hits is not None and hits.any():
+        found = points[hits.to_numpy()]
+        fig.add_trace(go.Scattergl(
+            x=found["x"], y=found["y"], mode="markers", name=f"search hits ({len(found):,})",
+            customdata=found["point_id"], marker=dict(size=12, color="rgba(0,0,0,0)",
+                                                      line=dict(color="#d55e00", width=2)),
+            text=found["_hover"], hovertemplate="%{text}<extra></extra>"))
+    _layout(fig, title, xaxis_title="dimension 1", yaxis_title="dimension 2", height=620, dragmode="lasso",
+            hoverlabel=dict(align="left"))
+    _legend_below(fig)
+    return fig

@@ -184,3 +184,51 @@ def test_ratings_views_top_share_and_regression(env):
     # trajectory-only fit, and the page says so
     assert ladder.loc["+task (task dropped)", "LLM"] == pytest.approx(round(100 * fit.rsquared, 1))
     assert any("factor task dropped: 1 level (plastic_waste)" in c.value.replace("\\", "") for c in at.caption)
+
+
+def test_embedding_map_search_feeds_the_table_picker_and_reader(env):
+    """Search selects turns (as a lasso would): the table lists exactly the turns whose text
+    holds the phrase, the picker draws their conversations (capped at 8, and says so), and the
+    reader shows a conversation's turns with the cosine distance to the previous turn."""
+    at = open_page("trajectories", widgets=lambda at: at.text_input(key="traj_search").input("seaweed"))
+    turns = env.corpus.turns_frame()
+    trajectory = env.turn_index.merge(turns, on=["conversation_id", "turn"])
+    expected = trajectory[trajectory["text"].str.contains("seaweed", case=False)]
+    table = next(d.value for d in at.dataframe if {"conversation_id", "text"} <= set(d.value.columns)
+                 and "distance to previous turn" not in d.value.columns)
+    assert len(table) == len(expected) and table["text"].str.contains("seaweed").all()
+    conversations = list(dict.fromkeys(table["conversation_id"]))
+    assert at.multiselect(key="traj_conversations").value == conversations[:8]
+    if len(conversations) > 8:
+        assert any(f"holds {len(conversations):,} conversations" in i.value for i in at.info)
+    # the map: one point per turn, full text in the hover, lasso by default
+    explore = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
+    assert explore["layout"]["dragmode"] == "lasso"
+    n_points = sum(len(decode(t["x"])) for t in explore["data"] if not t["name"].startswith("search hits"))
+    assert n_points == len(env.turn_index)
+    # the reader: distance of turn i to turn i-1 = 1 - cosine of their embeddings
+    reader = next(d.value for d in at.dataframe if "distance to previous turn" in d.value.columns)
+    cid = at.selectbox(key="traj_reader").value
+    assert cid == conversations[0]
+    e = env.embeddings_for(cid).astype(float)
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    by_hand = [1 - e[i] @ e[i - 1] for i in range(1, len(e))]
+    assert reader["distance to previous turn"].iloc[1:].tolist() == pytest.approx(by_hand, abs=1e-4)
+    assert {"speaker", "phase", "round", "text"} <= set(reader.columns)
+
+
+def test_embedding_map_cluster_labels_and_feature_colour(env):
+    def widgets(at):
+        at.toggle(key="traj_clusters").set_value(True)
+        at.run()
+        at.number_input(key="traj_k").set_value(3)
+        at.run()
+        at.selectbox(key="traj_colour").set_value("cluster")
+
+    at = open_page("trajectories", widgets=widgets)
+    explore = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
+    names = [t["name"] for t in explore["data"]]
+    assert len(names) == 3 and all(n.split(": ")[0] in {"0", "1", "2"} and ": " in n for n in names)
+    at.selectbox(key="traj_colour").set_value("global_coherence").run()
+    explore = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
+    assert len(explore["data"]) == 1 and explore["data"][0]["marker"]["showscale"]
