@@ -276,3 +276,31 @@ def test_table14_top5_and_table2_on_the_release(data):
     release = read_release(RELEASE)
     ours = paper_tables.build("2", release).parts["mean R² (%)"]["mean R² (%)"].round(1).tolist()
     assert ours == list(published_a.table2()["mean R² (%)"])  # Table 2 to one decimal
+
+
+def test_tables_9_11_18_against_statsmodels(data, design):
+    nine = paper_tables.build("9", data).parts["order vs random"]
+    order = design[(design.discussion != "none") & design.order.isin(["fixed", "random", "raise"])]
+    reference = smf.ols("creativity ~ C(order, Treatment('random')) + C(discussion) + C(model, Treatment('Mixed')) "
+                        "+ C(task)", data=order).fit()  # classical SEs, as the authors' notebook
+    row = nine[(nine.model == "all discussion") & (nine.term == "C(order)[T.raise]")].iloc[0]
+    assert row["coef"] == pytest.approx(reference.params["C(order, Treatment('random'))[T.raise]"], rel=1e-9)
+    assert row["se"] == pytest.approx(reference.bse["C(order, Treatment('random'))[T.raise]"], rel=1e-9)
+    assert row["n"] == len(order)
+
+    eleven = paper_tables.build("11", data).parts["nominal vs interactive"].iloc[0]
+    generation = design[design.discussion == "none"]
+    reference = smf.ols("creativity ~ C(generation, Treatment('interactive')) + C(model) + C(task)",
+                        data=generation).fit()
+    assert eleven["coef"] == pytest.approx(reference.params["C(generation, Treatment('interactive'))[T.nominal]"],
+                                           rel=1e-9)
+    assert eleven["n"] == len(generation) == 72
+
+    eighteen = paper_tables.build("18", data)
+    pool = design[(design.discussion == "instructed") & design.condition_code.str.fullmatch(
+        r"3A_D_3S_AO_[FHR]_P[05]_R30")]
+    a, b = pool.loc[pool["pool"] == 5, "creativity"], pool.loc[pool["pool"] == 0, "creativity"]
+    pooled = np.sqrt(((len(a) - 1) * a.var() + (len(b) - 1) * b.var()) / (len(a) + len(b) - 2))
+    test = eighteen.parts["pool vs none (creativity)"].iloc[0]
+    assert test["cohens_d"] == pytest.approx((a.mean() - b.mean()) / pooled)
+    assert (test["n_pool"], test["n_no_pool"]) == (len(a), len(b))
