@@ -232,3 +232,12 @@ def test_embedding_map_cluster_labels_and_feature_colour(env):
     at.selectbox(key="traj_colour").set_value("global_coherence").run()
     explore = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
     assert len(explore["data"]) == 1 and explore["data"][0]["marker"]["showscale"]
+
+
+def test_diversity_headline_has_an_interval_and_the_published_gain_beside_it(env):
+    at = open_page("diversity")
+    captions = [c.value for c in at.caption]
+    # 15 runs per method on one task in groups of 5: 3 groups per side
+    assert any("95% bootstrap interval [" in c and "over 3 Creative-MAD and 3 Homo MAD groups of 5 runs" in c
+               for c in captions), captions
+    assert any(c.startswith(":orange-badge[published] paper B, section 6: Qwen3-8B +26.2%") for c in captions)
