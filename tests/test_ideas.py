@@ -180,3 +180,14 @@ def test_unknown_design_labels_are_kept_and_counted(tmp_path, ideas_file):
     assert ideas.loc[2, "order"] == "round_robin"
     assert ideas.attrs["ideas"]["unmapped"] == {"discussion_order_plan=round_robin": 1}
     assert ideas["row_ID"].dtype.kind in "if"  # a numeric column we keep as it is, read as numbers
+
+
+def test_compare_within_figure1s_sample(ideas_file, capsys):
+    raw = ideas_file[1]
+    assert main(["analyze", "compare", "--metrics", str(ideas_file[0]), "--value", "creativity",
+                 "--paper-sample", "ideas"]) == 0
+    printed = capsys.readouterr().out
+    human = raw["source"].eq("human_data") | raw["data_type"].eq("human")
+    n_llm = int(((raw["data_type"] == "experiment") & ~human).sum())  # baselines apart
+    assert f"ideas sample (Figure 1, Tables 5, 13, 14): N = {n_llm + int(human.sum()):,} " \
+           f"({n_llm:,} LLM, {int(human.sum()):,} human)" in printed

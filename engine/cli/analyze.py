@@ -40,6 +40,9 @@ def register(subparsers) -> None:
     compare.add_argument("--group", default="source", help="column holding the two groups (default source)")
     compare.add_argument("--groups", default="llm,human", help="the two groups, first minus second (default llm,human)")
     compare.add_argument("--by", help="also compare within each level of this column (e.g. task)")
+    compare.add_argument("--paper-sample", metavar="NAME",
+                         help="with --value: compare within one of paper A's samples (engine.samples: ideas = "
+                              "Figure 1's LLM-team and human ideas, trajectory, design, ...); default every row")
     compare.add_argument("--robustness", action="store_true",
                          help="with --value: also task fixed effects (HC3, clustered), task-level and mixed models (A.5)")
     compare.add_argument("--cluster", help="generating-cluster column for --robustness; 'generating' builds it from the paper release "
@@ -359,8 +362,14 @@ def run_compare(args) -> int:
     if args.group not in df.columns:
         raise InputError(f"column {args.group!r} is not in the data", field=args.group)
     if args.value:
+        sample_note = ""
+        if args.paper_sample:
+            from engine import samples
+
+            sample_note = f"; {samples.sample(args.paper_sample).label(df)}"
+            df = samples.select(df, args.paper_sample)
         table = group_comparison(df, args.value, args.group, groups, by=args.by)
-        print(f"{args.value}: {groups[0]} vs {groups[1]} ({args.group}) from {label}")
+        print(f"{args.value}: {groups[0]} vs {groups[1]} ({args.group}) from {label}{sample_note}")
         _print_table(table)
         payload = {"comparison": table.to_dict(orient="records")}
         if args.robustness:
