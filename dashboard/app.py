@@ -31,6 +31,7 @@ PAGES = [
     st.Page(HERE / "views" / "quality_diversity.py", title="Quality–Diversity", icon=":material/balance:"),
     st.Page(HERE / "views" / "steering.py", title="Steering", icon=":material/explore:"),
     st.Page(HERE / "views" / "pilot.py", title="Pilot", icon=":material/science:"),
+    st.Page(HERE / "views" / "compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
 ]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PAGE_TITLES = ("Data", "LLM vs human", "Trajectories", "Design levers", "Regression", "Diversity",
                "Quality–Diversity",
-               "Pilot", "Export")
+               "Pilot", "Compare runs", "Export")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
