@@ -1,6 +1,7 @@
-"""Regression page: toggle predictor blocks, estimator (OLS HC3 / mixed effects) and sample;
-coefficients with CIs for two samples side by side (paper A, Figure 3a, Table 23), the R²
-ladder (Table 1), convergence warnings shown."""
+"""Regression page: paper A's sample (``engine.samples``; the trajectory sample by default, as
+Tables 1, 20-23), predictor blocks, estimator (OLS HC3 / mixed effects), LLM / human teams;
+coefficients with CIs side by side (Figure 3a, Table 23), the R² ladder (Table 1) with the N of
+every fit, convergence warnings shown."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ available_samples = [label for label, sources in SAMPLES.items() if all(s in pre
 if not available_samples:
     st.warning(f"The {sample_name} sample has no LLM or human rows in this selection.")
     st.stop()
-sample_label = controls.radio("Sample", available_samples, key="reg_sample")
+sample_label = controls.radio("Teams (within the sample)", available_samples, key="reg_sample")
 estimator = controls.radio("Estimator", ["ols_hc3", "mixedlm"], key="reg_estimator",
                            format_func={"ols_hc3": "OLS, HC3 SEs", "mixedlm": "Mixed effects (task intercepts, REML)"}.get)
 controls.caption("Predictor blocks")
