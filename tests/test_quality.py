@@ -124,6 +124,14 @@ def test_judge_cli_dry_run_counts_calls(run_dir, capsys):
     assert main(["judge", "pairwise", str(run_dir), "--pairs", "all", "--dry-run"]) == 0
     assert "18 pairwise calls (9 comparisons x 2 orders" in capsys.readouterr().err
     assert main(["judge", "quality", str(run_dir / "nope")]) == 2
+    # records made by a judge count as done for that judge only
+    store = quality.QualityStore(run_dir)
+    first = quality.rubric_items(Corpus.from_jsonl(run_dir / "corpus.jsonl"))[0]
+    store.append({"kind": "rubric", "key": first.key, "judge": "some-model", "conversation_id":
+                  first.conversation_id, "task": first.task, "round": None, "speaker": None, "score": 5.0})
+    assert main(["judge", "quality", str(run_dir), "--judge-model", "some-model", "--base-url",
+                 "http://127.0.0.1:9", "--dry-run"]) == 0
+    assert "5 rubric calls (1 already judged)" in capsys.readouterr().err
 
 
 def test_a_line_cut_by_a_kill_is_dropped_on_reopen(run_dir):
