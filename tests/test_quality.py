@@ -143,3 +143,21 @@ def test_a_line_cut_by_a_kill_is_dropped_on_reopen(run_dir):
     assert again.has("k1", "j") and not again.has("k2", "j")
     assert (run_dir / "quality.jsonl").read_text().endswith("}\n")
     assert json.loads((run_dir / "quality.jsonl").read_text().splitlines()[-1])["key"] == "k1"
+
+
+@pytest.mark.parametrize("reply, verdict", [
+    ("A", "A"), ("Response B", "B"), ("Tie", "tie"),
+    ("A\n\nThe first response is clearer.", "A"),
+    ("The best response is indeed A: it is original.", "A"),
+    ('The best response is indeed "B"', "B"),
+    ("The correct answer is A.", "A"),
+    ("Response B is indeed better overall. While", "B"),
+    ("The first answer is indeed better. The", "A"),
+    ("The second option is better.", "B"),
+    ("A creative idea: 20 creative bins", None),          # the article 'A', not a verdict
+    ("The best response is A, but response B is better", None),  # names both: ambiguous
+    ("Your choice, \"A\" or \"", None),
+    ("I'll take a closer look at the", None),
+])
+def test_parse_verdict(reply, verdict):
+    assert quality.parse_verdict(reply) == verdict
