@@ -23,30 +23,18 @@ import pandas as pd
 
 from engine.datasets import Dataset
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
-from engine.importers.paper_release import LICENCE_NOTE, read_metrics
+from engine.importers.paper_release import LICENCE_NOTE, METRICS_4B, SUFFIX_4B, read_release
 from engine.stats.reference import RELEASE_EMBEDDING, RELEASE_EMBEDDING_4B
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "data" / "paper_release"
 DEFAULT_OUT = REPO_ROOT / "cached_runs" / "paper_release"
 METRICS_06B = "comprehensive_trajectory_metrics.csv"
-METRICS_4B = "comprehensive_trajectory_metrics_4b.csv"
-SUFFIX_4B = "_4b"
 
 
 def build_table(source: Path) -> pd.DataFrame:
     """One row per conversation: design factors, 0.6B features, and ``*_4b`` features."""
-    base = read_metrics(source / METRICS_06B)
-    robust_path = source / METRICS_4B
-    if not robust_path.exists():
-        return base
-    robust = read_metrics(robust_path)[["conversation_id", *FEATURE_NAMES]]
-    robust = robust.rename(columns={f: f + SUFFIX_4B for f in FEATURE_NAMES})
-    merged = base.merge(robust, on="conversation_id", how="left", validate="one_to_one")
-    if len(merged) != len(base):
-        raise InputError("4B metrics do not name the same conversations", path=str(robust_path))
-    return merged
+    return read_release(source / METRICS_06B)
 
 
 def build(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT) -> Dataset:

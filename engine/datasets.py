@@ -89,7 +89,13 @@ class Dataset:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise InputError(f"manifest is not valid JSON ({error})", path=str(manifest_path)) from None
-        conversations = pd.read_parquet(folder / CONVERSATIONS)
+        if not (folder / CONVERSATIONS).exists():
+            raise InputError(f"no {CONVERSATIONS}: not a complete dataset folder", path=str(folder))
+        try:
+            conversations = pd.read_parquet(folder / CONVERSATIONS)
+        except Exception as error:  # pyarrow raises several types for a broken file
+            raise InputError(f"not a readable Parquet file ({type(error).__name__})",
+                             path=str(folder / CONVERSATIONS)) from None
         corpus = Corpus.from_parquet(folder / CORPUS) if with_corpus and (folder / CORPUS).exists() else None
         embeddings = index = None
         if (folder / EMBEDDINGS).exists():  # a pair whose recorded hash differs is refused

@@ -4,7 +4,7 @@ Shared by the corpus reader and writer, the run folder, the transcript and Convo
 importers and the tasks file. One JSON value is one physical line: the writer escapes the
 characters that other line readers split on (U+0085, U+2028, U+2029; control characters are
 escaped by ``json`` already) and lone surrogates (which UTF-8 cannot encode), and the reader
-splits on ``"\n"`` only, so any text a model or a file can hold is read back identically.
+splits on ``"\\n"`` only, so any text a model or a file can hold is read back identically.
 """
 
 from __future__ import annotations
@@ -52,18 +52,18 @@ def _escape(match: re.Match) -> str:
 def to_json(value: Any, *, indent: int | None = None,
             default: Callable[[Any], Any] | None = None) -> str:
     """JSON text (non-ASCII kept readable) that is safe to encode as UTF-8 and to split on
-    ``"\n"``; without ``indent`` it is exactly one line."""
+    ``"\\n"``; without ``indent`` it is exactly one line."""
     text = json.dumps(value, ensure_ascii=False, indent=indent, default=default)
     return _UNSAFE_IN_A_LINE.sub(_escape, text)
 
 
 def to_json_line(value: Any) -> str:
-    """One JSON-lines record (without its ``"\n"``)."""
+    """One JSON-lines record (without its ``"\\n"``)."""
     return to_json(value)
 
 
 def split_lines(text: str) -> list[str]:
-    """Physical lines of a JSON-lines text: split on ``"\n"`` only (a ``"\r"`` before it is
+    """Physical lines of a JSON-lines text: split on ``"\\n"`` only (a ``"\\r"`` before it is
     dropped), never on U+2028/U+2029/U+0085 that an older writer may have left raw."""
     lines = text.split("\n")
     if lines and lines[-1] == "":

@@ -7,7 +7,9 @@ pydantic, SciPy and statsmodels), so building the CLI's parser loads none of the
 
 PAPER_A = ("none", "open", "instructed", "iterative", "progressive")
 PAPER_B = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
-METHODS = PAPER_A + PAPER_B
+# Beyond the papers: paper A's open discussion steered by its running trajectory features
+STEERED = ("steered",)
+METHODS = PAPER_A + PAPER_B + STEERED
 
 RELEASE_EMBEDDING = "Qwen/Qwen3-Embedding-0.6B"  # paper A's nine features in the release
 RELEASE_EMBEDDING_4B = "Qwen/Qwen3-Embedding-4B"  # the *_4b columns (Table 26)

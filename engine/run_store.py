@@ -21,6 +21,7 @@ from typing import Any
 from engine.corpus import Conversation, Corpus, atomic_write_text
 from engine.errors import InputError
 from engine.jsonl import iter_json_objects, read_text, to_json, to_json_line
+from engine.llm.secrets import scrub
 
 CORPUS_FILE = "corpus.jsonl"
 FAILED_FILE = "failed.jsonl"
@@ -28,16 +29,30 @@ MANIFEST_FILE = "manifest.json"
 LOCK_FILE = ".run.lock"
 
 
+def session_prompts_in(folder: str | Path) -> dict[str, tuple[str | None, str | None, bool]]:
+    """``{conversation id: (task id, SHA-256 of its task prompt or None, finished)}`` of the
+    sessions of a run folder (finished ones in the corpus, failed ones in ``failed.jsonl``),
+    read without locking or creating anything (``--dry-run`` uses it too); a partial last
+    line of a running or killed run is not counted. None: written before prompts were
+    recorded."""
+    sessions: dict[str, tuple[str | None, str | None, bool]] = {}
+    for name, finished in ((FAILED_FILE, False), (CORPUS_FILE, True)):
+        path = Path(folder) / name
+        if not path.is_file():
+            continue
+        text = read_text(path)
+        text = text[: text.rfind("\n") + 1]
+        for _, record in iter_json_objects(path, text):
+            if "conversation_id" in record:
+                meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
+                sessions[record["conversation_id"]] = (record.get("task"),
+                                                       meta.get("task_prompt_sha256"), finished)
+    return sessions
+
+
 def finished_ids_in(folder: str | Path) -> set[str]:
-    """Ids of the finished sessions of a run folder, read without locking or creating it
-    (``--dry-run``); a partial last line of a running or killed run is not counted."""
-    path = Path(folder) / CORPUS_FILE
-    if not path.is_file():
-        return set()
-    text = read_text(path)
-    text = text[: text.rfind("\n") + 1]
-    return {record["conversation_id"] for _, record in iter_json_objects(path, text)
-            if "conversation_id" in record}
+    """Ids of the finished sessions of a run folder (see ``session_prompts_in``)."""
+    return {cid for cid, (_, _, finished) in session_prompts_in(folder).items() if finished}
 
 
 class RunStore:
@@ -89,14 +104,8 @@ class RunStore:
                 os.fsync(handle.fileno())
 
     def finished_ids(self) -> set[str]:
-        return set(self.finished_prompts())
-
-    def finished_prompts(self) -> dict[str, tuple[str | None, str | None]]:
-        """``{conversation id: (task id, SHA-256 of the task prompt or None)}`` of every
-        finished session (None: written before prompts were recorded)."""
-        return {record["conversation_id"]: (record.get("task"),
-                                            (record.get("meta") or {}).get("task_prompt_sha256"))
-                for _, record in iter_json_objects(self.corpus_path) if "conversation_id" in record}
+        return {record["conversation_id"] for _, record in iter_json_objects(self.corpus_path)
+                if "conversation_id" in record}
 
     def read_corpus(self) -> Corpus:
         return Corpus.from_jsonl(self.corpus_path)
@@ -149,4 +158,5 @@ class RunStore:
             corpus.to_jsonl(self.corpus_path)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        atomic_write_text(self.manifest_path, to_json(manifest, indent=2, default=str) + "\n")
+        # scrubbed as a whole too: no registered key or URL credential reaches the file
+        atomic_write_text(self.manifest_path, scrub(to_json(manifest, indent=2, default=str)) + "\n")

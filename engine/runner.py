@@ -31,10 +31,11 @@ from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ra
                           scale_within_task)
 from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
-from engine.llm.secrets import redact_url, scrub
+from engine.llm.replicas import redact_urls
+from engine.llm.secrets import scrub
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.config import DEBATES
-from engine.run_store import RunStore, finished_ids_in
+from engine.run_store import RunStore, session_prompts_in
 from engine.tasks import Task, get_task
 
 OnTurn = Callable[[str, Turn], None]
@@ -69,9 +70,11 @@ async def _judge_session(conversation: Conversation, task: Task, judge: Backend,
 
 
 def _needs_embeddings(specs: Sequence[SessionSpec]) -> bool:
-    """Debates whose agents read their most distant or closest peers (Creative-MAD)."""
-    return any(spec.config.peer_strategy in ("distant", "closest") for spec in specs
-               if spec.config.method in DEBATES)
+    """Debates whose agents read their most distant or closest peers (Creative-MAD), and
+    steered discussions (the moderator embeds every turn)."""
+    return any(spec.config.method == "steered"
+               or (spec.config.method in DEBATES and spec.config.peer_strategy in ("distant", "closest"))
+               for spec in specs)
 
 
 async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurrency: int,
@@ -247,7 +250,9 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     grid = load_grid(config)
     specs = plan(grid)
     if dry_run:
-        done = finished_ids_in(out_dir)
+        sessions = session_prompts_in(out_dir)
+        _refuse_other_prompts(sessions, specs, Path(out_dir))
+        done = {cid for cid, (_, _, finished) in sessions.items() if finished}
         todo = [s for s in specs if s.conversation_id not in done]
         budget = estimate(todo)
         budget.update(planned=len(specs), done=len(specs) - len(todo))
@@ -282,11 +287,11 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
         manifest = store.read_manifest()
         if manifest and (manifest.get("config", {}).get("model") != grid.model or
-                         manifest.get("config", {}).get("base_url") != redact_url(grid.base_url)):
+                         manifest.get("config", {}).get("base_url") != redact_urls(grid.base_url)):
             raise InputError(f"this folder holds a run of model {manifest['config'].get('model')!r}; "
                              f"use another --out for {grid.model!r}", path=str(out))
         finished = store.finished_ids()
-        _refuse_other_prompts(store, specs, out)
+        _refuse_other_prompts(session_prompts_in(out), specs, out)
         todo = [s for s in specs if s.conversation_id not in finished]
         cache_path = (out / "llm_cache.sqlite") if cache is True else (cache or None)
         requests = max_requests or max(8, grid.concurrency * 8)
@@ -442,18 +447,15 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
 
 def _storable_config(grid: GridSpec) -> dict[str, Any]:
     """The grid as the manifest stores it: credentials inside server URLs redacted."""
-    def redact(url):  # one URL, or the list of a model's replicas
-        return [redact_url(u) for u in url] if isinstance(url, list) else redact_url(url)
-
     config = grid.model_dump(mode="json")
-    config["base_url"] = redact(config.get("base_url"))
-    config["embed_base_url"] = redact(config.get("embed_base_url"))
+    config["base_url"] = redact_urls(config.get("base_url"))
+    config["embed_base_url"] = redact_urls(config.get("embed_base_url"))
     if config.get("judge"):
-        config["judge"]["base_url"] = redact(config["judge"].get("base_url"))
+        config["judge"]["base_url"] = redact_urls(config["judge"].get("base_url"))
     return config
 
 
-def _refuse_other_prompts(store: RunStore, specs: Sequence[SessionSpec], out: Path) -> None:
+def _refuse_other_prompts(sessions: dict[str, tuple], specs: Sequence[SessionSpec], out: Path) -> None:
     """Refuse a folder whose sessions answered another prompt for one of the planned task ids.
 
     The prompt hash is part of every session id, so an edited prompt never reuses old
@@ -461,10 +463,7 @@ def _refuse_other_prompts(store: RunStore, specs: Sequence[SessionSpec], out: Pa
     per task id in a folder, so analyses grouped by task never mix answers to two prompts.
     """
     planned = {s.task.id: s.task.prompt_sha256 for s in specs}
-    records = list(store.finished_prompts().values())
-    records += [(r.get("task"), (r.get("meta") or {}).get("task_prompt_sha256"))
-                for r in store.failed.values()]
-    for task_id, recorded in records:
+    for task_id, recorded, _finished in sessions.values():
         wanted = planned.get(task_id)
         if wanted is None or recorded == wanted:
             continue

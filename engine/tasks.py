@@ -42,7 +42,7 @@ class Task:
     def prompt_sha256(self) -> str:
         """The prompt's SHA-256 (hex): part of every session id, recorded in corpus and manifest,
         so an edited prompt is never answered from the old prompt's sessions."""
-        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
+        return hashlib.sha256(self.prompt.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _builtin(id: str, title: str, premise: str, goal: str) -> Task:
@@ -88,6 +88,11 @@ def task_from_text(text: str, id: str = "custom") -> Task:
     """A user task from free text; the text is used as the prompt as given."""
     if not isinstance(text, str) or not text.strip():
         raise InputError("task text is empty", field="task_text")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # bytes that are not UTF-8 on the command line
+        raise InputError(f"not UTF-8 text (character {error.start + 1} cannot be encoded)",
+                         field="task_text") from None
     if not _ID.match(id):
         raise InputError(f"task id {id!r} must be 1-64 letters, digits, '_', '-' or '.'", field="id")
     return Task(id=id, prompt=text.strip(), title=id)

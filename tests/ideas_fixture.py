@@ -51,7 +51,8 @@ def _llm_row(file_id: str, task: str) -> dict:
     generation = {"dependent": "interactive", "independent": "nominal", "Direct": None}[g["generation"]]
     return {"file_id": file_id, "question_id": task, "data_type": "experiment",
             "source": "last_agent_response", "discussion": UNIFIED[g["discussion"]],
-            "discussion_method": g["discussion"], "discussion_order_plan": ORDER_PLAN[g["order"]],
+            "discussion_method": g["discussion"],
+            "discussion_order_plan": "not_applicable" if g["discussion"] == "none" else ORDER_PLAN[g["order"]],
             "discussion_order_method": g["order"], "idea_generation_plan": generation,
             "generation_method": None if g["generation"] == "Direct" else g["generation"],
             "number_of_agents": int(g["agents"]), "llm_count": int(g["agents"]), "models": models,

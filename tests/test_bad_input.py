@@ -24,9 +24,10 @@ from engine.cli import main
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
+from engine.stats.reference import default_release_path
 
 REPO = Path(__file__).resolve().parents[1]
-RELEASE = Path("/work/shared/data/paper_release/comprehensive_trajectory_metrics.csv")
+RELEASE = default_release_path()  # the paper release beside the repository (or $CDL_PAPER_RELEASE)
 EXAMPLE = REPO / "docs" / "example_transcripts.csv"
 
 
@@ -335,6 +336,8 @@ def test_features_takes_map(tmp_path, capsys, monkeypatch):
     table = pd.read_csv(pd.io.common.StringIO(out))
     assert list(table["conversation_id"]) == ["team-01", "team-02"]
     assert list(table["n_turns"]) == [3, 2]
+    assert list(table["source"]) == ["llm", "llm"]  # renamed_example drops the column ...
+    assert "source: 2 of 2 conversations have no 'source'" in err  # ... and that is said
     texts = pd.read_csv(EXAMPLE).query("conversation_id == 'team-02'")["text"].tolist()
     e = HashEmbedder().encode(texts)
     assert table["path_length"].iloc[1] == pytest.approx(1 - e[0] @ e[1])
@@ -363,3 +366,51 @@ def test_diversity_on_a_transcript_file_takes_one_text_per_conversation(tmp_path
     eigen = np.linalg.eigvalsh(e @ e.T / 2)  # Vendi score by hand: exp of the eigenvalue entropy
     eigen = eigen[eigen > 1e-12]
     assert table["vendi"].iloc[0] == pytest.approx(math.exp(-(eigen * np.log(eigen)).sum()))
+
+
+# -- analysis inputs: every error names the data file, in one line -------------------------
+def test_analysis_of_a_ragged_metrics_table_names_file_and_row(tmp_path, capsys):
+    path = tmp_path / "metrics.csv"
+    path.write_text("conversation_id,source,global_coherence,creativity\nc1,llm,0.5,3\nc2,human,0.4,2,9\n")
+    code, _, err = run_cli(["analyze", "regress", "--metrics", path, "--outcome", "creativity",
+                            "--sample", "all"], capsys)
+    assert code == 2
+    assert f"file {path}, row 2" in one_line_error(err) and "5 cells but the header has 4" in err
+
+
+def test_analysis_error_about_a_column_names_the_data_file(tmp_path, capsys):
+    path = tmp_path / "table.csv"
+    path.write_text("a,b\n1,2\n3,4\n")
+    code, _, err = run_cli(["analyze", "compare", "--metrics", path, "--value", "a"], capsys)
+    assert code == 2
+    assert one_line_error(err) == f"error: file {path}, field 'source': column 'source' is not in the data"
+
+
+def test_dataset_folder_without_its_table_is_named(tmp_path, capsys):
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "manifest.json").write_text("{}")
+    code, _, err = run_cli(["analyze", "manipulability", "--dataset", folder], capsys)
+    assert code == 2
+    assert f"file {folder}: no conversations.parquet" in one_line_error(err)
+
+
+def test_paper_release_csv_with_a_ragged_row_is_one_line(tmp_path, capsys):
+    lines = RELEASE.read_text(encoding="utf-8").splitlines()[:4]
+    lines[2] += ",surplus"
+    path = tmp_path / "release.csv"
+    path.write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(["import", path, tmp_path / "out.csv"], capsys)
+    assert code == 2
+    assert str(path) in one_line_error(err) and "line 3" in err
+
+
+@pytest.mark.parametrize("value", ["yes", "true", "'3'", "2.0"])
+def test_grid_count_that_is_not_an_integer_is_refused(tmp_path, value):
+    from engine.grid import load_grid
+
+    path = tmp_path / "grid.yaml"
+    path.write_text(GOOD_GRID.replace("{method: direct}", f"{{method: direct, replicates: {value}}}"))
+    with pytest.raises(InputError) as caught:  # YAML's `yes` used to become 1 replicate
+        load_grid(path)
+    assert caught.value.path == str(path) and caught.value.field == "conditions.0.replicates"

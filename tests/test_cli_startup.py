@@ -12,7 +12,7 @@ HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "sklearn", "statsmodels", "umap"
          "sentence_transformers", "transformers", "llama_cpp", "openai", "httpx", "pydantic",
          "streamlit", "plotly", "tqdm")
 COMMANDS = (["import"], ["embed"], ["features"], ["diversity"], ["analyze"], ["analyze", "regress"],
-            ["analyze", "manipulability"], ["analyze", "compare"], ["analyze", "diagnose"], ["run"], [])
+            ["analyze", "manipulability"], ["analyze", "compare"], ["analyze", "diagnose"], ["analyze", "table"], ["run"], ["pilot"], [])
 
 PROBE = """
 import contextlib, io, json, sys
@@ -39,4 +39,4 @@ def test_the_method_choices_are_the_protocols_methods():
     from engine.names import METHODS
     from engine.protocols import config
 
-    assert config.METHODS is METHODS and len(METHODS) == 11  # 5 structures (A) + 6 methods (B)
+    assert config.METHODS is METHODS and len(METHODS) == 12  # 5 structures (A) + 6 methods (B) + steered

@@ -22,8 +22,8 @@ APP = str(REPO / "dashboard" / "app.py")
 RELEASE = REPO / "cached_runs" / "paper_release"
 FEATURES = ["local_coherence", "global_coherence", "path_length", "convergence_ratio", "max_distance",
             "trajectory_curvature", "topic_switching_rate", "revisit_score", "semantic_spread"]
-PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "diversity",
-         "quality_diversity", "pilot", "export"]
+PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "paper_a_tables", "diversity",
+         "quality_diversity", "steering", "pilot", "compare", "export"]
 
 pytestmark = pytest.mark.skipif(not (RELEASE / "manifest.json").exists(),
                                 reason="cached_runs/paper_release is not built")
@@ -241,7 +241,7 @@ def test_pages_on_a_bare_dataset_say_what_is_missing(tmp_path, monkeypatch, page
     monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
     monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
     at = open_page(page)
-    if page in ("llm_vs_human", "trajectories", "design_levers", "regression", "diversity"):
+    if page in ("llm_vs_human", "trajectories", "design_levers", "regression", "paper_a_tables", "diversity"):
         assert at.info or at.warning, f"{page} does not say what is missing"
 
 

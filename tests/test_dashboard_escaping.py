@@ -80,3 +80,37 @@ def test_uploaded_file_name_is_shown_as_text(runs_root):
     assert shown, bodies
     for body in shown:
         assert_shown_as_text(body, name)
+
+
+# -- a static guard: errors, names and texts going into a markdown call are escaped ---------
+MARKDOWN_CALLS = {"error", "warning", "info", "success", "caption", "markdown", "write", "toast",
+                  "title", "header", "subheader"}
+# placeholders whose words say they hold text from a user, a file or a model (counts, the
+# app's own labels and constants are left to the author)
+RISKY = re.compile(r"\berror\b|\bexc\b|\breason\b|\bnote\b|\btext\b|reply|conversation_id|\.name\b|"
+                   r"\bname\b|\btarget\b|\bfolder\b|\bpath\b|root\(")
+
+
+def test_every_error_name_or_text_in_a_markdown_message_is_escaped():
+    import ast
+
+    unescaped = []
+    for path in sorted((REPO / "dashboard").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in MARKDOWN_CALLS and node.args):
+                continue
+            first = node.args[0]
+            if isinstance(first, ast.Call) and getattr(first.func, "attr", getattr(first.func, "id", "")) == "escape":
+                continue
+            parts = [p.value for p in ast.walk(first) if isinstance(p, ast.FormattedValue) and p.format_spec is None]
+            if isinstance(first, (ast.Name, ast.Attribute, ast.Call)):
+                parts.append(first)
+            for value in parts:
+                if isinstance(value, ast.Call) and getattr(value.func, "attr", getattr(value.func, "id", "")) == "escape":
+                    continue
+                text = ast.get_source_segment(source, value)
+                if RISKY.search(text):
+                    unescaped.append(f"{path.relative_to(REPO)}:{node.lineno}: {text}")
+    assert not unescaped, "wrap user/file/model text in ui.escape(...):\n" + "\n".join(unescaped)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.labels import readable_term
 from engine.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,5 +88,80 @@ def test_regression_page_agrees_with_the_cli_on_the_release(tmp_path, monkeypatc
                                printed, flags=re.M)
     assert len(printed_terms) == 1 + 8 + 5  # intercept, the other eight features, five tasks
     for term, coef in printed_terms:
-        page_coef = page_table.set_index("term").loc[term, "coef"]
+        page_coef = page_table.set_index("term").loc[readable_term(term), "coef"]  # page prints readable names
         assert f"{page_coef:.4f}" == coef, term
+
+
+def _tables_page(widgets=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.switch_page("views/paper_a_tables.py").run()
+    if widgets:
+        widgets(at)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_tables_page_on_the_release_says_what_is_missing_and_runs_table_25(tmp_path, monkeypatch):
+    from engine.stats import published_a
+
+    source = _root(tmp_path, monkeypatch, "paper_release")
+    at = _tables_page()
+    assert at.selectbox(key="pat_table").value == "1"
+    shown = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info]  # markdown escapes undone
+    assert any("needs the ideas file (ideas_with_ratings_clean.csv)" in text for text in shown)
+    assert any("published" in m.value and "Table 1" in m.value for m in at.markdown)
+
+    at = _tables_page(lambda at: at.selectbox(key="pat_table").set_value("25"))
+    assert at.selectbox(key="pat_sample").value == "trajectory"
+    ours = next(d.value for d in at.dataframe if "share_from_interaction" in d.value.columns
+                and d.value["additive"].dtype.kind == "f" and (d.value["additive"] % 0.1 > 1e-6).any())
+    published = published_a.table25().set_index("feature")
+    ours = ours.set_index("feature")
+    assert (ours["full"].round(1) == published.loc[ours.index, "full"]).all()
+    frame = pd.read_parquet(source / "conversations.parquet")
+    n = len(frame[(frame.source == "llm") & frame.discussion.isin(TURN_BY_TURN)].dropna(subset=FEATURES))
+    assert any(f"N = {n:,}" in t.value for t in at.text)
+
+
+def test_tables_page_with_the_ideas_file_joined_on_the_data_page(tmp_path, monkeypatch):
+    from tests.ideas_fixture import RELEASE as RELEASE_CSV
+    from tests.ideas_fixture import build_ideas
+
+    _root(tmp_path, monkeypatch, "paper_release")
+    if not RELEASE_CSV.exists():
+        pytest.skip("the paper release CSV is not beside the repository")
+    ideas = build_ideas()
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.file_uploader(key="ratings_file").upload("ideas_with_ratings_clean.csv",
+                                                ideas.to_csv(index=False).encode()).run()
+    at.button(key="ratings_join").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(f"of {len(ideas):,} ideas" in c.value for c in at.caption)  # every idea kept
+    at.switch_page("views/paper_a_tables.py").run()
+    at.selectbox(key="pat_table").set_value("12").run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "creativity_se" in d.value.columns).set_index(["model", "discussion"])
+    design = ideas[(ideas.data_type == "experiment") & (ideas.number_of_agents == 3) & (ideas.persona == "different")]
+    cell = design[(design.models == "o3-low") & (design.discussion == "none")]["avg_creativity_rating"]
+    assert table.loc[("o3-low", "none"), "N"] == len(cell) > 0
+    assert table.loc[("o3-low", "none"), "creativity_mean"] == pytest.approx(cell.mean())
+
+
+def test_regression_page_stars_follow_the_chosen_levels(tmp_path, monkeypatch):
+    _root(tmp_path, monkeypatch, "paper_release")
+
+    def tenths(at):
+        at.radio(key="reg_stars").set_value("tenths")
+
+    for widgets, levels in ((None, (0.05, 0.01, 0.001)), (tenths, (0.10, 0.05, 0.01))):
+        at = _regression_page(widgets)
+        table = next(d.value for d in at.dataframe if "stars" in d.value.columns and "coef" in d.value.columns)
+        # p is shown as text ("0.0094", "<0.001"): below 0.001 every level gives its stars
+        shown_p = [0.0 if str(p).startswith("<") else float(p) for p in table["p"]]
+        expected = ["*" * sum(p < level for level in levels) for p in shown_p]
+        assert any(e != "*" * sum(p < lv for lv in (0.05, 0.01, 0.001)) for e, p in zip(expected, shown_p)) \
+            or levels == (0.05, 0.01, 0.001)  # the two choices differ on this table
+        assert table["stars"].tolist() == expected

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.corpus import Conversation, Corpus, Turn
 from engine.jsonl import iter_json_objects, to_json_line
@@ -113,3 +115,35 @@ def test_quality_file_holds_separators_and_reads_back(tmp_path):
     record = {"key": "k1", "judge": "j", "kind": "rubric", "reply": NASTY + " \udc80"}
     store.append(record)
     assert QualityStore(tmp_path).records[("k1", "j")] == record
+
+
+def test_hashes_of_text_holding_a_lone_surrogate_do_not_crash():
+    # identical to plain UTF-8 for ordinary text (cache keys unchanged), defined for the rest
+    from engine.embed import text_key
+    from engine.llm import prompt_hash
+    from engine.llm.cache import cache_key
+    from engine.tasks import Task
+    import hashlib
+
+    assert Task("t", "plain é").prompt_sha256 == hashlib.sha256("plain é".encode()).hexdigest()
+    assert Task("t", "half \ud800").prompt_sha256 == hashlib.sha256(b"half \xed\xa0\x80").hexdigest()
+    messages = [{"role": "user", "content": "half \ud800"}]
+    assert len(prompt_hash(messages)) == 16 and len(cache_key("x", messages, 1.0, 5, 0, 0)) == 64
+    assert text_key("half \ud800") == hashlib.sha256(b"half \xed\xa0\x80").digest()
+
+
+ANY_TEXT = st.text(st.characters(codec=None, categories=None), max_size=40)  # surrogates included
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | ANY_TEXT,
+                           lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(ANY_TEXT, inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.dictionaries(ANY_TEXT, JSON_VALUES, max_size=5), min_size=1, max_size=4))
+def test_any_records_round_trip_through_one_line_each(records):
+    lines = [to_json_line(record) for record in records]
+    assert all("\n" not in line and len(line.splitlines()) <= 1 for line in lines)
+    text = "".join(line + "\n" for line in lines)
+    data = text.encode("utf-8")  # never raises: lone surrogates are escaped
+    assert [value for _, value in iter_json_objects("x.jsonl", data.decode("utf-8"))] == \
+        records

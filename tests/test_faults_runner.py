@@ -121,3 +121,20 @@ def test_dry_run_counts_finished_sessions_as_done(tmp_path, capsys):
     assert (after["planned"], after["done"], after["sessions"]) == (3, 2, 1)
     assert after["calls"] == 2 * 2 + 1
     assert "to do: 1 of 3 planned sessions (2 already done" in capsys.readouterr().err
+
+
+def test_dry_run_refuses_a_folder_of_another_prompt_as_the_run_would(tmp_path):
+    run_grid(grid(), tmp_path, backend=ScriptedBackend(responder=lambda m: "idea"), progress=False,
+             cache=False)
+    with pytest.raises(InputError, match="different prompt now"):
+        run_grid(grid(SPORT + " Indoors."), tmp_path, dry_run=True)
+
+
+def test_task_text_that_is_not_utf8_is_a_clean_error(tmp_path, capsys):
+    from engine.cli import main
+
+    # Python hands a command-line byte that is not UTF-8 (0xff) over as the surrogate U+DCFF
+    assert main(["run", "--method", "direct", "--task-text", "Invent \udcff a sport",
+                 "--out", str(tmp_path), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "task_text" in err and "not UTF-8" in err and len(err.strip().splitlines()) == 1

@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
+pytestmark = pytest.mark.timeout(300)  # the whole module; each case is held to 10 s below
 N_EXAMPLES = {"grid": 120, "spec": 100, "tasks": 80, "pilot": 100, "parquet": 60, "upload": 100}
 
 

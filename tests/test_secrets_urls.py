@@ -93,3 +93,17 @@ def test_errors_naming_the_server_hide_url_credentials():
             backend.chat([{"role": "user", "content": "hi"}])
     text = str(caught.value) + repr(backend) + str(backend.describe()) + backend.identity
     assert PASSWORD not in text and URL_KEY not in text and "[redacted]" in repr(backend)
+
+
+def test_manifest_is_scrubbed_as_a_whole(tmp_path):
+    from engine.llm.secrets import remember_secret
+    from engine.run_store import RunStore
+
+    remember_secret("tok-registered-4242")
+    with RunStore(tmp_path) as store:
+        store.write_manifest({"command": "x --base-url http://a:b@h/v1", "note": "tok-registered-4242",
+                              "prompt": 'say "hi" to ftp://h/x and me@example.org'})
+    text = (tmp_path / "manifest.json").read_text()
+    assert "tok-registered-4242" not in text and "a:b@" not in text
+    assert 'say \\"hi\\" to ftp://h/x and me@example.org' in text  # no URL credential: untouched
+    assert RunStore(tmp_path).read_manifest()["command"] == "x --base-url http://[redacted]@h/v1"

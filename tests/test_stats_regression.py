@@ -232,15 +232,29 @@ def test_constant_predictor_is_named():
         fit(RegressionSpec(name="s", outcome="y", blocks=["x1", "flat"]), df)
 
 
+def _unconverged_exact_fit():
+    """A near-exact fit (no residual variance left) on which statsmodels itself reports
+    non-convergence. Whether a given draw converges depends on the statsmodels/NumPy build,
+    so the first of a few seeded draws that statsmodels flags is used."""
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        df = pd.DataFrame(rng.normal(size=(12, 3)), columns=["a", "b", "c"])
+        df["task"] = np.repeat(["t1", "t2", "t3"], 4)
+        df["y"] = df.a + 2 * df.b + 3 * df.c + rng.normal(0, 1e-9, 12)
+        try:
+            direct = sm.MixedLM(df.y, sm.add_constant(df[["a", "b", "c"]]),
+                                groups=df.task).fit(reml=True, maxiter=200)
+        except np.linalg.LinAlgError:
+            continue
+        if not direct.converged:  # statsmodels itself says so
+            return df
+    pytest.skip("no seeded draw fails to converge with this statsmodels build")
+
+
 @pytest.mark.filterwarnings("ignore::statsmodels.tools.sm_exceptions.ConvergenceWarning")
 def test_mixed_model_that_fails_to_converge():
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame(rng.normal(size=(12, 3)), columns=["a", "b", "c"])
-    df["task"] = np.repeat(["t1", "t2", "t3"], 4)
-    df["y"] = df.a + 2 * df.b + 3 * df.c + rng.normal(0, 1e-9, 12)  # an exact fit: no variance left
+    df = _unconverged_exact_fit()
     spec = RegressionSpec(name="nc", outcome="y", blocks=["a", "b", "c"], estimator="mixedlm")
-    direct = sm.MixedLM(df.y, sm.add_constant(df[["a", "b", "c"]]), groups=df.task).fit(reml=True, maxiter=200)
-    assert not direct.converged  # statsmodels itself says so
     with pytest.raises(InputError, match="the mixed model did not converge"):
         fit(spec, df)
     result = fit(spec, df, allow_nonconvergence=True)

@@ -9,7 +9,7 @@ from dashboard import data, export, report, ui
 
 st.title("Export")
 dataset, frame, have = ui.page_context()
-items = report.catalog(dataset, frame, have)
+items = report.catalog(dataset, frame, have, selections=data.current_selections())
 shown = report.shown_as_items(ui.shown_items())
 context = report.selection_context(dataset, frame, data.current_selections())
 
@@ -31,8 +31,7 @@ choices = items + shown
 names = [item.title for item in choices]
 name = st.selectbox("Item", names, key="export_item")
 item = choices[names.index(name)]
-if item.published:
-    st.markdown(ui.PUBLISHED_BADGE + " numbers printed in the paper, not computed here")
+st.caption(ui.escape(item.provenance_label(context)))
 if item.figure is not None:
     st.plotly_chart(item.figure, key="export_preview", width="stretch")
     c1, c2, c3 = st.columns(3)

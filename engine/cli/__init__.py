@@ -4,6 +4,7 @@
 * ``engine.cli.analyze``: analyze {regress, manipulability, compare, diagnose} (statistics)
 * ``engine.cli.run``: run (the debate engine)
 * ``engine.cli.judge``: judge {quality, pairwise} (paper B's quality side on a run folder)
+* ``engine.cli.pilot``: pilot (prescribe a design for a model and verify it, ``engine.pilot``)
 Errors meant for people (``InputError``) print one line and exit 2, never a traceback.
 """
 
@@ -16,13 +17,13 @@ from engine.errors import InputError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.cli import analyze, data, judge, run
+    from engine.cli import analyze, data, judge, pilot, run
 
     parser = argparse.ArgumentParser(
         prog="python -m engine",
         description="creativity-dynamics lab: run, measure and analyse team creativity.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, analyze, run, judge):
+    for module in (data, analyze, run, judge, pilot):
         module.register(subparsers)
     return parser
 
@@ -33,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
+        # one line, whatever a message quotes (the error contract in the README)
+        print("error: " + " ".join(str(error).splitlines()), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

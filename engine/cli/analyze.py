@@ -40,11 +40,29 @@ def register(subparsers) -> None:
     compare.add_argument("--group", default="source", help="column holding the two groups (default source)")
     compare.add_argument("--groups", default="llm,human", help="the two groups, first minus second (default llm,human)")
     compare.add_argument("--by", help="also compare within each level of this column (e.g. task)")
+    compare.add_argument("--paper-sample", metavar="NAME",
+                         help="with --value: compare within one of paper A's samples (engine.samples: ideas = "
+                              "Figure 1's LLM-team and human ideas, trajectory, design, ...); default every row")
     compare.add_argument("--robustness", action="store_true",
                          help="with --value: also task fixed effects (HC3, clustered), task-level and mixed models (A.5)")
     compare.add_argument("--cluster", help="generating-cluster column for --robustness; 'generating' builds it from the paper release "
                               "(LLM condition x task, human team)")
     compare.set_defaults(handler=run_compare)
+
+    table = commands.add_parser("table", help="one table of paper A (1, 4, 5, 7-13, 15-18, 20-26, 28, 29, fig1) "
+                                "on the paper's sample, ours and published; 'list' lists them")
+    table.add_argument("number", help="the paper's table number (e.g. 7), fig1, or list")
+    table.add_argument("--ideas", help="the authors' ideas_with_ratings_clean.csv (needed by every table with "
+                                       "ratings); its ideas get the features of --metrics")
+    source = table.add_mutually_exclusive_group()
+    source.add_argument("--metrics", help="metrics CSV (default: the paper release, with its 4B features when "
+                                          "comprehensive_trajectory_metrics_4b.csv is beside it)")
+    source.add_argument("--dataset", help="a dataset folder (conversations.parquet) instead")
+    table.add_argument("--stars", default="paper",
+                       help="significance stars: paper (the levels of the paper's table; default), "
+                            "conventional (.05/.01/.001), tenths (.10/.05/.01) or three p values, e.g. .1,.05,.01")
+    table.add_argument("--out", help="write our tables to .csv (all parts, stacked) or .json")
+    table.set_defaults(handler=run_table)
 
     diag = commands.add_parser("diagnose", help="place pilot conversations against the paper's reference")
     diag.add_argument("--pilot", required=True,
@@ -87,6 +105,9 @@ def _spec_arguments(parser) -> None:
     parser.add_argument("--no-zscore", action="store_true", help="keep raw scales (default: z-score within sample)")
     parser.add_argument("--allow-nonconvergence", action="store_true",
                         help="report a mixed model that did not converge (flagged) instead of stopping")
+    parser.add_argument("--stars", default="paper",
+                        help="significance stars: paper (--hierarchical: Tables 20/21's .10/.05/.01; otherwise "
+                             ".05/.01/.001), conventional, tenths, or three p values e.g. .1,.05,.01")
 
 
 # ---------------------------------------------------------------- data
@@ -117,7 +138,8 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
     try:
         header = pd.read_csv(path, nrows=0).columns
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise InputError(f"not a readable CSV ({error})", path=str(path)) from None
+        reason = " ".join(str(error).split())
+        raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
     from engine.importers.kinds import table_kind
 
     kind = table_kind(header, path=str(path))
@@ -132,7 +154,28 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
         from engine.importers.ratings import read_ideas
 
         return read_ideas(path), str(path)
-    return pd.read_csv(path), str(path)
+    from engine.feature_table import read_feature_table  # strict: ragged rows, bad cells named
+
+    return read_feature_table(path), str(path)
+
+
+def _errors_name_the_data(run):
+    """An analysis error about a column of the data (it has a field that is not an option)
+    names the data file or folder, as every error about a file does."""
+    import functools
+
+    @functools.wraps(run)
+    def wrapper(args):
+        try:
+            return run(args)
+        except InputError as error:
+            if error.path or not error.field or error.field.startswith("-"):
+                raise
+            from engine.stats.reference import default_release_path
+
+            source = args.dataset or args.metrics or default_release_path()
+            raise InputError(error.reason, path=str(source), row=error.row, field=error.field) from None
+    return wrapper
 
 
 def select_sample(df: pd.DataFrame, sample: str, structures: str) -> pd.DataFrame:
@@ -197,20 +240,28 @@ def _print_table(table: pd.DataFrame, digits: int = 4) -> None:
 
 def _specs_from_args(args) -> list:
     from engine.stats import RegressionSpec, hierarchical_specs, load_specs
+    from engine.stats.spec import parse_star_levels
 
+    stars = getattr(args, "stars", "paper")
+    levels = None if stars == "paper" else parse_star_levels(stars)
     if args.spec:
-        return load_specs(args.spec)
-    if not args.outcome:
+        specs = load_specs(args.spec)
+    elif not args.outcome:
         raise InputError("give --outcome (the column to explain) or --spec FILE.yaml; the paper release has "
                          "no creativity ratings, so use a column of your data")
-    if args.hierarchical:
+    elif args.hierarchical:
         if args.sample not in ("llm", "human"):
             raise InputError("--hierarchical needs --sample llm or --sample human")
-        return hierarchical_specs(args.outcome, args.sample)
-    return [RegressionSpec(name=args.outcome, outcome=args.outcome, blocks=args.blocks, estimator=args.estimator,
-                           group=args.group, cluster=args.cluster, zscore=not args.no_zscore)]
+        specs = hierarchical_specs(args.outcome, args.sample)
+    else:
+        specs = [RegressionSpec(name=args.outcome, outcome=args.outcome, blocks=args.blocks, estimator=args.estimator,
+                                group=args.group, cluster=args.cluster, zscore=not args.no_zscore)]
+    for spec in specs:
+        spec.star_levels = levels or spec.star_levels
+    return specs
 
 
+@_errors_name_the_data
 def run_regress(args) -> int:
     import pandas as pd
 
@@ -238,6 +289,7 @@ def run_regress(args) -> int:
 
 # ---------------------------------------------------------------- manipulability
 
+@_errors_name_the_data
 def run_manipulability(args) -> int:
     import pandas as pd
 
@@ -296,6 +348,7 @@ def run_manipulability(args) -> int:
 
 # ---------------------------------------------------------------- compare
 
+@_errors_name_the_data
 def run_compare(args) -> int:
     from engine.stats import RegressionSpec, compare_results, fit, group_comparison
 
@@ -309,8 +362,14 @@ def run_compare(args) -> int:
     if args.group not in df.columns:
         raise InputError(f"column {args.group!r} is not in the data", field=args.group)
     if args.value:
+        sample_note = ""
+        if args.paper_sample:
+            from engine import samples
+
+            sample_note = f"; {samples.sample(args.paper_sample).label(df)}"
+            df = samples.select(df, args.paper_sample)
         table = group_comparison(df, args.value, args.group, groups, by=args.by)
-        print(f"{args.value}: {groups[0]} vs {groups[1]} ({args.group}) from {label}")
+        print(f"{args.value}: {groups[0]} vs {groups[1]} ({args.group}) from {label}{sample_note}")
         _print_table(table)
         payload = {"comparison": table.to_dict(orient="records")}
         if args.robustness:
@@ -330,10 +389,10 @@ def run_compare(args) -> int:
     results = []
     for name in groups:
         rows = df[df[args.group].astype(str) == name]
-        if "discussion" in rows.columns and name == "llm":
-            from engine.stats.reference import TRAJECTORY_STRUCTURES
+        if {"discussion", "source"} <= set(rows.columns) and name == "llm":
+            from engine import samples  # Table 23: the trajectory sample's LLM rows
 
-            rows = rows[rows["discussion"].isin(TRAJECTORY_STRUCTURES)]
+            rows = samples.select(rows, "trajectory")
         spec = RegressionSpec(name=f"{name}: {args.outcome} ~ {args.blocks}", outcome=args.outcome, blocks=args.blocks)
         results.append(fit(spec, rows))
     table = compare_results(results[0], results[1], labels=groups)
@@ -342,6 +401,84 @@ def run_compare(args) -> int:
     _print_table(table)
     _write(args.out, table, {"comparison": table.to_dict(orient="records"),
                              "results": [r.to_dict() for r in results]})
+    return 0
+
+
+# ---------------------------------------------------------------- table N
+
+def paper_table_data(ideas: str | None, metrics: str | None, dataset: str | None):
+    """The rows paper A's tables start from: the ideas file joined to the metrics, or the
+    metrics (or a dataset) alone; and a label saying where they came from."""
+    import pandas as pd
+
+    from engine.stats.reference import default_release_path
+
+    if dataset:
+        df, label = load_table(None, dataset)
+    else:
+        path = Path(metrics) if metrics else default_release_path()
+        if not path.exists():
+            raise InputError("no such file" + ("" if metrics else " (the default paper release; pass --metrics)"),
+                             path=str(path))
+        from engine.importers.kinds import table_kind
+
+        header = pd.read_csv(path, nrows=0).columns if path.suffix == ".csv" else []
+        if path.suffix == ".csv" and table_kind(header, path=str(path)) == "metrics":
+            from engine.importers.paper_release import read_release
+
+            df, label = read_release(path), str(path)
+        else:
+            df, label = load_table(str(path), None)
+    if ideas:
+        from engine.importers.ratings import ideas_with_metrics, read_ideas
+
+        joined = ideas_with_metrics(read_ideas(ideas), df)
+        info = joined.attrs["ideas_with_metrics"]
+        label = (f"{ideas} ({info['ideas']:,} ideas; features from {label} for {info['with_metrics']:,}, "
+                 f"none for {info['without_metrics']:,})")
+        df = joined
+    return df, label
+
+
+def run_table(args) -> int:
+    import pandas as pd
+
+    from engine import samples
+    from engine.stats import paper_tables
+
+    if args.number == "list":
+        rows = [{"table": "Figure 1" if d.key == "fig1" else f"Table {d.key}", "what": d.title,
+                 "sample": d.sample, "needs": " + ".join(d.needs)} for d in paper_tables.TABLES.values()]
+        _print_table(pd.DataFrame(rows))
+        return 0
+    definition = paper_tables.table_def(args.number)
+    df, label = paper_table_data(args.ideas, args.metrics, args.dataset)
+    lacking = paper_tables.missing_needs(definition.key, df)
+    if lacking:
+        hint = " (pass --ideas ideas_with_ratings_clean.csv)" if any("ideas file" in n for n in lacking) else ""
+        raise InputError(f"{'Figure 1' if definition.key == 'fig1' else 'Table ' + definition.key} needs "
+                         + "; and ".join(lacking) + hint)
+    result = paper_tables.build(definition.key, df, stars=args.stars)
+    print(f"== {result.label}")
+    print(f"data: {label}")
+    print(f"sample: {samples.sample(result.sample).label(df)}")
+    print(f"stars: * p < {result.star_levels[0]:g}, ** p < {result.star_levels[1]:g}, *** p < {result.star_levels[2]:g}")
+    for title, part in result.parts.items():
+        print(f"\n-- ours: {title}")
+        _print_table(part)
+    for note in result.notes:
+        print(f"   note: {note}")
+    if result.published is not None:
+        print(f"\n-- published (paper A, {'Figure 1' if result.key == 'fig1' else 'Table ' + result.key}):")
+        _print_table(result.published)
+        for name, value in result.published.attrs.items():
+            print(f"   published {name}: {value if not isinstance(value, pd.DataFrame) else ''}")
+            if isinstance(value, pd.DataFrame):
+                _print_table(value)
+    stacked = pd.concat([part.assign(part=title) for title, part in result.parts.items()], ignore_index=True)
+    _write(args.out, stacked, {"table": result.key, "title": result.title, "sample": result.sample,
+                               "n": result.n, "star_levels": list(result.star_levels), "notes": result.notes,
+                               "parts": {t: p.to_dict(orient="records") for t, p in result.parts.items()}})
     return 0
 
 

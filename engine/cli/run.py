@@ -22,7 +22,7 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "m
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
                       "judge_model", "judge_base_url", "judge_mode", "judge_samples",
                       "judge_batch_size", "judge_models", "peers", "consensus", "consensus_retries",
-                      "models")
+                      "models", "steer")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
                   "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
@@ -53,7 +53,10 @@ def register(subparsers) -> None:
     what.add_argument("--replicates", type=int, default=1, help="sessions per task (default 1)")
     model = p.add_argument_group("model")
     model.add_argument("--model", default=None, help="'local' (default), a .gguf path, or a model name")
-    model.add_argument("--base-url", help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint)")
+    model.add_argument("--base-url", nargs="+", metavar="URL",
+                       help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint); several "
+                            "URLs (or commas): replicas of the model, calls spread over them with "
+                            "failover")
     model.add_argument("--api-key-env", default=DEFAULT_KEY_ENV,
                        help="environment variable holding the API key (default OPENAI_API_KEY); "
                             "with --grid it replaces the file's, and may be any name")
@@ -89,6 +92,10 @@ def register(subparsers) -> None:
                         help="extra judge samples when the pick is unreadable (default 2), then a seeded random pick")
     debate.add_argument("--models", help="one model per agent, comma-separated (cycled): Mixed teams, "
                                          "Hetero-MAD by model; same --base-url / key as --model")
+    steer = p.add_argument_group("steered discussion (--method steered)")
+    steer.add_argument("--steer", action="append", metavar="TARGET=VALUE",
+                       help="a moderator target, e.g. coherence_max=0.8 or spread_min=0.1 "
+                            "(repeatable; see engine.protocols.steered.DEFAULT_TARGETS)")
     model.add_argument("--embed-base-url", metavar="URL",
                        help="peer selection by distance (Creative-MAD): embed through this "
                             "OpenAI-compatible embeddings server (default: the in-process MiniLM)")
@@ -136,7 +143,13 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         condition["initial_generation"] = args.initial_generation
     if args.models:
         condition["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
-    grid = {"name": f"{args.method}", "model": args.model or "local", "base_url": args.base_url,
+    if args.steer:
+        condition["steering"] = parse_steer(args.steer)
+    from engine.llm.replicas import split_urls
+
+    urls = split_urls(args.base_url)
+    grid = {"name": f"{args.method}", "model": args.model or "local",
+            "base_url": urls[0] if len(urls) == 1 else (urls or None),
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
             "embed_base_url": args.embed_base_url, "embed_model": args.embed_model,
@@ -184,6 +197,21 @@ def parse_map(items: list[str] | None) -> dict[str, str]:
             raise InputError(f"--map {item!r}: expected FIELD=NAME, e.g. id=uid", field="map")
         mapping[field.strip()] = name.strip()
     return mapping
+def parse_steer(items: list[str]) -> dict[str, float]:
+    """``["coherence_max=0.8", ...]`` -> ``{"coherence_max": 0.8}``; a malformed item is an InputError."""
+    targets = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            targets[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise InputError(f"--steer {item!r}: expected TARGET=NUMBER, e.g. coherence_max=0.8",
+                             field="steer")
+    return targets
+
+
 def _positive_timeout(seconds: float) -> float:
     if not seconds > 0 or seconds == float("inf"):
         raise InputError(f"must be a positive number of seconds, got {seconds!r}", field="--timeout")

@@ -140,6 +140,26 @@ def read_metrics(path: str | Path) -> pd.DataFrame:
     return out[[*OUTPUT_COLUMNS, *extras]].reset_index(drop=True)
 
 
+METRICS_4B = "comprehensive_trajectory_metrics_4b.csv"
+SUFFIX_4B = "_4b"
+
+
+def read_release(path: str | Path) -> pd.DataFrame:
+    """``read_metrics`` of the 0.6B file plus the 4B features (Table 26) as ``<feature>_4b``
+    columns when ``comprehensive_trajectory_metrics_4b.csv`` lies beside it."""
+    path = Path(path)
+    base = read_metrics(path)
+    robust_path = path.with_name(METRICS_4B)
+    if path.name == METRICS_4B or not robust_path.exists():
+        return base
+    robust = read_metrics(robust_path)[["conversation_id", *FEATURE_NAMES]]
+    robust = robust.rename(columns={f: f + SUFFIX_4B for f in FEATURE_NAMES})
+    merged = base.merge(robust, on="conversation_id", how="left", validate="one_to_one")
+    if len(merged) != len(base):
+        raise InputError("4B metrics do not name the same conversations", path=str(robust_path))
+    return merged
+
+
 def _read_csv(path: Path) -> pd.DataFrame:
     """Read a CSV as text columns, turning every pandas failure into an InputError."""
     if not path.exists():
@@ -158,7 +178,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
     try:
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise InputError(f"not a readable CSV ({error})", path=str(path)) from None
+        reason = " ".join(str(error).split())  # pandas' message ends in a newline
+        raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
 
 
 def published_reference() -> dict:

@@ -6,6 +6,7 @@
   in-process llama.cpp backend;
 * any other name: an OpenAI-compatible server (OpenAI, Azure with ``azure_api_version``,
   vLLM or Ollama with ``base_url``), key from ``api_key`` in memory or ``$api_key_env``;
+  several URLs (a list, or commas) make one ``ReplicaBackend`` over replicas of the model;
 * ``cache=path`` wraps it in the SQLite response cache; ``replay=True`` forbids misses.
 """
 
@@ -30,7 +31,7 @@ def is_local_model(model: str, base_url: str | None = None) -> bool:
     return base_url is None and (model in LOCAL_ALIASES or str(model).endswith(".gguf"))
 
 
-def make_backend(model: str = "local", base_url: str | None = None, api_key: str | None = None,
+def make_backend(model: str = "local", base_url: str | list[str] | None = None, api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", azure_api_version: str | None = None, *,
                  concurrency: int = 16, timeout: float = 120.0, max_attempts: int = 6,
                  reasoning_effort: str | None = None, cache: str | Path | None = None,
@@ -46,11 +47,15 @@ def make_backend(model: str = "local", base_url: str | None = None, api_key: str
         backend: Backend = LocalBackend(model, n_ctx=n_ctx, n_threads=n_threads)
     else:
         from engine.llm.openai_backend import OpenAIBackend
+        from engine.llm.replicas import ReplicaBackend, split_urls
 
-        backend = OpenAIBackend(model, base_url=base_url, api_key=api_key, api_key_env=api_key_env,
-                                azure_api_version=azure_api_version, timeout=timeout,
-                                concurrency=concurrency, retry=RetryPolicy(max_attempts=max_attempts),
-                                reasoning_effort=reasoning_effort)
+        urls = split_urls(base_url) or [None]
+        servers = [OpenAIBackend(model, base_url=url, api_key=api_key, api_key_env=api_key_env,
+                                 azure_api_version=azure_api_version, timeout=timeout,
+                                 concurrency=concurrency, retry=RetryPolicy(max_attempts=max_attempts),
+                                 reasoning_effort=reasoning_effort) for url in urls]
+        # several URLs: replicas of one model, each with ``concurrency`` requests in flight
+        backend = servers[0] if len(servers) == 1 else ReplicaBackend(servers)
     if cache is not None:
         backend = CachedBackend(backend, cache, replay=replay)
     return backend

@@ -100,7 +100,7 @@ class Usage:
 def prompt_hash(messages: Sequence[Message]) -> str:
     """A short stable hash of the prompt messages (recorded on every turn)."""
     payload = json.dumps(list(messages), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def check_messages(messages: Sequence[Message]) -> list[Message]:

@@ -35,7 +35,7 @@ def cache_key(identity: str, messages: Sequence[Message], temperature: float | N
     payload = json.dumps({"backend": identity, "messages": list(messages), "temperature": temperature,
                           "max_tokens": max_tokens, "seed": seed, "replicate": replicate},
                          sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:

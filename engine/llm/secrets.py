@@ -19,7 +19,7 @@ _LOCK = threading.Lock()
 REDACTED = "[redacted]"
 _KEY_SHAPES = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9_\-\.]{8,})")
 # credentials in any URL inside a text: user:pass@ and key-like query parameters
-_URL_USERINFO = re.compile(r"(?<=://)[^/\s@?#]+@")
+_URL_USERINFO = re.compile(r"(?<=://)[^/\s@?#\"']+@")
 _URL_KEY_PARAM = re.compile(r"([?&](?:[A-Za-z0-9_\-]*(?:key|token|secret|password|passwd|sig|signature|auth|code))=)"
                             r"[^&\s#\"']+", re.IGNORECASE)
 # query parameters of a base URL that are configuration, not credentials

@@ -101,7 +101,7 @@ def expected_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int
     limit = config.turn_limit
     if m == "none":
         return initial
-    if m == "open":
+    if m in ("open", "steered"):  # the steering moderator makes no chat calls
         return initial + limit + 1
     if m == "instructed":
         per_turn = 2 * n if config.order == "raise" else 1

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engine.errors import InputError
 
-from engine.names import METHODS, PAPER_A, PAPER_B
+from engine.names import METHODS, PAPER_A, PAPER_B, STEERED
 
 DEBATES = ("homo_mad", "hetero_mad", "creative_mad")
 WITH_CONSENSUS = DEBATES + ("voting",)
@@ -34,7 +34,7 @@ CONSENSUS_MODES = ("judge", "vote", "random", "all")
 # Options added after runs were made: left at their default they stay out of a session's
 # id (engine.grid.options_hash), so earlier runs keep their ids and resume.
 LATER_OPTIONS = {"lenses": None, "peers": None, "consensus": "judge", "consensus_retries": 2,
-                 "models": None}
+                 "models": None, "steering": None}
 
 
 class ProtocolConfig(BaseModel):
@@ -63,6 +63,7 @@ class ProtocolConfig(BaseModel):
     consensus: Literal[CONSENSUS_MODES] = "judge"  # type: ignore[valid-type]
     consensus_retries: int = Field(2, ge=0, le=10)
     models: tuple[str, ...] | None = None
+    steering: dict[str, float] | None = None  # steered: moderator targets (engine.protocols.steered)
 
     @model_validator(mode="after")
     def _consistent(self) -> "ProtocolConfig":
@@ -71,12 +72,12 @@ class ProtocolConfig(BaseModel):
             default = {"direct": 1, "self_refine": 1}.get(method, 5 if method in PAPER_B else 3)
             object.__setattr__(self, "agents", default)
         if self.initial_generation is None:
-            object.__setattr__(self, "initial_generation", method != "open")
+            object.__setattr__(self, "initial_generation", method not in ("open", "steered"))
         if method in ("direct", "self_refine") and self.agents != 1:
             raise ValueError(f"agents: {method} uses a single agent (got {self.agents})")
         if method in PAPER_B and method not in ("direct", "self_refine") and self.agents < 2:
             raise ValueError(f"agents: {method} needs at least 2 agents")
-        if method in PAPER_A and self.agents < 2:
+        if self.paper == "A" and self.agents < 2:
             raise ValueError(f"agents: {method} is a team structure, it needs at least 2 agents")
         if self.order == "raise" and method != "instructed":
             raise ValueError("order: 'raise' (hand-raising) applies to the instructed structure only")
@@ -91,6 +92,12 @@ class ProtocolConfig(BaseModel):
                              f"not {method}")
         if self.consensus != "judge" and method not in WITH_CONSENSUS:
             raise ValueError(f"consensus: {method} has no consensus step")
+        if self.steering is not None:
+            if method != "steered":
+                raise ValueError(f"steering: applies to the steered discussion, not {method}")
+            from engine.protocols.steered import steering_targets
+
+            steering_targets(self.steering)  # names the bad target
         if self.models is not None and not self.models:
             raise ValueError("models: give at least one model name")
         if method in DEBATES and self.peer_strategy != "all" and self.k > self.agents - 1:
@@ -119,7 +126,8 @@ class ProtocolConfig(BaseModel):
 
     @property
     def paper(self) -> str:
-        return "A" if self.method in PAPER_A else "B"
+        """"A" for paper A's structures and the steered discussion built on its open one."""
+        return "A" if self.method in PAPER_A + STEERED else "B"
 
     @property
     def ratings_tokens(self) -> int:
@@ -142,6 +150,10 @@ class ProtocolConfig(BaseModel):
             meta.update(consensus=self.consensus, consensus_retries=self.consensus_retries)
         if self.models:
             meta["models"] = list(self.models)
+        if self.method == "steered":
+            from engine.protocols.steered import steering_targets
+
+            meta["steering"] = steering_targets(self.steering)
         return meta
 
 

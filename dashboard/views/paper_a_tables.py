@@ -1,0 +1,81 @@
+"""Paper A's tables page: every table the data allow, on the paper's sample for that table,
+ours beside the published one (``engine.stats.paper_tables``; the CLI twin is
+``python -m engine analyze table N``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import ui
+from engine import samples
+from engine.errors import InputError
+from engine.stats import paper_tables
+
+st.title("Paper A tables")
+dataset, frame, have = ui.page_context()
+
+keys = list(paper_tables.TABLES)
+
+
+def _name(key: str) -> str:
+    definition = paper_tables.TABLES[key]
+    return f"{'Figure 1' if key == 'fig1' else 'Table ' + key}: {definition.title}"
+
+
+left, middle, right = st.columns([2, 2, 1])
+key = left.selectbox("Table", keys, format_func=_name, key="pat_table")
+definition = paper_tables.table_def(key)
+choices = samples.available(frame) or [definition.sample]
+if definition.sample not in choices:
+    choices = [definition.sample, *choices]
+if st.session_state.get("pat_sample_for") != key:  # a new table starts on the paper's sample
+    st.session_state["pat_sample"] = definition.sample
+    st.session_state["pat_sample_for"] = key
+sample_name = middle.selectbox("Sample", choices, key="pat_sample",
+                               format_func=lambda n: f"{samples.SAMPLES[n].title} ({samples.SAMPLES[n].tables})"
+                               + (" [the paper's]" if n == definition.sample else ""))
+stars = right.selectbox("Stars", ["paper", "conventional"], key="pat_stars",
+                        help="paper: the levels the paper's table uses (Tables 7, 15, 20, 21: .10/.05/.01); "
+                             "conventional: .05/.01/.001")
+
+try:
+    st.caption(ui.escape(samples.sample(sample_name).label(frame)) + ". "
+               + ui.escape(samples.sample(sample_name).description))
+except InputError as error:
+    st.caption(ui.escape(str(error)))
+
+lacking = paper_tables.missing_needs(key, frame)
+result = None
+if lacking:
+    st.info(ui.escape(f"{_name(key)} needs " + "; and ".join(lacking) + ". The authors' file is not "
+                      "shipped here: load ideas_with_ratings_clean.csv on the Data page (Add the authors' "
+                      "ratings). The published table is shown below."))
+else:
+    try:
+        with st.spinner("Fitting…"):
+            result = paper_tables.build(key, frame, stars=stars, sample=sample_name)
+    except InputError as error:
+        st.warning(ui.escape(f"Cannot compute {_name(key)} on this selection: {error}"))
+
+ours_column, paper_column = st.columns(2)
+with ours_column:
+    if result is not None:
+        levels = result.star_levels
+        ui.ours(f"{_name(key)}: {dataset.name}, {samples.sample(result.sample).title}, N = {result.n:,} rows")
+        st.caption(f"stars: * p < {levels[0]:g}, ** p < {levels[1]:g}, *** p < {levels[2]:g}")
+        for position, (title, part) in enumerate(result.parts.items()):
+            st.markdown(f"*{ui.escape(title)}*")
+            ui.table(st, part, key=f"pat_ours_{key}_{position}", hide_index=True)
+        for note in result.notes:
+            st.text(f"note: {note}")
+with paper_column:
+    published_table = definition.published() if definition.published else None
+    if published_table is not None:
+        ui.published(f"Paper A, {'Figure 1' if key == 'fig1' else 'Table ' + key}")
+        ui.table(st, published_table, key=f"pat_published_{key}", hide_index=True)
+        for name, value in published_table.attrs.items():
+            if hasattr(value, "to_dict"):
+                st.caption(f"published {ui.escape(name)}:")
+                ui.table(st, value, key=f"pat_published_{key}_{name}", hide_index=True)
+            else:
+                st.text(f"published {name}: {value}")
