@@ -75,12 +75,14 @@ def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0):
 def wait_until_idle(page, timeout_ms: int = 120_000) -> None:
     """Wait for the app to finish its script run (no running indicator, main block shown)."""
     page.wait_for_selector("[data-testid='stMain']", timeout=timeout_ms)
-    page.wait_for_timeout(400)
-    page.wait_for_function(
-        "() => !document.querySelector(\"[data-testid='stStatusWidget'] [data-testid='stStatusWidgetRunningIcon']\")"
-        " && !document.querySelector(\"[data-testid='stSkeleton']\")",
-        timeout=timeout_ms)
-    page.wait_for_timeout(600)
+    idle = ("() => !document.querySelector(\"[data-testid='stStatusWidget'] [data-testid='stStatusWidgetRunningIcon']\")"
+            " && !document.querySelector(\"[data-testid='stSkeleton']\")"
+            " && !document.querySelector(\"[data-testid='stSpinner']\")"
+            " && !document.querySelector(\"[data-testid='stApp'][data-test-script-state='running']\")")
+    for _ in range(2):  # twice: a spinner (st.cache_data) can appear just after a first idle look
+        page.wait_for_timeout(400)
+        page.wait_for_function(idle, timeout=timeout_ms)
+        page.wait_for_timeout(600)
 
 
 def page_slug(title: str) -> str:
