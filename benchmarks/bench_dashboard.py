@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
 PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "diversity",
-         "quality_diversity", "pilot", "export"]
+         "quality_diversity", "pilot", "compare", "export"]
 TARGET_S = 3.0
 
 

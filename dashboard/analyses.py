@@ -14,6 +14,7 @@ import streamlit as st
 from engine import stats
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
+from engine.stats.paper_tables import MIN_ROWS, constant_factors  # noqa: F401  (used by the pages)
 
 
 def feature_comparison(frame: pd.DataFrame, columns: list[str], groups=("llm", "human")) -> pd.DataFrame:
@@ -35,17 +36,14 @@ def feature_comparison(frame: pd.DataFrame, columns: list[str], groups=("llm", "
     return pd.DataFrame(rows)
 
 
-def manipulability_percent(frame: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
-    """Table 24 on the trajectory sample of ``frame``, in percent; ``attrs['n']`` kept.
-
-    ``suffix='_4b'`` uses the Qwen3-Embedding-4B features of the paper release.
-    """
-    from dashboard.data import trajectory_sample
+def manipulability_percent(frame: pd.DataFrame, suffix: str = "", sample: str = "trajectory") -> pd.DataFrame:
+    """Table 24 on the LLM rows of ``sample`` (``engine.samples``; the paper's: trajectory), in
+    percent; ``attrs['n']`` kept. ``suffix='_4b'`` uses the release's Qwen3-Embedding-4B features."""
+    from engine import samples
 
     features = [f + suffix for f in FEATURE_NAMES]
-    sample = trajectory_sample(frame) if not suffix else \
-        frame[(frame["source"] == "llm") & frame["discussion"].isin(("instructed", "open", "iterative"))]
-    table = stats.manipulability(sample, features=features)
+    rows = samples.select(frame, sample, source="llm")
+    table = stats.manipulability(rows, features=features, drop_constant=True)
     out = table * 100
     out.index = [str(i)[: len(str(i)) - len(suffix)] if suffix else str(i) for i in table.index]
     out.attrs.update(table.attrs)
@@ -57,7 +55,9 @@ def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"
     """Table 1: R² of the hierarchical specifications per source (percent), notes, and the N
     of every fit (rows with the outcome and every predictor present); ``engine.stats.paper_tables.ladder``.
 
-    ``frame`` should already be the paper's sample (``engine.samples``: trajectory)."""
+    ``frame`` should already be the paper's sample (``engine.samples``: trajectory). A factor
+    with one level (one model, say) is dropped from the specifications that name it, which
+    still run; the same note on several specifications is given once, naming them all."""
     from engine.stats.paper_tables import ladder
 
     parts, notes = ladder(frame, sources=samples, outcome=outcome)
@@ -71,13 +71,28 @@ def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"
                       for label, ok in fits.set_index("model")["converged"].items() if not ok]
     n = pd.DataFrame(counts)
     n.index.name = "specification"
-    return parts["R² (%)"], notes, n.reset_index()
+    return parts["R² (%)"], group_notes(notes), n.reset_index()
+
+
+def group_notes(notes: list[str]) -> list[str]:
+    """``source: specification: text`` notes with the same text on several specifications
+    given once: ``source / spec1, spec2: text`` (the page shows each once, not five times)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for note in notes:
+        parts = note.split(": ", 2)
+        if len(parts) == 3 and " / " not in parts[0]:
+            source, label, text = parts
+        else:
+            source, label, text = "", "", note
+        grouped.setdefault((source, text), []).append(label)
+    return [f"{source} / {', '.join(labels)}: {text}" if source else text
+            for (source, text), labels in grouped.items()]
 
 
 def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: str,
-             name: str) -> stats.RegressionResult:
+             name: str, star_levels=(0.05, 0.01, 0.001)) -> stats.RegressionResult:
     spec = stats.RegressionSpec(name=name, outcome=outcome, blocks=blocks, estimator=estimator,
-                                group="task")
+                                group="task", star_levels=tuple(star_levels))
     return stats.fit(spec, frame, allow_nonconvergence=True)
 
 
@@ -109,8 +124,8 @@ def cached_feature_comparison(frame: pd.DataFrame, columns: tuple[str, ...]) -> 
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def cached_manipulability(frame: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
-    return manipulability_percent(frame, suffix)
+def cached_manipulability(frame: pd.DataFrame, suffix: str = "", sample: str = "trajectory") -> pd.DataFrame:
+    return manipulability_percent(frame, suffix, sample)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -120,9 +135,9 @@ def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_fit(frame: pd.DataFrame, outcome: str, blocks: tuple[str, ...], estimator: str,
-               name: str) -> dict:
+               name: str, star_levels: tuple[float, float, float] = (0.05, 0.01, 0.001)) -> dict:
     """A fitted spec as plain data (table + summary), so it can be cached and copied."""
-    result = fit_spec(frame, outcome, list(blocks), estimator, name)
+    result = fit_spec(frame, outcome, list(blocks), estimator, name, star_levels)
     return {"table": result.table, "summary": result.summary}
 
 

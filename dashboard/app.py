@@ -29,11 +29,16 @@ PAGES = [
     st.Page(HERE / "views" / "paper_a_tables.py", title="Paper A tables", icon=":material/table_chart:"),
     st.Page(HERE / "views" / "diversity.py", title="Diversity", icon=":material/scatter_plot:"),
     st.Page(HERE / "views" / "quality_diversity.py", title="Quality–Diversity", icon=":material/balance:"),
+    st.Page(HERE / "views" / "steering.py", title="Steering", icon=":material/explore:"),
     st.Page(HERE / "views" / "pilot.py", title="Pilot", icon=":material/science:"),
+    st.Page(HERE / "views" / "compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
 ]
 
 navigation = st.navigation(PAGES)
 st.session_state["current_page_title"] = navigation.title
+from dashboard import ui  # noqa: E402
+
+ui.start_page()
 sidebar.render()
 navigation.run()

@@ -24,12 +24,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 FILTER_COLUMNS = ("source", "task", "model", "discussion", "persona", "team_size")
 OUTCOME_COLUMNS = ("creativity", "novelty", "usefulness")
 MISSING_LABEL = "(none)"
-# Paper A's turn-by-turn discussion structures (trajectory analyses) and paper B's methods.
-from engine.samples import TRAJECTORY_STRUCTURES  # one definition of the sample
+# Paper B's methods (paper A's samples are in engine.samples).
 PAPER_B_METHODS = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
 UPLOADS_KEY = "uploaded_datasets"
 DATASET_KEY = "dataset_choice"
 UPLOAD_PREFIX = "upload: "
+PILOT_PREFIX = "pilot: "
 
 
 def cached_runs_root() -> Path:
@@ -104,13 +104,6 @@ def apply_filters(frame: pd.DataFrame, selections: dict[str, list[str]]) -> pd.D
     return frame.loc[mask]
 
 
-def trajectory_sample(frame: pd.DataFrame) -> pd.DataFrame:
-    """Paper A's trajectory sample: LLM rows of the turn-by-turn structures with all nine
-    features, the N = 3,574 of Tables 1, 2 and 24 on the paper release."""
-    llm = frame[(frame["source"] == "llm") & frame["discussion"].isin(TRAJECTORY_STRUCTURES)]
-    return llm.dropna(subset=list(FEATURE_NAMES))
-
-
 # ----------------------------------------------------------------------------- cached loading
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _load(path: str, stamp: float) -> Dataset:
@@ -129,11 +122,19 @@ def cached_dataset_names(root: str) -> list[str]:
     return [p.name for p in list_datasets(root)]
 
 
+def pilot_root() -> Path:
+    from dashboard.pilot_history import history_root
+
+    return history_root()
+
+
 def dataset_choices() -> list[str]:
-    """Names shown in the dataset selector: cached datasets, then this session's uploads."""
+    """Names shown in the dataset selector: cached datasets, this session's uploads, then the
+    pilots kept in the run history (``dashboard.pilot_history``)."""
     uploads = st.session_state.get(UPLOADS_KEY, {})
     names = cached_dataset_names(str(cached_runs_root()))
-    return [*names, *(UPLOAD_PREFIX + n for n in uploads)]
+    pilots = cached_dataset_names(str(pilot_root()))
+    return [*names, *(UPLOAD_PREFIX + n for n in uploads), *(PILOT_PREFIX + n for n in pilots)]
 
 
 def default_choice(choices: list[str]) -> int:
@@ -147,6 +148,8 @@ def default_choice(choices: list[str]) -> int:
 def dataset_by_choice(choice: str) -> Dataset:
     if choice.startswith(UPLOAD_PREFIX):
         return st.session_state[UPLOADS_KEY][choice[len(UPLOAD_PREFIX):]]
+    if choice.startswith(PILOT_PREFIX):
+        return load_dataset(pilot_root() / choice[len(PILOT_PREFIX):])
     return load_dataset(cached_runs_root() / choice)
 
 

@@ -88,6 +88,16 @@ def gain_over(table: pd.DataFrame, metric: str, method: str = "creative_mad",
     Only each method's own design counts (Creative-MAD = CLA + EPS, Homo MAD = neither), not
     its ablations, when the table says which is which (an ``ablation`` column).
     """
+    table = own_designs(table)
+    means = table.groupby("method")[metric].mean()
+    if method not in means or baseline not in means or not np.isfinite(means[baseline]) or means[baseline] == 0:
+        return None
+    return float(100 * (means[method] - means[baseline]) / means[baseline])
+
+
+def own_designs(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows of each method's own design (Creative-MAD = CLA + EPS at k = 2, Homo MAD = neither),
+    not its ablations, when the table says which is which (an ``ablation`` column)."""
     if "ablation" in table.columns:
         own = {"creative_mad": "CLA + EPS (Creative-MAD)", "homo_mad": "neither (Homo MAD)"}
         keep = table["method"].map(lambda m: own.get(m)).isna() | (table["ablation"] == table["method"].map(own))
@@ -95,7 +105,46 @@ def gain_over(table: pd.DataFrame, metric: str, method: str = "creative_mad",
         paper_k = (table["method"] == "creative_mad") & (table["k"] == 2)
         if paper_k.any():  # the paper's k = 2 when the table has a k sweep
             table = table[(table["method"] != "creative_mad") | paper_k]
-    means = table.groupby("method")[metric].mean()
-    if method not in means or baseline not in means or not np.isfinite(means[baseline]) or means[baseline] == 0:
+    return table
+
+
+def gain_interval(table: pd.DataFrame, metric: str, method: str = "creative_mad", baseline: str = "homo_mad",
+                  *, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict | None:
+    """The gain of ``gain_over`` with a bootstrap interval over diversity groups.
+
+    Each (method, task) cell's per-group values (``<metric>_per_group``) are resampled with
+    replacement, the cell means and the task-averaged gain recomputed; the interval is the
+    percentile range of ``n_boot`` resamples. Also returned: the number of groups and cells
+    behind each side, so the page can say what the headline rests on. When a cell has a single
+    group no interval is given (``low``/``high`` None). None when a side has no groups.
+    """
+    column = f"{metric}_per_group"
+    table = own_designs(table)
+    if column not in table.columns:
         return None
-    return float(100 * (means[method] - means[baseline]) / means[baseline])
+    cells = {}
+    for side in (method, baseline):
+        rows = table[(table["method"] == side)]
+        groups = [np.asarray(v, dtype=float) for v in rows[column] if v is not None and len(v)]
+        if not groups:
+            return None
+        cells[side] = groups
+    point = gain_over(table, metric, method, baseline)
+    if point is None:
+        return None
+    summary = {"gain": point, "level": level, "n_boot": n_boot,
+               "groups": {side: sum(len(g) for g in groups) for side, groups in cells.items()},
+               "cells": {side: len(groups) for side, groups in cells.items()},
+               "single_group_cells": sum(len(g) < 2 for groups in cells.values() for g in groups)}
+    if summary["single_group_cells"]:
+        # one group in a cell: resampling it cannot vary, so an interval would look falsely tight
+        return {**summary, "low": None, "high": None}
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(n_boot):
+        means = {side: np.mean([rng.choice(g, size=len(g), replace=True).mean() for g in groups])
+                 for side, groups in cells.items()}
+        if means[baseline] != 0:
+            draws.append(100 * (means[method] - means[baseline]) / means[baseline])
+    low, high = np.percentile(draws, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return {**summary, "low": float(low), "high": float(high)}

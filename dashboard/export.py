@@ -17,11 +17,16 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 IMAGE_FORMATS = ("png", "svg")
+REPORT_MAX_ROWS = 30  # a report shows what a page shows, not a data dump
 
 
 @dataclass
 class ReportItem:
-    """One figure or table of a report, with where its numbers come from."""
+    """One figure or table of a report, with where its numbers come from.
+
+    ``provenance``: for our numbers, the dataset, sample, N and filters they were computed
+    on; for published ones (``published=True``), the paper and table they were copied from.
+    """
 
     title: str
     figure: go.Figure | None = None
@@ -29,10 +34,23 @@ class ReportItem:
     caption: str = ""
     published: bool = False
     slug: str = field(default="")
+    provenance: str = ""
 
     def __post_init__(self):
         if not self.slug:
             self.slug = slugify(self.title)
+
+    def provenance_label(self, context: dict[str, str] | None = None) -> str:
+        """The one line every block of a report carries: "published: ..." or "ours: ..."."""
+        if self.published:
+            return f"published: {self.provenance or self.title}"
+        if self.provenance:
+            return f"ours: {self.provenance}"
+        context = context or {}
+        parts = [f"dataset {context['dataset']}" if context.get("dataset") else "",
+                 f"N = {context['conversations']} conversations" if context.get("conversations") else ""]
+        parts += [f"{k.split(': ', 1)[1]} = {v}" for k, v in context.items() if k.startswith("filter: ")]
+        return "ours: " + (", ".join(p for p in parts if p) or "computed in this session")
 
 
 def slugify(text: str) -> str:
@@ -85,7 +103,8 @@ def _keeps_index(table: pd.DataFrame) -> bool:
 def html_report(title: str, items: list[ReportItem], *, context: dict[str, str] | None = None) -> str:
     """One self-contained HTML page: a header with the selection, then each item in order.
 
-    Published numbers are badged "published"; ours "computed from this dataset".
+    Every block carries its provenance line: published numbers name the paper and table
+    they come from; ours the dataset, sample, N and filters.
     """
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{_CSS}</style></head><body>",
@@ -99,13 +118,14 @@ def html_report(title: str, items: list[ReportItem], *, context: dict[str, str] 
     plotly_included = False
     for item in items:
         badge = "<span class='badge pub'>published</span>" if item.published else \
-            "<span class='badge ours'>computed from this dataset</span>"
+            "<span class='badge ours'>ours</span>"
         parts.append(f"<section id='{html.escape(item.slug)}'><h2>{html.escape(item.title)} {badge}</h2>")
+        parts.append(f"<p class='provenance'>{_text_html(item.provenance_label(context))}</p>")
         if item.caption:
-            parts.append(f"<p>{html.escape(item.caption)}</p>")
+            parts.append(f"<p class='caption'>{_text_html(item.caption)}</p>")
         if item.figure is not None:
-            parts.append(pio.to_html(item.figure, full_html=False,
-                                     include_plotlyjs=not plotly_included, default_width="100%"))
+            parts.append(pio.to_html(item.figure, full_html=False, include_plotlyjs=not plotly_included,
+                                     default_width="100%", config={"responsive": True}))
             plotly_included = True
         if item.table is not None:
             parts.append(_table_html(item.table))
@@ -114,13 +134,19 @@ def html_report(title: str, items: list[ReportItem], *, context: dict[str, str] 
     return "\n".join(parts)
 
 
-def _table_html(table: pd.DataFrame, max_rows: int = 200) -> str:
+def _text_html(text: str) -> str:
+    """Escaped text with its line breaks kept (never a literal backslash-n)."""
+    return html.escape(str(text).replace("\\n", "\n")).replace("\n", "<br>")
+
+
+def _table_html(table: pd.DataFrame, max_rows: int = REPORT_MAX_ROWS) -> str:
     shown = table.head(max_rows)
     buffer = io.StringIO()
     shown.to_html(buffer, index=_keeps_index(shown), float_format=lambda v: f"{v:.4g}",
                   classes="data", border=0, na_rep="–")
-    note = f"<p class='meta'>First {max_rows} of {len(table):,} rows.</p>" if len(table) > max_rows else ""
-    return buffer.getvalue() + note
+    note = (f"<p class='meta'>First {max_rows} of {len(table):,} rows; the whole table is in the "
+            "CSV export.</p>") if len(table) > max_rows else ""
+    return "<div class='scroll'>" + buffer.getvalue() + "</div>" + note
 
 
 _CSS = """
@@ -129,6 +155,47 @@ h1{color:#3b5ba5} h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom
 .meta{color:#777;font-size:.9em} table.data,table.context{border-collapse:collapse;font-size:.85em}
 table.data td,table.data th,table.context td,table.context th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
 table.context th{text-align:left;color:#555}
+.provenance{color:#555;font-size:.85em;margin:.2em 0} .caption{font-size:.9em}
+.scroll{overflow-x:auto;max-width:100%}
+@media print{body{max-width:none;margin:0} section{break-inside:avoid} .scroll{overflow:visible}}
 .badge{font-size:.7em;padding:2px 6px;border-radius:8px;vertical-align:middle}
 .pub{background:#fde8d4;color:#a05a14}.ours{background:#dde6f6;color:#2d4a8a}
 """
+
+
+SLIDE_SIZE = (1600, 900)
+
+
+def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.Figure:
+    """A copy of the item's figure sized for a 16:9 slide, its provenance line written under
+    the plot (so a slide shown alone still says where its numbers come from)."""
+    fig = go.Figure(item.figure)
+    fig.update_layout(title=dict(text=html.escape(item.title)), margin=dict(b=150))
+    fig.add_annotation(text=html.escape(item.provenance_label(context)), xref="paper", yref="paper", x=0,
+                       y=-0.22, xanchor="left", yanchor="top", showarrow=False, font=dict(size=13, color="#555"),
+                       align="left")
+    return fig
+
+
+def slide_deck(items: list[ReportItem], context: dict[str, str] | None = None) -> bytes:
+    """A zip of every figure as a slide-sized PNG (1600 x 900) plus ``slides.txt`` with each
+    slide's title, provenance and caption."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    lines = []
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        number = 0
+        for item in items:
+            if item.figure is None:
+                continue
+            number += 1
+            name = f"{number:02d}_{item.slug}.png"
+            width, height = SLIDE_SIZE
+            archive.writestr(name, figure_to_image(slide_figure(item, context), "png", width=width,
+                                                   height=height, scale=1))
+            lines += [f"{name}: {item.title}", f"  {item.provenance_label(context)}"]
+            if item.caption:
+                lines.append(f"  {item.caption}")
+        archive.writestr("slides.txt", "\n".join(lines) + "\n")
+    return buffer.getvalue()

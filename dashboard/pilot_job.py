@@ -5,6 +5,10 @@ same job in ``st.session_state`` and keeps polling. The job keeps every turn rec
 backend that fails mid-run loses nothing: the sessions it finished and the turns of the one
 that broke come back as a Corpus (failed sessions marked ``status="failed"``).
 
+``cancel()`` stops the run between two model calls: the backend is wrapped by
+:class:`CancellableBackend`, whose next call raises, so every session still running ends as
+"failed" with the turns it had (nothing received is dropped).
+
 The API key is never stored here: the backend object holds it in memory, ``settings`` (which
 go into the saved manifest) hold only the backend kind, model and base URL, and every error
 text goes through ``engine.llm.secrets.scrub``.
@@ -18,6 +22,44 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from engine.corpus import Conversation, Corpus, Turn
+from engine.llm.base import Backend, BackendError
+
+CANCELLED = "cancelled by the user"
+
+
+class CancellableBackend(Backend):
+    """A backend whose calls raise once ``cancelled()`` is true (checked before and after each
+    call, so a slow local call finishes but nothing after it starts). Everything else is the
+    wrapped backend's (it is a Backend, so code that checks the type accepts it)."""
+
+    def __init__(self, inner, cancelled: Callable[[], bool]):  # no Backend.__init__: all state is inner's
+        self._inner = inner
+        self._cancelled = cancelled
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    @property
+    def kind(self) -> str:
+        return self._inner.kind
+
+    @property
+    def identity(self) -> str:
+        return self._inner.identity
+
+    def describe(self):
+        return self._inner.describe()
+
+    async def achat(self, messages, **options):
+        if self._cancelled():
+            raise BackendError(CANCELLED)
+        result = await self._inner.achat(messages, **options)
+        if self._cancelled():
+            raise BackendError(CANCELLED)
+        return result
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 @dataclass
@@ -31,10 +73,23 @@ class PilotJob:
     finished: float | None = None
     _thread: threading.Thread | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Ask the run to stop before its next model call (the turns received are kept)."""
+        self._cancel.set()
+
+    def guard(self, backend):
+        """``backend`` wrapped so that :meth:`cancel` stops it (pass this one to the runner)."""
+        return CancellableBackend(backend, self._cancel.is_set)
 
     def on_turn(self, conversation_id: str, turn: Turn) -> None:
         with self._lock:

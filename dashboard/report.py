@@ -26,20 +26,34 @@ def selection_context(dataset: Dataset, frame: pd.DataFrame, selections: dict[st
     return context
 
 
-def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, cached: bool = True) -> list[ReportItem]:
+def where_from(dataset: Dataset, frame: pd.DataFrame, selections: dict[str, list[str]] | None = None) -> str:
+    """The provenance of numbers computed on this selection: dataset, N, filters."""
+    filters = [f"{c} = {', '.join(map(str, v))}" for c, v in (selections or {}).items() if v]
+    return ", ".join([f"dataset {dataset.name}",
+                      f"{len(frame):,} of {len(dataset.conversations):,} conversations selected", *filters])
+
+
+def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, cached: bool = True,
+            selections: dict[str, list[str]] | None = None) -> list[ReportItem]:
     """Every exportable item for this selection; ``cached`` uses the Streamlit caches."""
     compare = analyses.cached_feature_comparison if cached else (lambda f, c: analyses.feature_comparison(f, list(c)))
     manip = analyses.cached_manipulability if cached else analyses.manipulability_percent
+    where = where_from(dataset, frame, selections)
     items: list[ReportItem] = []
     counts = frame.groupby([c for c in ("source", "model", "discussion") if c in frame.columns],
                            dropna=False).size().rename("conversations").reset_index()
-    items.append(ReportItem("Conversations by source, model and discussion", table=counts))
+    items.append(ReportItem("Conversations by source, model and discussion", table=counts, provenance=where,
+                            caption=f"N = {len(frame):,} conversations of {dataset.name}."))
     features = list(have.features)
     if features:
+        n_by_source = ", ".join(f"{k} {v:,}" for k, v in frame["source"].value_counts().items()) \
+            if "source" in frame else f"{len(frame):,}"
         items.append(ReportItem("Trajectory features by source",
                                 figure=charts.distributions_by_group(frame, features,
                                                                      title="Trajectory features by source"),
-                                caption="Box = quartiles, dashed line = mean."))
+                                provenance=where,
+                                caption=f"Box = quartiles, dashed line = mean; N = {n_by_source} "
+                                        f"conversations of {dataset.name}."))
         sources = set(frame["source"].dropna()) if "source" in frame else set()
         if {"llm", "human"} <= sources:
             from engine import samples
@@ -53,41 +67,83 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, cached
             table = compare(rows, tuple(features))
             if len(table):
                 items.append(ReportItem("LLM minus human: Cohen's d with 95% CI", table=table,
-                                        figure=charts.effect_size_forest(table),
-                                        caption=samples.sample(name).label(frame) + "."))
+                                        figure=charts.effect_size_forest(table), provenance=where,
+                                        caption=samples.sample(name).label(frame) + "; Welch's t-test."))
     if have.ratings:
+        rated = frame.dropna(subset=list(have.ratings), how="all")
         items.append(ReportItem("Ratings by source", figure=charts.distributions_by_group(
-            frame, list(have.ratings), title="Ratings by source")))
+            frame, list(have.ratings), title="Ratings by source"), provenance=where,
+            caption=f"N = {len(rated):,} rated conversations of {dataset.name}."))
     try:
         ours = manip(frame)
     except (InputError, KeyError):
         ours = None
     if ours is not None:
+        dropped = "; ".join(f"factor {f} dropped: 1 level ({v})" for f, v in ours.attrs.get("dropped_factors", {}).items())
         items.append(ReportItem(f"Manipulability (Table 24 layout), N = {ours.attrs['n']:,}", table=ours.round(1),
                                 figure=charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
-                                caption="R² (%) of each trajectory feature by design choices."))
+                                provenance=f"{where}; LLM rows of paper A's trajectory sample, N = {ours.attrs['n']:,}",
+                                caption="R² (%) of each trajectory feature by design choices."
+                                        + (f" {dropped}." if dropped else "")))
     items.append(ReportItem("Paper A, Table 24 (R² %)", table=published.table24(), published=True,
+                            provenance="paper A, Table 24 (N = 3,574 LLM conversations)",
                             figure=charts.percent_heatmap(published.table24(), "R² (%) published",
                                                           colorscale="Oranges", zmax=60)))
     items.append(ReportItem("Paper A, Table 1: R² ladder (%)", table=published.table1(), published=True,
+                            provenance="paper A, Table 1",
                             figure=charts.r2_ladder(published.table1(), title="Published R² ladder")))
     items.append(ReportItem("Paper A, Table 5: ratings by task and group", table=published.table5(),
-                            published=True))
+                            published=True, provenance="paper A, Table 5"))
     items.append(ReportItem("Paper A, Table 23: LLM vs human coefficients", table=published.table23(),
-                            published=True))
-    items.append(ReportItem("Selected conversations", table=frame.reset_index(drop=True)))
+                            published=True, provenance="paper A, Table 23"))
     return items
 
 
 def shown_as_items(shown: dict) -> list[ReportItem]:
-    """Figures and tables the pages showed in this session (``ui.shown_items()``), as items."""
+    """Figures and tables the pages showed in this session (``ui.shown_items()``), as items.
+
+    Each is titled and labelled by the block heading it was shown under (``ui.ours`` /
+    ``ui.published``): published blocks keep their paper-and-table heading, ours carry the
+    dataset, N and filters of the selection at the time. Never an internal widget key."""
     items = []
-    for key, (kind, page, value) in shown.items():
+    for key, entry in shown.items():
+        kind, page, value = entry[:3]
+        provenance = entry[3] if len(entry) > 3 else {}
+        heading = provenance.get("heading")
+        is_published = bool(heading) and heading[0] == "published"
+        block = heading[1] if heading else ""
         if kind == "figure":
-            title = (value.layout.title.text or key) if value.layout.title else key
-            items.append(ReportItem(f"{page}: {title}", figure=value, slug=export_slug(page, key)))
+            title = (value.layout.title.text or "") if value.layout.title else ""
+            title = title or block or f"{page} figure"
         elif kind == "table" and isinstance(value, pd.DataFrame):
-            items.append(ReportItem(f"{page}: table {key}", table=value, slug=export_slug(page, key)))
+            title = block or f"{page} table"
+        else:
+            continue
+        title = html_to_text(title)
+        if is_published:
+            source = block
+        else:
+            source = provenance.get("selection", "")
+            if block and block != title:
+                source = f"{block}; {source}" if source else block
+        items.append(ReportItem(f"{page}: {title}", figure=value if kind == "figure" else None,
+                                table=value if kind == "table" else None, published=is_published,
+                                provenance=source, slug=export_slug(page, key)))
+    return _unique_titles(items)
+
+
+def html_to_text(title: str) -> str:
+    """A Plotly title as text (its ``<br>`` line breaks as spaces)."""
+    return str(title).replace("<br>", " ").replace("<br/>", " ")
+
+
+def _unique_titles(items: list[ReportItem]) -> list[ReportItem]:
+    seen: dict[str, int] = {}
+    for item in items:
+        count = seen.get(item.title, 0) + 1
+        seen[item.title] = count
+        if count > 1:
+            item.title = f"{item.title} ({count})"
     return items
 
 

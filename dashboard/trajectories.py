@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -17,11 +18,15 @@ def projection_cache_dir() -> Path:
     return default_cache_path().parent / "projections"
 
 
+TURN_COLUMNS = ["conversation_id", "turn", "speaker", "phase", "round", "text"]
+
+
 def turn_texts(dataset: Dataset) -> pd.DataFrame:
-    """``conversation_id, turn, speaker, text`` of every turn (empty when no corpus)."""
+    """``conversation_id, turn, speaker, phase, round, text`` of every turn (empty when no corpus)."""
     if dataset.corpus is None:
-        return pd.DataFrame(columns=["conversation_id", "turn", "speaker", "text"])
-    return dataset.corpus.turns_frame()[["conversation_id", "turn", "speaker", "text"]]
+        return pd.DataFrame(columns=TURN_COLUMNS)
+    turns = dataset.corpus.turns_frame()
+    return turns[[c for c in TURN_COLUMNS if c in turns.columns]]
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -65,3 +70,79 @@ def feature_pair_table(frame: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
     numeric = rows.select_dtypes("number").columns
     rows[numeric] = rows[numeric].round(3)
     return rows.T.astype(str)
+
+
+# ------------------------------------------------------------------------ the embedding map
+MAP_FACTORS = ("discussion", "task", "model", "source")
+
+
+def map_points(points: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """Turn points with their conversation's factors and features, the turn's progress through
+    its conversation (0 first, 1 last) and a row id (``point_id``) for selections."""
+    keep = [c for c in ("conversation_id", *MAP_FACTORS, *FEATURE_NAMES, "creativity") if c in frame.columns]
+    out = points.merge(frame[keep], on="conversation_id", how="left")
+    rank = out.groupby("conversation_id")["turn"].rank(method="first") - 1
+    size = out.groupby("conversation_id")["turn"].transform("size") - 1
+    out["progress"] = (rank / size.where(size > 0)).fillna(0.0)
+    out["point_id"] = range(len(out))
+    return out
+
+
+def search_hits(points: pd.DataFrame, query: str) -> pd.Series:
+    """Turns whose text contains ``query`` (case-insensitive, plain text, not a pattern)."""
+    if not query.strip() or "text" not in points:
+        return pd.Series(False, index=points.index)
+    return points["text"].fillna("").str.contains(query.strip(), case=False, regex=False)
+
+
+def selected_points(points: pd.DataFrame, event) -> pd.DataFrame:
+    """The rows of ``points`` picked by a Plotly selection event (click, box or lasso)."""
+    try:
+        chosen = event["selection"]["points"]
+    except (KeyError, TypeError):
+        chosen = getattr(getattr(event, "selection", None), "points", None) or []
+    ids = []
+    for point in chosen or []:
+        data = point.get("customdata")
+        if isinstance(data, (list, tuple)):
+            data = data[0] if data else None
+        if data is not None:
+            ids.append(int(data))
+    return points[points["point_id"].isin(ids)]
+
+
+def transcript(dataset: Dataset, conversation_id: str) -> pd.DataFrame:
+    """One conversation's turns as the reader shows them: turn, speaker, phase, round, the
+    cosine distance of each turn's embedding to the previous turn's, and the full text."""
+    texts = turn_texts(dataset)
+    rows = texts[texts["conversation_id"] == conversation_id].sort_values("turn")
+    embedded = dataset.turn_index[dataset.turn_index["conversation_id"] == conversation_id] \
+        if dataset.turn_index is not None else pd.DataFrame(columns=["turn"])
+    vectors = dataset.embeddings_for(conversation_id)
+    distance = {}
+    if vectors is not None and len(vectors):
+        turns = sorted(embedded["turn"].tolist())
+        unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True).clip(min=1e-12)
+        for i in range(1, len(turns)):
+            distance[turns[i]] = float(1.0 - unit[i] @ unit[i - 1])
+    out = rows.drop(columns=["conversation_id"]).copy()
+    out.insert(len(out.columns) - 1, "distance to previous turn", out["turn"].map(distance).round(4))
+    return out.reset_index(drop=True)
+
+
+@st.cache_data(show_spinner="Clustering the turns…", max_entries=8)
+def _clusters(_dataset: Dataset, key: str, k: int) -> pd.DataFrame:
+    from engine.clusters import cluster_turns
+
+    texts = turn_texts(_dataset)
+    index = _dataset.turn_index.reset_index(drop=True)
+    merged = index.merge(texts, on=["conversation_id", "turn"], how="left")
+    result = cluster_turns(merged["text"].fillna("").tolist(), _dataset.turn_embeddings, k=k)
+    labels = result.table.set_index("cluster")["label"]
+    return index.assign(cluster=[labels[c] for c in result.labels])
+
+
+def turn_clusters(dataset: Dataset, k: int) -> pd.DataFrame:
+    """``conversation_id, turn, cluster`` (label "c: keyword, keyword"): k-means of the turn
+    embeddings named by c-TF-IDF keywords (``engine.clusters``); cached per dataset and k."""
+    return _clusters(dataset, f"{dataset.path or dataset.name}:{len(dataset.turn_index)}", int(k))

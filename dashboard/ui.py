@@ -47,13 +47,36 @@ def page_context():
     return dataset, frame, data.availability(dataset)
 
 
+HEADING_KEY = "last_block_heading"
+
+
 def published(title: str) -> None:
-    """Heading of a block of the papers' own numbers, always labelled as published."""
+    """Heading of a block of the papers' own numbers, always labelled as published. The
+    figures and tables shown after it (until the next heading) are exported under it."""
+    st.session_state[HEADING_KEY] = ("published", title)
     st.markdown(f"**{escape(title)}** {PUBLISHED_BADGE}")
 
 
 def ours(title: str) -> None:
+    st.session_state[HEADING_KEY] = ("ours", title)
     st.markdown(f"**{escape(title)}** {OURS_BADGE}")
+
+
+def start_page() -> None:
+    """Forget the previous page's block heading (called by the app before each page)."""
+    st.session_state.pop(HEADING_KEY, None)
+
+
+def selection_provenance() -> str:
+    """Dataset, N and filters of the current selection, for an export's provenance line."""
+    dataset = data.current_dataset()
+    if dataset is None:
+        return ""
+    frame = data.filtered_conversations()
+    filters = [f"{column} = {', '.join(map(str, chosen))}" for column, chosen in data.current_selections().items()
+               if chosen]
+    return ", ".join([f"dataset {dataset.name}", f"{len(frame):,} of {len(dataset.conversations):,} "
+                      "conversations selected", *filters])
 
 
 def percent_table(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
@@ -69,7 +92,9 @@ def _remember(kind: str, key: str | None, value) -> None:
     if key is None:
         return
     page = st.session_state.get("current_page_title", "")
-    st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value)
+    heading = st.session_state.get(HEADING_KEY)
+    provenance = {"heading": heading, "selection": selection_provenance()}
+    st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value, provenance)
 
 
 def chart(where, figure, key: str, **kwargs):
@@ -86,5 +111,6 @@ def table(where, frame: pd.DataFrame, key: str, **kwargs):
 
 
 def shown_items() -> dict:
-    """``{key: (kind, page, figure_or_table)}`` of everything shown in this session."""
+    """``{key: (kind, page, figure_or_table, provenance)}`` of everything shown in this session;
+    provenance = ``{"heading": (ours|published, title) or None, "selection": text}``."""
     return dict(st.session_state.get(SHOWN_KEY, {}))

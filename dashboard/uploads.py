@@ -11,11 +11,17 @@ read). What the file holds is recognised from its columns:
   ``engine.importers.transcripts`` / ``engine.corpus``, then embedded and measured.
 
 Size is checked before anything is parsed; the upload is written to a private temporary
-folder under a fixed name (the user's file name is never used as a path).
+folder under a fixed name (the user's file name is never used as a path), and every error
+names the user's file, never that temporary copy.
+
+``mapping`` renames the user's columns to ours first (the CLI's ``--map``); ``metadata``
+(source, task, model, discussion) fills those fields wherever the file leaves them blank
+(the CLI's ``--set``), and the manifest records both.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from pathlib import Path
@@ -29,6 +35,7 @@ from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
 DEFAULT_MAX_MB = 50.0
+METADATA_FIELDS = ("source", "task", "model", "discussion")
 ALLOWED_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
 
 
@@ -49,38 +56,90 @@ def check_upload(filename: str, payload: bytes, max_mb: float = DEFAULT_MAX_MB) 
     return suffix
 
 
+@contextlib.contextmanager
+def named_as(filename: str, temporary: Path):
+    """Errors raised inside name the user's ``filename``, never our ``temporary`` copy."""
+    try:
+        yield
+    except InputError as error:
+        reason = error.reason.replace(str(temporary), filename).replace(str(temporary.parent), "")
+        raise InputError(reason, path=filename, row=error.row, field=error.field) from None
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as error:
+        text = str(error).replace(str(temporary), filename)
+        raise InputError(f"could not be read ({type(error).__name__}: {text})", path=filename) from None
+
+
+def parse_mapping(text: str) -> dict[str, str]:
+    """``theirs=ours`` pairs, comma-separated (the CLI's ``--map`` syntax)."""
+    from engine.cli.data import column_mapping
+
+    return column_mapping([text]) if text.strip() else {}
+
+
 def read_upload(filename: str, payload: bytes, *, max_mb: float = DEFAULT_MAX_MB,
-                embedder_factory: Callable[[], object] | None = None) -> Dataset:
+                embedder_factory: Callable[[], object] | None = None,
+                mapping: dict[str, str] | None = None, metadata: dict[str, str] | None = None) -> Dataset:
     """The Dataset an upload describes (see module docstring). ``embedder_factory`` is
     called only for transcripts, which need turn embeddings."""
     suffix = check_upload(filename, payload, max_mb)
+    metadata = {k: str(v).strip() for k, v in (metadata or {}).items() if k in METADATA_FIELDS and str(v).strip()}
     with tempfile.TemporaryDirectory(prefix="cdl-upload-") as folder:
         path = Path(folder) / f"upload{suffix}"
         path.write_bytes(payload)
-        try:
-            return _read(path, suffix, filename, embedder_factory)
-        except InputError as error:
-            # Name the user's file, not our temporary copy.
-            raise InputError(error.reason, path=filename, row=error.row, field=error.field) from None
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as error:
-            raise InputError(f"could not be read ({type(error).__name__}: {error})", path=filename) from None
+        with named_as(filename, path):
+            dataset = _read(path, suffix, filename, embedder_factory, dict(mapping or {}), metadata)
+    if mapping:
+        dataset.manifest["column_mapping"] = dict(mapping)
+    if metadata:
+        dataset.manifest["metadata_applied"] = metadata
+        dataset.manifest["description"] += "; set on upload where the file is blank: " + ", ".join(
+            f"{k} = {v}" for k, v in metadata.items())
+    return dataset
 
 
-def _read(path: Path, suffix: str, filename: str, embedder_factory) -> Dataset:
+def _apply_metadata_to_table(table: pd.DataFrame, mapping: dict[str, str], metadata: dict[str, str],
+                             path: Path) -> pd.DataFrame:
+    missing = [c for c in mapping if c not in table.columns]
+    if missing:
+        raise InputError(f"the column mapping renames {missing[0]!r} but the file has no such column "
+                         f"(columns: {', '.join(map(str, table.columns))})", path=str(path), field=missing[0])
+    table = table.rename(columns=mapping)
+    for name, value in metadata.items():
+        table[name] = table[name].where(table[name].notna() & (table[name].astype(str).str.strip() != ""), value) \
+            if name in table.columns else value
+    return table
+
+
+def _apply_metadata_to_corpus(corpus: Corpus, metadata: dict[str, str]) -> Corpus:
+    protocol_of = {"discussion": "protocol"}
+    for conversation in corpus:
+        for name, value in metadata.items():
+            attribute = protocol_of.get(name, name)
+            current = getattr(conversation, attribute, None)
+            if current is None or str(current).strip() == "":
+                setattr(conversation, attribute, value)
+    return corpus
+
+
+def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None, metadata=None) -> Dataset:
+    mapping, metadata = mapping or {}, metadata or {}
     name = Path(filename).stem or "upload"
     manifest = {"description": f"uploaded file {Path(filename).name}", "source": "upload"}
     if suffix == ".parquet":
         table = _read_parquet(path)
         if "turns" in table.columns:
-            return _from_corpus(Corpus.from_parquet(path), name, manifest, embedder_factory)
-        return _from_table(table, name, manifest, path)
+            return _from_corpus(_apply_metadata_to_corpus(Corpus.from_parquet(path), metadata), name, manifest,
+                                embedder_factory)
+        return _from_table(_apply_metadata_to_table(table, mapping, metadata, path), name, manifest, path)
     if suffix in (".jsonl", ".ndjson"):
         first = _first_json_object(path)
         if "turns" in first or "__corpus__" in first:
-            return _from_corpus(Corpus.from_jsonl(path), name, manifest, embedder_factory)
+            return _from_corpus(_apply_metadata_to_corpus(Corpus.from_jsonl(path), metadata), name, manifest,
+                                embedder_factory)
         columns = set(first)
     else:
         columns = set(_csv_header(path, "\t" if suffix == ".tsv" else ","))
+    columns = {mapping.get(c, c) for c in columns}
     from engine.importers.kinds import table_kind
 
     kind = table_kind(columns)
@@ -95,16 +154,22 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory) -> Dataset:
             ideas = read_ideas(path)
             manifest["ideas"] = ideas.attrs["ideas"]
             manifest["description"] += " (paper A's idea-level ratings file: one row per idea)"
-            return Dataset(name=name, conversations=ideas, manifest=manifest)
-        return Dataset(name=name, conversations=read_metrics(path), manifest=manifest)
+            return Dataset(name=name, conversations=_apply_metadata_to_table(ideas, {}, metadata, path),
+                           manifest=manifest)
+        return Dataset(name=name, conversations=_apply_metadata_to_table(read_metrics(path), {}, metadata, path),
+                       manifest=manifest)
     if "conversation_id" in columns and "turn" not in columns and columns & set(FEATURE_NAMES):
         from engine.feature_table import read_feature_table
 
-        return _from_table(read_feature_table(path), name, manifest, path)
+        table = read_feature_table(path) if not mapping else \
+            (pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv")
+             else pd.read_json(path, lines=True))
+        return _from_table(_apply_metadata_to_table(table, mapping, metadata, path), name, manifest, path)
     from engine.importers import transcripts
 
     reader = getattr(transcripts, "read_any", None) or transcripts.read_transcripts
-    corpus = reader(path)
+    defaults = {("protocol" if k == "discussion" else k): v for k, v in metadata.items()}
+    corpus = reader(path, mapping or None, **defaults)
     return _from_corpus(corpus, name, manifest, embedder_factory)
 
 

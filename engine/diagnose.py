@@ -337,10 +337,12 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
     for structure in effects["structure"].unique():
         scores[structure] = float(sum(need * effect.loc[(structure, name), "effect"] for name, need in deficits.items()))
     best = max(scores, key=scores.get)
-    reasons = []
+    reasons, supported = [], []
     for name, need in deficits.items():
         row = effect.loc[(best, name)]
         agree = int(row["n_positive"]) if need > 0 else int(row["n_models"] - row["n_positive"])
+        if agree * 2 > int(row["n_models"]) and need * row["effect"] > 0:
+            supported.append(name)
         moves = "raises" if row["effect"] > 0 else "lowers"
         reasons.append(f"{FEATURE_LABELS[name]} should go {'up' if need > 0 else 'down'} (Table 23 LLM beta "
                        f"{TABLE23_LLM_BETA[name]:+.3f}); in the reference, {best} discussion {moves} it by "
@@ -349,12 +351,27 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
     if current is not None and current in scores and current != best:
         reasons.append(f"the pilot's current structure, {current}, scores {scores[current]:+.2f} on these "
                        f"deficits against {scores[best]:+.2f} for {best}")
+    if not supported:
+        # The verdict rests on the same numbers as the reasons: a structure that moves the
+        # deficient features the needed way in at most half of the models is not recommended.
+        summary = (f"no structure change is supported: even the best-scoring structure ({best}) moves "
+                   f"the deficient feature{'s' if len(deficits) > 1 else ''} "
+                   f"({', '.join(FEATURE_LABELS[n] for n in deficits)}) the needed way in at most half "
+                   "of the reference's models" + aside)
+        return {"structure": None, "summary": summary, "deficits": deficits, "scores": scores,
+                "reasons": reasons, "supported": supported}
     verb = "keep" if current == best else "try"
     summary = (f"{verb} {best} discussion: it moves the deficient feature"
-               f"{'s' if len(deficits) > 1 else ''} ({', '.join(FEATURE_LABELS[n] for n in deficits)}) "
+               f"{'s' if len(supported) > 1 else ''} ({', '.join(FEATURE_LABELS[n] for n in supported)}) "
                "in the needed direction most in the paper's reference (discussion structure is the main "
-               "lever for exploration breadth, Tables 2 and 24)" + aside)
-    return {"structure": best, "summary": summary, "deficits": deficits, "scores": scores, "reasons": reasons}
+               "lever for exploration breadth, Tables 2 and 24)")
+    unsupported = [n for n in deficits if n not in supported]
+    if unsupported:
+        summary += (f"; not for {', '.join(FEATURE_LABELS[n] for n in unsupported)}, which it moves the "
+                    "needed way in at most half of the models")
+    summary += aside
+    return {"structure": best, "summary": summary, "deficits": deficits, "scores": scores, "reasons": reasons,
+            "supported": supported}
 
 
 # -- reading a pilot -------------------------------------------------------------------------

@@ -65,6 +65,10 @@ class EmbeddingCache:
                     (model,)):
                 found[key] = np.frombuffer(vector, dtype=np.float32)
             self._db.execute("DELETE FROM wanted")
+            # the temp-table writes opened an implicit transaction: end it, or this connection
+            # keeps a stale read snapshot and its next write fails at once ("database is
+            # locked") whenever another process wrote in between
+            self._db.commit()
         return found
 
     def put_many(self, model: str, items: dict[bytes, np.ndarray]) -> None:

@@ -69,7 +69,7 @@ class BenchmarkSpec(BaseModel):
 class ConditionSpec(BaseModel):
     model_config = ConfigDict(extra="allow")
     method: str
-    replicates: int = Field(1, ge=1, le=10000)
+    replicates: int = Field(1, ge=1, le=10000, strict=True)  # `yes` is not 1 replicate
     tasks: list[str] | None = None
 
 
@@ -86,9 +86,9 @@ class GridSpec(BaseModel):
     embed_base_url: str | None = None
     embed_model: str | None = None
     request_timeout: float = Field(120.0, gt=0)
-    max_attempts: int = Field(6, ge=1, le=50)
+    max_attempts: int = Field(6, ge=1, le=50, strict=True)
     seed: int = 0
-    concurrency: int = Field(4, ge=1, le=1024)
+    concurrency: int = Field(4, ge=1, le=1024, strict=True)
     tasks: str | list[str] = "all"
     tasks_file: str | None = None
     tasks_map: dict[str, str] = Field(default_factory=dict)

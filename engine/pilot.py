@@ -391,25 +391,32 @@ def run_pilot_study(out: str | Path, *, model: str = "local", budget: str = "sma
                             "pilot_observed": observed}
     timings["diagnosis_prediction_s"] = round(time.monotonic() - t0, 1)
 
-    # 4. verification on fresh sessions (another seed, another folder)
-    if recommended is None:
+    # 4. verification on fresh sessions (another seed, another folder): the recommended
+    # design; when no candidate is predicted to help (keep the baseline), the prediction for
+    # the best-scoring candidate is checked instead, so the prediction is tested either way
+    checked = recommended or (max(scores, key=scores.get) if scores else None)
+    report["prediction"]["checked"] = checked
+    if checked is None:
         report["verification"] = None
         report["verdict"] = "inconclusive"
-        report["verdict_text"] = ("No candidate design is predicted to move the target features the needed "
-                                  "way, so nothing was verified.")
+        report["verdict_text"] = "No candidate design has a prediction from the paper release, so nothing was verified."
     else:
         t0 = time.monotonic()
-        verify_grid = stage_grid(spec, [baseline, recommended], model=model, seed=seed + 1,
+        verify_grid = stage_grid(spec, [baseline, checked], model=model, seed=seed + 1,
                                  replicates=spec.verify_replicates, name="verify", base_url=base_url,
                                  api_key_env=api_key_env)
         run_grid(verify_grid, out / "verify", backend=backend, progress=progress, embedder=embed_fn,
                  command="python -m engine pilot (stage 4)")
         fresh = stage_features(out / "verify", embedder_factory, out / "features_verify.csv")
-        table = verify(fresh, baseline, recommended, prediction, list(needs), seed=seed)
+        table = verify(fresh, baseline, checked, prediction, list(needs), seed=seed)
         timings["verification_s"] = round(time.monotonic() - t0, 1)
-        report["verification"] = {"design": recommended, "rows": _records(table)}
+        report["verification"] = {"design": checked, "recommended": recommended is not None,
+                                  "rows": _records(table)}
         report["verdict"] = overall_verdict(table)
-        report["verdict_text"] = verdict_text(report["verdict"], recommended, baseline, table)
+        why = "" if recommended else (f"No candidate is predicted to move the targets the needed way: keep "
+                                      f"{baseline}. Checked instead: the prediction for {checked}, the "
+                                      f"best-scoring candidate. ")
+        report["verdict_text"] = why + verdict_text(report["verdict"], checked, baseline, table)
     timings["total_s"] = round(time.monotonic() - started, 1)
     report["timings"] = timings
     _atomic_write_text(out / "report.json", json.dumps(report, indent=1, default=_plain))
@@ -475,7 +482,8 @@ def report_html(report: dict) -> str:
              "release (additive task + model + discussion fit, HC3 95% CI; range of per-model simple effects).</p>",
              _table_html(report["prediction"]["rows"], ["design", "feature", "predicted", "ci_low", "ci_high",
                                                         "model_low", "model_high", "n_models", "n", "note"]),
-             f"<p>Recommended: {e(str(report['prediction']['recommended']))}; scores "
+             f"<p>Recommended: {e(str(report['prediction']['recommended'] or 'keep ' + report['baseline']))}; "
+             f"verified: {e(str(report['prediction'].get('checked')))}; scores "
              f"{e(json.dumps(report['prediction']['scores']))}</p>",
              "<h3>Shifts seen in the pilot itself (descriptive, small N)</h3>",
              _table_html(report["prediction"]["pilot_observed"], ["design", "feature", "pilot_shift"])]

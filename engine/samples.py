@@ -105,25 +105,23 @@ def condition_codes(df: pd.DataFrame) -> pd.Series:
     needed = ["team_size", "persona", "discussion", "order", "pool", "turn_limit"]
     if any(c not in df.columns for c in needed):
         return pd.Series(None, index=df.index, dtype=object)
-    persona = df["persona"].map({"none": "N", "same": "S", "different": "D"})
-    phases = df["initial_generation"].map({True: "3S", False: "DD"}) if "initial_generation" in df else "3S"
+    def whole(column):  # 3 / 3.0 / "3" -> "3"; missing stays missing
+        return pd.to_numeric(df[column], errors="coerce").astype("Int64").astype("string")
+
+    persona = df["persona"].map({"none": "N", "same": "S", "different": "D"}).astype("string")
+    if "initial_generation" in df.columns:
+        phases = df["initial_generation"].map({True: "3S", False: "DD"}).astype("string")
+    else:
+        phases = pd.Series("3S", index=df.index, dtype="string")
     discussion = df["discussion"].map({"none": "N", "instructed": "AO", "iterative": "IR",
-                                       "progressive": "CR", "open": "OP"})
-    order = df["order"].map({"fixed": "F", "random": "R", "raise": "H"})
-    minimum = df["min_rounds"] if "min_rounds" in df.columns else pd.Series(np.nan, index=df.index)
-    codes = []
-    for i in range(len(df)):
-        parts = [persona.iloc[i], phases if isinstance(phases, str) else phases.iloc[i],
-                 discussion.iloc[i], order.iloc[i]]
-        size, pool, length = df["team_size"].iloc[i], df["pool"].iloc[i], df["turn_limit"].iloc[i]
-        if any(pd.isna(v) for v in (*parts, size, pool, length)):
-            codes.append(None)
-            continue
-        code = f"{int(size)}A_" + "_".join(parts) + f"_P{int(pool)}_R{int(length)}"
-        if pd.notna(minimum.iloc[i]):
-            code += f"_M{int(minimum.iloc[i])}"
-        codes.append(code)
-    return pd.Series(codes, index=df.index, dtype=object)
+                                       "progressive": "CR", "open": "OP"}).astype("string")
+    order = df["order"].map({"fixed": "F", "random": "R", "raise": "H"}).astype("string")
+    codes = (whole("team_size") + "A_" + persona + "_" + phases + "_" + discussion + "_" + order
+             + "_P" + whole("pool") + "_R" + whole("turn_limit"))
+    if "min_rounds" in df.columns:
+        minimum = whole("min_rounds")
+        codes = codes.where(minimum.isna(), codes + "_M" + minimum)
+    return codes.astype(object).where(codes.notna(), None)
 
 
 def round_condition(df: pd.DataFrame) -> pd.Series:

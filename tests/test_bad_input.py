@@ -24,9 +24,10 @@ from engine.cli import main
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
+from engine.stats.reference import default_release_path
 
 REPO = Path(__file__).resolve().parents[1]
-RELEASE = Path("/work/shared/data/paper_release/comprehensive_trajectory_metrics.csv")
+RELEASE = default_release_path()  # the paper release beside the repository (or $CDL_PAPER_RELEASE)
 EXAMPLE = REPO / "docs" / "example_transcripts.csv"
 
 
@@ -402,3 +403,14 @@ def test_paper_release_csv_with_a_ragged_row_is_one_line(tmp_path, capsys):
     code, _, err = run_cli(["import", path, tmp_path / "out.csv"], capsys)
     assert code == 2
     assert str(path) in one_line_error(err) and "line 3" in err
+
+
+@pytest.mark.parametrize("value", ["yes", "true", "'3'", "2.0"])
+def test_grid_count_that_is_not_an_integer_is_refused(tmp_path, value):
+    from engine.grid import load_grid
+
+    path = tmp_path / "grid.yaml"
+    path.write_text(GOOD_GRID.replace("{method: direct}", f"{{method: direct, replicates: {value}}}"))
+    with pytest.raises(InputError) as caught:  # YAML's `yes` used to become 1 replicate
+        load_grid(path)
+    assert caught.value.path == str(path) and caught.value.field == "conditions.0.replicates"

@@ -77,11 +77,46 @@ def test_trajectory_paths_follow_turn_order_and_colour_by_turn():
                            "x": [3.0, 1.0, 2.0, 9.0], "y": [30.0, 10.0, 20.0, 90.0],
                            "speaker": ["A", "B", "C", "D"], "text": ["third", "first", "second", "x"]})
     fig = charts.trajectory_paths(points, ["c1"])
-    background, path = fig.data
+    background, path, start, end = fig.data
     assert len(background.x) == 4
     assert list(path.x) == [1.0, 2.0, 3.0]
-    assert list(path.marker.color) == [0, 1, 2]
+    # colour = progress through the conversation's own turns: first 0, middle 0.5, last 1
+    assert list(path.marker.color) == [0, 0.5, 1]
     assert "B: first" in path.text[0]
+    assert (start.x[0], start.y[0], start.text[0]) == (1.0, 10.0, "start")
+    assert (end.x[0], end.y[0], end.text[0]) == (3.0, 30.0, "end")
+
+
+def test_paths_of_different_lengths_share_one_sequential_scale():
+    """A 3-turn and a 5-turn path both run 0 -> 1 on one sequential (not diverging) scale."""
+    points = pd.DataFrame({"conversation_id": ["a"] * 3 + ["b"] * 5, "turn": [0, 1, 2, 0, 1, 2, 3, 4],
+                           "x": np.arange(8.0), "y": np.arange(8.0)})
+    fig = charts.trajectory_paths(points, ["a", "b"], background=False)
+    paths = [t for t in fig.data if t.mode == "lines+markers"]
+    assert [list(p.marker.color) for p in paths] == [[0, 0.5, 1], [0, 0.25, 0.5, 0.75, 1]]
+    assert all(p.marker.cmin == 0 and p.marker.cmax == 1 for p in paths)
+    scale = [c for _, c in paths[0].marker.colorscale]
+    assert scale[0] != scale[-1] and "#ffffff" not in [c.lower() for c in scale]  # no white middle
+    assert sum(bool(p.marker.showscale) for p in paths) == 1  # one colour bar
+
+
+def test_colour_bar_and_legend_do_not_overlap():
+    points = pd.DataFrame({"conversation_id": ["a"] * 3, "turn": [0, 1, 2], "x": [0.0, 1, 2], "y": [0.0, 1, 2]})
+    fig = charts.trajectory_paths(points, ["a"])
+    bar = next(t for t in fig.data if t.marker.showscale).marker.colorbar
+    legend = fig.layout.legend
+    # colour bar right of the plot area (x >= 1), legend below it (y < 0): disjoint regions
+    assert bar.x >= 1 and legend.orientation == "h" and legend.y < 0
+
+
+def test_figure_4_pair_shares_axes():
+    points = pd.DataFrame({"conversation_id": ["a", "a", "b", "b"], "turn": [0, 1, 0, 1],
+                           "x": [0.0, 1.0, 10.0, 20.0], "y": [0.0, 2.0, -5.0, 5.0]})
+    fig = charts.trajectory_pair(points, "a", "b")
+    assert fig.layout.xaxis.range == fig.layout.xaxis2.range
+    assert fig.layout.yaxis.range == fig.layout.yaxis2.range
+    low, high = fig.layout.xaxis.range
+    assert low < 0 and high > 20  # both paths inside the one range
 
 
 def test_top_share_bar_in_percent():

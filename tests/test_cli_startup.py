@@ -12,7 +12,7 @@ HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "sklearn", "statsmodels", "umap"
          "sentence_transformers", "transformers", "llama_cpp", "openai", "httpx", "pydantic",
          "streamlit", "plotly", "tqdm")
 COMMANDS = (["import"], ["embed"], ["features"], ["diversity"], ["analyze"], ["analyze", "regress"],
-            ["analyze", "manipulability"], ["analyze", "compare"], ["analyze", "diagnose"], ["analyze", "table"], ["run"], [])
+            ["analyze", "manipulability"], ["analyze", "compare"], ["analyze", "diagnose"], ["analyze", "table"], ["run"], ["pilot"], [])
 
 PROBE = """
 import contextlib, io, json, sys

@@ -23,7 +23,7 @@ RELEASE = REPO / "cached_runs" / "paper_release"
 FEATURES = ["local_coherence", "global_coherence", "path_length", "convergence_ratio", "max_distance",
             "trajectory_curvature", "topic_switching_rate", "revisit_score", "semantic_spread"]
 PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "paper_a_tables", "diversity",
-         "quality_diversity", "pilot", "export"]
+         "quality_diversity", "steering", "pilot", "compare", "export"]
 
 pytestmark = pytest.mark.skipif(not (RELEASE / "manifest.json").exists(),
                                 reason="cached_runs/paper_release is not built")

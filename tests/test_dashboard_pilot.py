@@ -44,7 +44,7 @@ def patch_backend(monkeypatch, backend):
     return calls
 
 
-def start_pilot(replicates=2):
+def start_pilot(replicates=2, agents=3, turn_limit=8, **more):
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()
     at.switch_page("views/pilot.py").run()
@@ -53,9 +53,12 @@ def start_pilot(replicates=2):
     at.text_input(key="pilot_model").input("test-model")
     at.text_input(key="pilot_api_key").input(SECRET)
     at.selectbox(key="pilot_method").set_value("open").run()
-    at.number_input(key="pilot_agents").set_value(3)
-    at.number_input(key="pilot_turn_limit").set_value(8)
+    at.number_input(key="pilot_agents").set_value(agents)
+    at.number_input(key="pilot_turn_limit").set_value(turn_limit)
     at.number_input(key="pilot_replicates").set_value(replicates)
+    for key, value in more.items():
+        widget = at.selectbox(key=f"pilot_{key}") if key == "judge" else at.number_input(key=f"pilot_{key}")
+        widget.set_value(value)
     at.run()
     at.button(key="pilot_run").click().run()
     return at
@@ -92,7 +95,8 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     assert {m.label: m.value for m in at.metric}["Pilot conversations diagnosed"] == "2"
     evidence = next(d.value for d in at.dataframe if "pilot_mean" in d.value.columns).set_index("feature")
     assert evidence.loc["global_coherence", "pilot_mean"] == pytest.approx(table["global_coherence"].mean())
-    assert any(m.value.startswith("**Recommendation:**") for m in at.markdown)
+    assert any(m.value.startswith("**Recommendation**") for m in at.markdown)
+    assert at.text[0].value  # the verdict itself, shown as plain text
     # MiniLM pilot against the release's Qwen3 features: percentiles only, said on the page
     assert any("switched to percentile ranks within the reference by itself" in t.value for t in at.text)
     assert evidence["z"].isna().all()
@@ -168,6 +172,112 @@ def test_pilot_on_the_real_local_model(runs_root):
     assert {m.label: m.value for m in at.metric}["Pilot conversations diagnosed"] == "1"
 
 
+def test_out_of_range_inputs_are_refused_with_the_range(runs_root, monkeypatch):
+    """Agents 1 and turn limit 1 used to run silently as 3 agents and 12 turns."""
+    backend = ScriptedBackend(responder=varied_reply(itertools.count()), model="test-model")
+    calls = patch_backend(monkeypatch, backend)
+    at = start_pilot(replicates=1, agents=1, turn_limit=1)
+    assert not at.exception, [e.value for e in at.exception]
+    errors = " ".join(e.value for e in at.error)
+    assert "Agents: 1 is outside the allowed range 2 to 8" in errors
+    assert "Turn limit: 1 is outside the allowed range 2 to 60" in errors
+    assert calls == [] and backend.history == [] and "pilot_job" not in at.session_state
+    # the range is stated on the form itself
+    assert at.number_input(key="pilot_agents").label == "Agents (2 to 8)"
+    assert at.number_input(key="pilot_max_tokens").label == "Max tokens per turn (16 to 4096)"
+
+
+@pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
+def test_unreachable_server_fails_first_and_is_not_diagnosed(runs_root, monkeypatch):
+    """Every call fails: the failures lead the page, nothing is diagnosed or offered to save."""
+    def down(messages):
+        raise BackendError("connection refused by 127.0.0.1:9")
+
+    patch_backend(monkeypatch, ScriptedBackend(responder=down, model="test-model"))
+    at = start_pilot(replicates=2)
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert any("2 of 2 session(s) failed" in e for e in errors)
+    assert any(e.startswith("No diagnosis: none of the 2 session(s) finished") and "connection refused" in e
+               for e in errors)
+    assert "Pilot conversations diagnosed" not in {m.label for m in at.metric}
+    assert not any("Recommendation" in m.value for m in at.markdown)
+    assert not [b for b in at.button if b.key == "pilot_save"]
+    failed = next(d.value for d in at.dataframe if "error" in d.value.columns)
+    assert len(failed) == 2 and failed["error"].str.contains("connection refused").all()
+    # kept in the history all the same, marked failed
+    from dashboard import pilot_history
+
+    listing = pilot_history.listing()
+    assert listing[["sessions", "failed"]].values.tolist() == [[2, 2]]
+
+
+@pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
+def test_max_tokens_and_temperature_reach_the_model_and_the_pilot_is_kept(runs_root, monkeypatch):
+    backend = ScriptedBackend(responder=varied_reply(itertools.count()), model="test-model")
+    patch_backend(monkeypatch, backend)
+    at = start_pilot(replicates=1, turn_limit=4, max_tokens=96, temperature=0.3)
+    assert not at.exception, [e.value for e in at.exception]
+    # open discussion has no initial generation phase: every call is a discussion turn or the
+    # synthesis, each with the 96 chosen (never the 512 default)
+    assert {h["max_tokens"] for h in backend.history} == {96}
+    assert [h["temperature"] for h in backend.history] == pytest.approx([0.3] * len(backend.history))
+    from dashboard import pilot_history
+
+    listing = pilot_history.listing()
+    assert len(listing) == 1 and listing.loc[0, "sessions"] == 1 and listing.loc[0, "failed"] == 0
+    kept = Dataset.load(listing.loc[0, "path"])
+    assert kept.manifest["settings"]["max_tokens"] == 96
+    assert SECRET not in (Path(listing.loc[0, "path"]) / "manifest.json").read_text()
+    # the Data page lists it and opens it as a dataset
+    at.switch_page("views/data_page.py").run()
+    pilots = next(d.value for d in at.dataframe if "failed" in d.value.columns and "method" in d.value.columns)
+    assert pilots["name"].tolist() == [listing.loc[0, "name"]]
+    at.button(key="data_pilot_open").click().run()
+    assert not at.exception
+    assert at.sidebar.selectbox[0].value == "pilot: " + listing.loc[0, "name"]
+    assert {m.label: m.value for m in at.metric}["Conversations selected"] == "1"
+
+
+def test_cancel_keeps_the_turns_received():
+    """PilotJob.cancel stops before the next model call; every turn received is kept."""
+    import threading
+    import time
+
+    from dashboard.pilot_job import CANCELLED, PilotJob
+    from engine.runner import run_pilot
+
+    gate = threading.Semaphore(0)
+    counter = itertools.count()
+    good = varied_reply(itertools.count())
+
+    def slow(messages):
+        next(counter)
+        gate.acquire(timeout=10)  # each call waits for the test to let it through
+        return good(messages)
+
+    backend = ScriptedBackend(responder=slow, model="test-model")
+    job = PilotJob({"method": "open", "task": "plastic_waste", "model": "test-model", "replicates": 1})
+    job.start(lambda j: run_pilot("open", "plastic_waste", 3, None, 1, j.guard(backend),
+                                  on_turn=j.on_turn, on_session=j.on_session, turn_limit=12))
+    deadline = time.time() + 20
+    while len(job.snapshot()[0]) < 2 and time.time() < deadline:
+        gate.release()
+        time.sleep(0.05)
+    received = len(job.snapshot()[0])
+    assert received >= 2
+    job.cancel()
+    for _ in range(5):
+        gate.release()
+    job.wait(20)
+    assert not job.running
+    (conversation,) = list(job.corpus)
+    assert conversation.status == "failed" and CANCELLED in conversation.error
+    assert len(conversation.turns) >= received  # nothing received was dropped
+    assert len(conversation.turns) <= received + 1  # at most the call already in flight
+    assert len(backend.history) < 6 + 12  # the 12-turn discussion did not run to its end
+
+
 @pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
 def test_pilot_judge_rates_final_ideas_together_and_shows_the_counts(runs_root, monkeypatch):
     team = varied_reply(itertools.count())
@@ -190,7 +300,7 @@ def test_pilot_judge_rates_final_ideas_together_and_shows_the_counts(runs_root, 
     at.selectbox(key="pilot_method").set_value("open").run()
     at.number_input(key="pilot_turn_limit").set_value(2)
     at.number_input(key="pilot_replicates").set_value(2)
-    at.checkbox(key="pilot_judge").check()
+    at.selectbox(key="pilot_judge").set_value("same")
     at.run()
     at.button(key="pilot_run").click().run()
     assert not at.exception, [e.value for e in at.exception]

@@ -130,10 +130,16 @@ def test_trajectories_draw_paths_and_feature_values(env):
     ordered = frame.sort_values("creativity", ascending=False)["conversation_id"].tolist()
     assert at.selectbox(key="traj_left").value == ordered[0]
     assert at.selectbox(key="traj_right").value == ordered[-1]
-    panel = next(f for f in figures(at) if f["layout"]["title"]["text"] == ordered[0])
+    panel = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Two conversations on shared axes"))
     path = panel["data"][0]
     n_turns = int(frame.set_index("conversation_id").loc[ordered[0], "n_turns"])
-    assert len(decode(path["x"])) == n_turns and list(decode(path["marker"]["color"])) == list(range(n_turns))
+    # colour = progress through the conversation: turn i of n at i / (n - 1)
+    assert len(decode(path["x"])) == n_turns
+    assert list(decode(path["marker"]["color"])) == pytest.approx([i / (n_turns - 1) for i in range(n_turns)])
+    # both panels on the same axes
+    layout = panel["layout"]
+    assert layout["xaxis"]["range"] == layout["xaxis2"]["range"]
+    assert layout["yaxis"]["range"] == layout["yaxis2"]["range"]
     assert "agent0" in path["text"][0]
     values = next(d.value for d in at.dataframe if "global_coherence" in d.value.index)
     e = env.embeddings_for(ordered[0]).astype(float)
@@ -174,5 +180,64 @@ def test_ratings_views_top_share_and_regression(env):
     fit = sm.OLS(z(llm["creativity"]), sm.add_constant(llm[FEATURES].apply(z))).fit()
     ladder = next(d.value for d in at.dataframe if "specification" in d.value.columns).set_index("specification")
     assert ladder.loc["trajectory", "LLM"] == pytest.approx(round(100 * fit.rsquared, 1))
-    # task has one level here: the +task rungs cannot be fitted and the page says why
-    assert any("task" in w.value for w in at.warning)
+    # task has one level here: it is dropped from the +task rung, which then equals the
+    # trajectory-only fit, and the page says so
+    assert ladder.loc["+task (task dropped)", "LLM"] == pytest.approx(round(100 * fit.rsquared, 1))
+    assert any("factor task dropped: 1 level (plastic_waste)" in c.value.replace("\\", "") for c in at.caption)
+
+
+def test_embedding_map_search_feeds_the_table_picker_and_reader(env):
+    """Search selects turns (as a lasso would): the table lists exactly the turns whose text
+    holds the phrase, the picker draws their conversations (capped at 8, and says so), and the
+    reader shows a conversation's turns with the cosine distance to the previous turn."""
+    at = open_page("trajectories", widgets=lambda at: at.text_input(key="traj_search").input("seaweed"))
+    turns = env.corpus.turns_frame()
+    trajectory = env.turn_index.merge(turns, on=["conversation_id", "turn"])
+    expected = trajectory[trajectory["text"].str.contains("seaweed", case=False)]
+    table = next(d.value for d in at.dataframe if {"conversation_id", "text"} <= set(d.value.columns)
+                 and "distance to previous turn" not in d.value.columns)
+    assert len(table) == len(expected) and table["text"].str.contains("seaweed").all()
+    conversations = list(dict.fromkeys(table["conversation_id"]))
+    assert at.multiselect(key="traj_conversations").value == conversations[:8]
+    if len(conversations) > 8:
+        assert any(f"holds {len(conversations):,} conversations" in i.value for i in at.info)
+    # the map: one point per turn, full text in the hover, lasso by default
+    explore = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
+    assert explore["layout"]["dragmode"] == "lasso"
+    n_points = sum(len(decode(t["x"])) for t in explore["data"] if not t["name"].startswith("search hits"))
+    assert n_points == len(env.turn_index)
+    # the reader: distance of turn i to turn i-1 = 1 - cosine of their embeddings
+    reader = next(d.value for d in at.dataframe if "distance to previous turn" in d.value.columns)
+    cid = at.selectbox(key="traj_reader").value
+    assert cid == conversations[0]
+    e = env.embeddings_for(cid).astype(float)
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    by_hand = [1 - e[i] @ e[i - 1] for i in range(1, len(e))]
+    assert reader["distance to previous turn"].iloc[1:].tolist() == pytest.approx(by_hand, abs=1e-4)
+    assert {"speaker", "phase", "round", "text"} <= set(reader.columns)
+
+
+def test_embedding_map_cluster_labels_and_feature_colour(env):
+    def widgets(at):
+        at.toggle(key="traj_clusters").set_value(True)
+        at.run()
+        at.number_input(key="traj_k").set_value(3)
+        at.run()
+        at.selectbox(key="traj_colour").set_value("cluster")
+
+    at = open_page("trajectories", widgets=widgets)
+    explore = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
+    names = [t["name"] for t in explore["data"]]
+    assert len(names) == 3 and all(n.split(": ")[0] in {"0", "1", "2"} and ": " in n for n in names)
+    at.selectbox(key="traj_colour").set_value("global_coherence").run()
+    explore = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
+    assert len(explore["data"]) == 1 and explore["data"][0]["marker"]["showscale"]
+
+
+def test_diversity_headline_has_an_interval_and_the_published_gain_beside_it(env):
+    at = open_page("diversity")
+    captions = [c.value for c in at.caption]
+    # 15 runs per method on one task in groups of 5: 3 groups per side
+    assert any("95% bootstrap interval [" in c and "over 3 Creative-MAD and 3 Homo MAD groups of 5 runs" in c
+               for c in captions), captions
+    assert any(c.startswith(":orange-badge[published] paper B, section 6: Qwen3-8B +26.2%") for c in captions)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.labels import readable_term
 from engine.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,7 +88,7 @@ def test_regression_page_agrees_with_the_cli_on_the_release(tmp_path, monkeypatc
                                printed, flags=re.M)
     assert len(printed_terms) == 1 + 8 + 5  # intercept, the other eight features, five tasks
     for term, coef in printed_terms:
-        page_coef = page_table.set_index("term").loc[term, "coef"]
+        page_coef = page_table.set_index("term").loc[readable_term(term), "coef"]  # page prints readable names
         assert f"{page_coef:.4f}" == coef, term
 
 
@@ -147,3 +148,20 @@ def test_tables_page_with_the_ideas_file_joined_on_the_data_page(tmp_path, monke
     cell = design[(design.models == "o3-low") & (design.discussion == "none")]["avg_creativity_rating"]
     assert table.loc[("o3-low", "none"), "N"] == len(cell) > 0
     assert table.loc[("o3-low", "none"), "creativity_mean"] == pytest.approx(cell.mean())
+
+
+def test_regression_page_stars_follow_the_chosen_levels(tmp_path, monkeypatch):
+    _root(tmp_path, monkeypatch, "paper_release")
+
+    def tenths(at):
+        at.radio(key="reg_stars").set_value("tenths")
+
+    for widgets, levels in ((None, (0.05, 0.01, 0.001)), (tenths, (0.10, 0.05, 0.01))):
+        at = _regression_page(widgets)
+        table = next(d.value for d in at.dataframe if "stars" in d.value.columns and "coef" in d.value.columns)
+        # p is shown as text ("0.0094", "<0.001"): below 0.001 every level gives its stars
+        shown_p = [0.0 if str(p).startswith("<") else float(p) for p in table["p"]]
+        expected = ["*" * sum(p < level for level in levels) for p in shown_p]
+        assert any(e != "*" * sum(p < lv for lv in (0.05, 0.01, 0.001)) for e, p in zip(expected, shown_p)) \
+            or levels == (0.05, 0.01, 0.001)  # the two choices differ on this table
+        assert table["stars"].tolist() == expected

@@ -139,3 +139,41 @@ def test_feature_table_upload_refuses_implausible_numbers(cell):
     with pytest.raises(InputError) as caught:
         uploads.read_upload("mine.csv", payload)
     assert (caught.value.path, caught.value.row, caught.value.field) == ("mine.csv", 2, "global_coherence")
+
+
+def test_column_mapping_and_metadata_apply_to_uploaded_transcripts():
+    """Human transcripts with their own column names: without a mapping they are refused,
+    with it (and source/task/model/discussion set) they are human, not "LLM, (none)"."""
+    rows = [{"dialog": cid, "n": turn, "who": f"p{turn % 2}", "said": f"{cid} says thing {turn}"}
+            for cid in ("d1", "d2") for turn in range(4)]
+    payload = pd.DataFrame(rows).to_csv(index=False).encode()
+    with pytest.raises(InputError) as refused:
+        uploads.read_upload("workshop.csv", payload, embedder_factory=HashEmbedder)
+    assert "workshop.csv" in str(refused.value)
+    mapping = uploads.parse_mapping("dialog=conversation_id, n=turn, who=speaker, said=text")
+    assert mapping == {"dialog": "conversation_id", "n": "turn", "who": "speaker", "said": "text"}
+    dataset = uploads.read_upload("workshop.csv", payload, embedder_factory=HashEmbedder, mapping=mapping,
+                                  metadata={"source": "human", "task": "plastic_waste", "model": "",
+                                            "discussion": "open"})
+    table = dataset.conversations.set_index("conversation_id")
+    assert sorted(table.index) == ["d1", "d2"] and table["n_turns"].tolist() == [4, 4]
+    assert set(table["source"]) == {"human"} and set(table["task"]) == {"plastic_waste"}
+    assert set(table["discussion"]) == {"open"}
+    assert dataset.manifest["metadata_applied"] == {"source": "human", "task": "plastic_waste", "discussion": "open"}
+    assert dataset.manifest["column_mapping"] == mapping
+
+
+def test_metadata_fills_blanks_of_a_conversation_table_only():
+    table = pd.DataFrame({"conversation_id": ["a", "b"], "global_coherence": [0.3, 0.5],
+                          "task": ["supply_chain", None]})
+    dataset = uploads.read_upload("t.csv", table.to_csv(index=False).encode(),
+                                  metadata={"task": "plastic_waste", "source": "human"})
+    assert dataset.conversations["task"].tolist() == ["supply_chain", "plastic_waste"]
+    assert dataset.conversations["source"].tolist() == ["human", "human"]
+
+
+def test_a_mapping_of_a_missing_column_names_the_column_and_the_file():
+    table = pd.DataFrame({"conversation_id": ["a"], "global_coherence": [0.3]})
+    with pytest.raises(InputError) as error:
+        uploads.read_upload("t.csv", table.to_csv(index=False).encode(), mapping={"gc": "global_coherence"})
+    assert "t.csv" in str(error.value) and "'gc'" in str(error.value) and "cdl-upload" not in str(error.value)

@@ -105,6 +105,30 @@ def test_nearest_condition_of_a_cell_is_itself(reference):
     assert "Closest reference conditions" in result.to_text()
 
 
+def test_verdict_is_refused_when_the_evidence_does_not_support_it():
+    """Two models: in A, open discussion lowers global coherence a lot; in B it raises it a
+    little. The average effect favours open, but only 1 of 2 models agrees, so the verdict
+    must not say "try/keep open" beside "the needed way in 1 of 2 models"."""
+    rng = np.random.default_rng(0)
+    rows = []
+    means = {("A", "instructed"): 0.5, ("A", "open"): 0.1, ("A", "iterative"): 0.5,
+             ("B", "instructed"): 0.5, ("B", "open"): 0.55, ("B", "iterative"): 0.5}
+    for (model, discussion), mean in means.items():
+        for _ in range(20):
+            row = {f: rng.normal(0.5, 0.1) for f in FEATURE_NAMES}
+            row.update(global_coherence=rng.normal(mean, 0.02), model=model, discussion=discussion)
+            rows.append(row)
+    reference = pd.DataFrame(rows)
+    pilot = pd.DataFrame([{**reference[list(FEATURE_NAMES)].median().to_dict(), "global_coherence": 0.9}] * 3)
+    result = diagnose(pilot, reference)
+    recommendation = result.recommendation
+    assert recommendation["deficits"] == {"global_coherence": -1}
+    assert max(recommendation["scores"], key=recommendation["scores"].get) == "open"
+    assert recommendation["structure"] is None
+    assert recommendation["summary"].startswith("no structure change is supported")
+    assert any("1 of 2 models" in reason for reason in recommendation["reasons"])
+
+
 # -- embedding models and flags --------------------------------------------------------------
 def synthetic_reference(n=200):
     """n conversations whose every feature takes the values 1..n (each column its own order)."""

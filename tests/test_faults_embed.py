@@ -104,3 +104,20 @@ def test_no_progress_prints_no_bar_while_loading_the_model(tmp_path):
                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert result.returncode == 0, result.stderr
     assert "Loading weights" not in result.stderr and "it/s" not in result.stderr, result.stderr
+
+
+def test_two_processes_sharing_the_cache_can_both_write_after_reading(tmp_path):
+    """A read left an implicit transaction open: the reader's next write failed at once with
+    'database is locked' when another connection (another process) had written meanwhile."""
+    import numpy as np
+
+    from engine.embed import EmbeddingCache
+
+    path = tmp_path / "embeddings.sqlite"
+    first, second = EmbeddingCache(path), EmbeddingCache(path)
+    vector = np.arange(3, dtype=np.float32)
+    assert first.get_many("m", [b"a"]) == {}
+    second.put_many("m", {b"b": vector})
+    first.put_many("m", {b"c": vector})  # raised sqlite3.OperationalError before the fix
+    found = second.get_many("m", [b"b", b"c"])
+    assert sorted(found) == [b"b", b"c"] and np.array_equal(found[b"c"], vector)

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
+from engine.stats.reference import default_release_path
 
 BAD = Path(__file__).resolve().parent / "data" / "bad"
-RELEASE = "/work/shared/data/paper_release/comprehensive_trajectory_metrics.csv"
+RELEASE = str(default_release_path())
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 
 # file -> (row, field, a fragment of the reason); None where the damage has no row/field

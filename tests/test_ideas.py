@@ -160,3 +160,34 @@ def test_analyze_reads_an_ideas_csv(tmp_path, ideas_file, capsys):
     assert main(["analyze", "compare", "--metrics", str(ideas_file[0]), "--value", "creativity"]) == 0
     printed = capsys.readouterr().out
     assert "creativity: llm vs human" in printed
+
+
+def test_dashboard_upload_recognises_the_ideas_file(ideas_file):
+    from dashboard.uploads import read_upload
+
+    dataset = read_upload("ideas_with_ratings_clean.csv", ideas_file[0].read_bytes(), max_mb=50)
+    assert len(dataset.conversations) == len(ideas_file[1])
+    assert dataset.manifest["ideas"]["rows"] == len(ideas_file[1])
+    assert "licence_note" in dataset.manifest
+
+
+def test_unknown_design_labels_are_kept_and_counted(tmp_path, ideas_file):
+    raw = ideas_file[1].head(6).copy()
+    raw.loc[2, "discussion_order_plan"] = "round_robin"
+    path = tmp_path / "labels.csv"
+    raw.to_csv(path, index=False)
+    ideas = read_ideas(path)
+    assert ideas.loc[2, "order"] == "round_robin"
+    assert ideas.attrs["ideas"]["unmapped"] == {"discussion_order_plan=round_robin": 1}
+    assert ideas["row_ID"].dtype.kind in "if"  # a numeric column we keep as it is, read as numbers
+
+
+def test_compare_within_figure1s_sample(ideas_file, capsys):
+    raw = ideas_file[1]
+    assert main(["analyze", "compare", "--metrics", str(ideas_file[0]), "--value", "creativity",
+                 "--paper-sample", "ideas"]) == 0
+    printed = capsys.readouterr().out
+    human = raw["source"].eq("human_data") | raw["data_type"].eq("human")
+    n_llm = int(((raw["data_type"] == "experiment") & ~human).sum())  # baselines apart
+    assert f"ideas sample (Figure 1, Tables 5, 13, 14): N = {n_llm + int(human.sum()):,} " \
+           f"({n_llm:,} LLM, {int(human.sum()):,} human)" in printed

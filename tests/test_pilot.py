@@ -156,3 +156,19 @@ def test_whole_study_on_a_scripted_backend_resumes_without_calls(tmp_path, monke
     again = run_pilot_study(tmp_path, budget="tiny", backend=ScriptedBackend([]), embedder=FakeEmbedder(),
                             reference=reference, progress=False, say=lines.append)
     assert again.report["verification"] == report["verification"] and calls > 0
+
+
+def test_recommend_scores_by_hand_and_keeps_the_baseline_when_nothing_helps():
+    from engine.pilot import recommend
+
+    prediction = pd.DataFrame([
+        {"design": "iterative", "feature": "global_coherence", "predicted": 1.1},
+        {"design": "iterative", "feature": "semantic_spread", "predicted": 0.9},
+        {"design": "instructed", "feature": "global_coherence", "predicted": 0.2},
+        {"design": "instructed", "feature": "semantic_spread", "predicted": 0.6},
+        {"design": "creative_mad", "feature": "global_coherence", "predicted": np.nan}])
+    # needs: coherence down (-1), spread up (+1): iterative -1.1 + 0.9 = -0.2, instructed -0.2 + 0.6 = 0.4
+    best, scores = recommend(prediction, {"global_coherence": -1, "semantic_spread": +1})
+    assert best == "instructed" and scores == pytest.approx({"iterative": -0.2, "instructed": 0.4})
+    best, scores = recommend(prediction, {"global_coherence": -1})
+    assert best is None and max(scores, key=scores.get) == "instructed"  # checked instead of none

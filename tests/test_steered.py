@@ -109,15 +109,25 @@ def test_floor_goes_to_the_agent_farthest_from_the_centroid():
 
 def test_leap_after_coherence_stays_above_the_band():
     # Nearly parallel turns: global coherence > 0.9 at every check; patience 2 -> the leap is
-    # asked after turn 4 (checks at 3 and 4), then the streak restarts (next after turn 6).
+    # asked after turn 4 (checks at 3 and 4), then the streak restarts (next after turn 6);
+    # nothing after the last turn (7), when no turn is left to act on it.
     base = np.array([1.0, 0.0, 0.0])
-    vectors = [base + [0, 0.01 * i, 0.0] for i in range(6)]
+    vectors = [base + [0, 0.01 * i, 0.0] for i in range(7)]
     conversation, backend, _ = run(vectors, **{**OFF, "coherence_max": 0.9, "patience": 2})
     events = interventions(conversation)
     assert [(e.meta["rule"], e.meta["n_turns"]) for e in events] == [("leap", 4), ("leap", 6)]
     assert events[0].meta["measured"]["global_coherence"] > 0.9
     assert "Make a conceptual leap" in backend.prompts[4]
     assert "Make a conceptual leap" not in backend.prompts[3]
+
+
+def test_no_floor_on_two_turns_whose_spread_is_always_zero():
+    # two turns lie equally far from their centroid: spread 0 whatever they say
+    vectors = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 0.0]]
+    conversation, _, _ = run(vectors, **{**OFF, "spread_min": 0.01, "warmup": 2})
+    x = np.array(vectors[:2])
+    assert trajectory_features(x)["semantic_spread"] == pytest.approx(0.0, abs=1e-12)
+    assert [e.meta["n_turns"] for e in interventions(conversation)] == [3]  # not 2
 
 
 def test_lens_to_the_agent_drifting_toward_the_majority_and_it_persists():

@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui, uploads
+from dashboard import data, pilot_history, ui, uploads
 from dashboard.resources import get_embedder
 from engine.errors import InputError
 
@@ -55,6 +55,21 @@ ui.table(st, frame.head(500), key="data_rows", hide_index=True)
 st.caption(f"First {min(500, len(frame))} of {len(frame):,} rows; the Export page writes them all.")
 
 st.divider()
+st.subheader("Pilot run history")
+
+pilots = pilot_history.listing()
+st.caption(f"Every pilot run on the Pilot page is kept in {ui.escape(pilot_history.history_root())} "
+           "(set CDL_PILOT_DIR to move it; API keys are never saved). Open one to explore it on every page.")
+if pilots.empty:
+    st.caption("No pilot yet.")
+else:
+    ui.table(st, pilots.drop(columns=["path"]), key="data_pilots", hide_index=True)
+    chosen_pilot = st.selectbox("Pilot", list(pilots["name"]), key="data_pilot_choice")
+    if st.button("Open this pilot", key="data_pilot_open"):
+        st.session_state["pending_dataset_choice"] = data.PILOT_PREFIX + chosen_pilot
+        st.rerun()
+
+st.divider()
 st.subheader("Upload a dataset")
 max_mb = float(os.environ.get("CDL_MAX_UPLOAD_MB", uploads.DEFAULT_MAX_MB))
 st.caption(f"CSV/TSV, JSONL or Parquet, at most {max_mb:g} MB: the paper's metrics CSV, a table "
@@ -62,13 +77,31 @@ st.caption(f"CSV/TSV, JSONL or Parquet, at most {max_mb:g} MB: the paper's metri
            "(`conversation_id, turn, speaker, text`, which are embedded on upload). "
            "Nothing uploaded is executed or unpickled; it stays in this session only.")
 upload = st.file_uploader("File", type=[s.lstrip(".") for s in uploads.ALLOWED_SUFFIXES], key="upload_file")
+with st.expander("Column mapping and metadata (optional)", expanded=False):
+    mapping_text = st.text_input(
+        "Column mapping", key="upload_map", placeholder="dialog_id=conversation_id, utterance=text",
+        help="Rename your columns to ours before reading, as the CLI's --map: theirs=ours, comma-separated. "
+             "Transcripts need conversation_id, turn, speaker, text.")
+    m1, m2, m3, m4 = st.columns(4)
+    source_choice = m1.selectbox("Source", ["(from the file)", "llm", "human"], key="upload_source",
+                                 help="Applied where the file has no source; without it, rows count as LLM.")
+    metadata = {"source": "" if source_choice == "(from the file)" else source_choice,
+                "task": m2.text_input("Task", key="upload_task"),
+                "model": m3.text_input("Model", key="upload_model"),
+                "discussion": m4.text_input("Discussion", key="upload_discussion")}
+    st.caption("Each field fills the rows where the file leaves it blank; the dataset's description "
+               "says what was set.")
 if upload is not None and st.button("Load this file", key="upload_load"):
     try:
         with st.spinner("Reading…"):
             loaded = uploads.read_upload(upload.name, upload.getvalue(), max_mb=max_mb,
-                                         embedder_factory=get_embedder)
+                                         embedder_factory=get_embedder,
+                                         mapping=uploads.parse_mapping(mapping_text), metadata=metadata)
     except InputError as error:
         st.error(f"Could not use this upload: {ui.escape(error)}")
+        if "column mapping" in str(error) or "--map" in str(error):
+            st.info("Rename your columns here: open “Column mapping and metadata” above and write "
+                    "theirs=ours pairs (e.g. dialog_id=conversation_id, utterance=text), then load again.")
     else:
         label = data.add_upload(loaded.name, loaded)
         st.session_state["pending_dataset_choice"] = label
@@ -93,7 +126,8 @@ if {"file_id", "question_id"} <= set(dataset.conversations.columns) and not have
             from engine.importers.kinds import table_kind
             from engine.importers.ratings import ideas_with_metrics, read_ideas
 
-            with tempfile.TemporaryDirectory(prefix="cdl-ratings-") as folder:
+            with tempfile.TemporaryDirectory(prefix="cdl-ratings-") as folder, \
+                    uploads.named_as(ratings.name, Path(folder) / "ratings.csv"):
                 path = Path(folder) / "ratings.csv"
                 path.write_bytes(ratings.getvalue())
                 header = uploads.csv_header(path)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import analyses, charts, published, ui
+from dashboard import analyses, charts, published, sample_picker, ui
 from dashboard.published import MANIPULABILITY_COLUMNS
 from engine.errors import InputError
 from engine.stats import interaction_share
 
 st.title("Design levers")
 dataset, frame, have = ui.page_context()
+everything = frame
+sample_name, frame = sample_picker.pick(st, frame, key="levers_sample", default="trajectory")
 llm = frame[frame["source"] == "llm"] if "source" in frame else frame
 features = list(have.features)
 if llm.empty or not features:
@@ -32,10 +34,11 @@ else:
 
 st.subheader("Manipulability: R² of each feature by design choices (Table 24)")
 st.caption("OLS of each feature on task; task + discussion; task + model; task + discussion + "
-           "model; task + discussion × model. LLM conversations of the turn-by-turn structures "
-           "(instructed, open, iterative) with all nine features.")
+           "model; task + discussion × model. The LLM rows of the sample chosen above (the paper's: "
+           "the trajectory sample, turn-by-turn structures instructed, open, iterative) with all "
+           "nine features.")
 try:
-    ours = analyses.cached_manipulability(frame)
+    ours = analyses.cached_manipulability(everything, "", sample_name)
 except InputError as error:
     st.warning(f"Cannot compute the manipulability table on this selection: {ui.escape(error)}")
     ours = None
@@ -44,6 +47,9 @@ col_ours, col_paper = st.columns(2)
 with col_ours:
     if ours is not None:
         ui.ours(f"This selection, N = {ours.attrs['n']:,}")
+        for factor, level in ours.attrs.get("dropped_factors", {}).items():
+            st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
+                    f"the same model without it.")
         st.metric("Mean R², interaction model", f"{ours['interaction'].mean():.1f}%")
         ui.chart(st, charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
                         key="levers_heatmap_ours")
@@ -66,7 +72,7 @@ if ours is not None:
     if have.features_4b:
         with st.expander("Robustness: features from Qwen3-Embedding-4B"):
             try:
-                robust = analyses.cached_manipulability(frame, "_4b")
+                robust = analyses.cached_manipulability(everything, "_4b", sample_name)
             except InputError as error:
                 st.warning(ui.escape(error))
             else:

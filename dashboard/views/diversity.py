@@ -56,9 +56,25 @@ chosen = tuple(methods)
 inter = inter_table(frame, chosen, int(group_size))
 ui.ours(f"Inter-session diversity of final outputs per condition, groups of {int(group_size)} runs")
 metric_columns = st.columns(2)
-for column, metric in zip(metric_columns, ("vendi", "div_bleu")):
+paper_gains = published.paper_b_gains().set_index("model")
+for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"),
+                                            ("semantic (Vendi) gain %", "lexical (Div-BLEU) gain %")):
     gain = diversity_data.gain_over(inter, metric)
     column.metric(f"Creative-MAD vs Homo MAD, {metric}", "n/a" if gain is None else f"{gain:+.1f}%")
+    interval = diversity_data.gain_interval(inter, metric)
+    if interval is not None:
+        groups = interval["groups"]
+        basis = (f"over {groups['creative_mad']} Creative-MAD and {groups['homo_mad']} Homo MAD groups of "
+                 f"{int(group_size)} runs ({interval['cells']['creative_mad']} and {interval['cells']['homo_mad']} "
+                 "task cells)")
+        if interval["low"] is None:
+            column.caption(f"No interval: {interval['single_group_cells']} cell(s) have a single group, so the "
+                           f"spread between groups is unknown; {basis}. Smaller groups or more runs give one.")
+        else:
+            column.caption(f"{100 * interval['level']:.0f}% bootstrap interval [{interval['low']:+.1f}%, "
+                           f"{interval['high']:+.1f}%], {interval['n_boot']:,} resamples of the groups {basis}.")
+    column.caption(f":orange-badge[published] paper B, section 6: "
+                   + ", ".join(f"{model} {value:+.1f}%" for model, value in paper_gains[published_column].items()))
 short = inter[inter["n_groups"] == 0]
 if len(short):
     single = int((short["n_runs"] < 2).sum())

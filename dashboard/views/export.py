@@ -9,7 +9,7 @@ from dashboard import data, export, report, ui
 
 st.title("Export")
 dataset, frame, have = ui.page_context()
-items = report.catalog(dataset, frame, have)
+items = report.catalog(dataset, frame, have, selections=data.current_selections())
 shown = report.shown_as_items(ui.shown_items())
 context = report.selection_context(dataset, frame, data.current_selections())
 
@@ -24,6 +24,13 @@ st.download_button("Download the HTML report", key="export_report",
                    data=lambda: export.html_report(title, report_items, context=context).encode("utf-8"),
                    file_name=f"{export.slugify(title)}.html", mime="text/html", icon=":material/description:")
 
+st.download_button("Download every figure as a slide (1600×900 PNGs, zip)", key="export_slides",
+                   data=lambda: export.slide_deck(report_items, context=context),
+                   file_name=f"{export.slugify(title)}_slides.zip", mime="application/zip",
+                   icon=":material/slideshow:",
+                   help="Each slide carries its provenance line under the plot; slides.txt lists them. "
+                        "Needs Chromium (kaleido).")
+
 st.subheader("Figures and tables")
 st.caption("The standard set for this selection, then everything the other pages showed in this session "
            "(visit a page, come back, and its figures are here).")
@@ -31,8 +38,7 @@ choices = items + shown
 names = [item.title for item in choices]
 name = st.selectbox("Item", names, key="export_item")
 item = choices[names.index(name)]
-if item.published:
-    st.markdown(ui.PUBLISHED_BADGE + " numbers printed in the paper, not computed here")
+st.caption(ui.escape(item.provenance_label(context)))
 if item.figure is not None:
     st.plotly_chart(item.figure, key="export_preview", width="stretch")
     c1, c2, c3 = st.columns(3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import analyses, charts, published, sample_picker, ui
+from dashboard import analyses, charts, labels, published, sample_picker, ui
 from engine import samples, stats
 from engine.errors import InputError
 
@@ -46,7 +46,7 @@ with tab_features:
             table = analyses.cached_feature_comparison(frame, tuple(chosen))
             c3.metric("Features compared", len(table))
             ui.ours("LLM − human: Cohen's d (pooled SD) with 95% CI, Welch's t-test")
-            ui.table(st, table.round(4), key="lvh_effects", hide_index=True)
+            ui.table(st, labels.regression_table(table, 4), key="lvh_effects", hide_index=True)
             ui.chart(st, charts.effect_size_forest(table), key="lvh_forest")
 
 with tab_ratings:
@@ -72,12 +72,14 @@ with tab_ratings:
             ui.table(st, overall.drop(columns="by").round(4), key="lvh_top_table", hide_index=True)
             ui.chart(st, charts.top_share_bar(overall, title=f"Share of the top 5% of {outcome}"),
                             key="lvh_top_bar")
-            p95 = frame.groupby("source")[outcome].quantile(0.95).rename("95th percentile")
-            ui.table(st, p95.to_frame().round(4), key="lvh_p95")
+            within = stats.top_within_groups(frame, outcome, 0.05)
+            ui.ours(f"Figure 1c-d: each group's own 95th percentile and its best 5% (int(5% of n) "
+                    f"ideas of each group) on {outcome}")
+            ui.table(st, within.round(4), key="lvh_p95", hide_index=True)
         if both:
             ratings_table = analyses.cached_feature_comparison(frame, tuple(outcomes))
             ui.ours("LLM − human on the ratings: Cohen's d with 95% CI")
-            ui.table(st, ratings_table.round(4), key="lvh_rating_effects", hide_index=True)
+            ui.table(st, labels.regression_table(ratings_table, 4), key="lvh_rating_effects", hide_index=True)
 
 with tab_published:
     ui.published("Paper A, Table 5: creativity ratings by task and group, mean (SD), scaled to [0, 1]")

@@ -11,15 +11,16 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import charts, data, pilot_history, pilot_settings, ui
 from dashboard.pilot_job import PilotJob
 from dashboard.resources import get_embedder
 from engine.errors import InputError
-from engine.protocols.config import METHODS, PAPER_A
+from engine.protocols.config import METHODS, PAPER_A, STEERED
 from engine.tasks import TASK_IDS
 
 JOB_KEY = "pilot_job"
 DATASET_KEY = "pilot_dataset"
+KEPT_KEY = "pilot_kept_folder"
 
 st.title("Pilot")
 st.caption("Try a model on a small pilot before a full grid: a few replicates of one protocol on "
@@ -48,6 +49,16 @@ def make_backend(kind: str, model: str, base_url: str, api_key: str):
 job: PilotJob | None = st.session_state.get(JOB_KEY)
 busy = job is not None and job.running
 
+
+def number(where, name: str, value, step, *, disabled: bool = False, help: str = ""):
+    """A number input with its allowed range in the label and NO bounds on the widget, so an
+    out-of-range value reaches ``pilot_settings.check_settings`` and is refused with the range
+    instead of being silently replaced by the widget."""
+    _, _, label = pilot_settings.LIMITS[name]
+    return where.number_input(f"{label} ({pilot_settings.range_text(name)})", value=value, step=step,
+                              key=f"pilot_{name}", disabled=disabled, help=help or None)
+
+
 with st.container(border=True):
     c1, c2 = st.columns(2)
     kind = c1.radio("Backend", ["local", "openai"], key="pilot_backend", horizontal=True, disabled=busy,
@@ -64,38 +75,52 @@ with st.container(border=True):
     method = c2.selectbox("Protocol", METHODS, index=METHODS.index("open"), key="pilot_method", disabled=busy)
     task = c2.selectbox("Task", TASK_IDS, key="pilot_task", disabled=busy)
     c3, c4, c5 = st.columns(3)
-    single = method in ("direct", "self_refine")
-    agents = c3.number_input("Agents", min_value=1 if single else 2, max_value=8, value=1 if single else 3,
-                             key="pilot_agents", disabled=busy or single)
-    paper_a = method in PAPER_A
+    single = method in pilot_settings.SINGLE_AGENT
+    if single:
+        c3.number_input("Agents (1: a single-agent method)", value=1, disabled=True, key="pilot_agents_single")
+        agents = 1
+    else:
+        agents = number(c3, "agents", 3, 1, disabled=busy)
+    paper_a = method in PAPER_A + STEERED  # the steered discussion has paper A's turn limit
     if paper_a:
-        turn_limit = c4.number_input("Turn limit", min_value=2, max_value=60, value=12, key="pilot_turn_limit",
-                                     disabled=busy, help="Discussion turns (paper A uses 30 or 60; a pilot "
-                                                         "on the local model is faster with fewer).")
+        turn_limit = number(c4, "turn_limit", 12, 1, disabled=busy,
+                            help="Discussion turns (paper A uses 30 or 60; a pilot on the local model "
+                                 "is faster with fewer).")
         rounds = None
     else:
-        rounds = c4.number_input("Rounds", min_value=0, max_value=10, value=2, key="pilot_rounds",
-                                 disabled=busy, help="Debate rounds R (paper B uses 2).")
+        rounds = number(c4, "rounds", 2, 1, disabled=busy, help="Debate rounds R (paper B uses 2).")
         turn_limit = None
-    replicates = c5.number_input("Replicates", min_value=1, max_value=20, value=2, key="pilot_replicates",
-                                 disabled=busy)
-    judge = st.checkbox("Rate final ideas with the same model (slower)", value=False, key="pilot_judge",
-                        disabled=busy)
-    start = st.button("Run pilot", key="pilot_run", type="primary", disabled=busy)
+    replicates = number(c5, "replicates", 2, 1, disabled=busy)
+    c6, c7, c8 = st.columns(3)
+    max_tokens = number(c6, "max_tokens", 256, 32, disabled=busy,
+                        help="Longest reply per discussion turn (an idea list gets this per idea); "
+                             "shorter is faster on the local model.")
+    temperature = number(c7, "temperature", 1.0, 0.1, disabled=busy)
+    judge = c8.selectbox("Judge", pilot_settings.JUDGES, key="pilot_judge", disabled=busy,
+                         format_func=pilot_settings.JUDGE_LABELS.get,
+                         help="Rates each final idea's novelty and usefulness (slower).")
+    b1, b2, _ = st.columns([1, 1, 4])
+    start = b1.button("Run pilot", key="pilot_run", type="primary", disabled=busy)
+    cancel = b2.button("Cancel", key="pilot_cancel", disabled=not busy,
+                       help="Stops before the next model call; the turns received are kept.")
+
+if cancel and job is not None:
+    job.cancel()
 
 if start:
-    team = None if single else int(agents)
     settings = {"backend": kind, "model": "local" if kind == "local" else model.strip(),
                 "base_url": base_url.strip() or None, "method": method, "task": task,
-                "agents": team or 1, "rounds": None if rounds is None else int(rounds),
-                "turn_limit": None if turn_limit is None else int(turn_limit),
-                "replicates": int(replicates), "judge": bool(judge)}
-    options = {"rounds": settings["rounds"], "turn_limit": settings["turn_limit"]}
+                "agents": agents, "rounds": rounds, "turn_limit": turn_limit,
+                "replicates": replicates, "max_tokens": max_tokens, "temperature": temperature,
+                "judge": judge}
+    problems = pilot_settings.check_settings(settings)
+    if problems:
+        st.error("Not started. " + " · ".join(problems))
+        start = False
+if start:
     try:
-        from engine.protocols.config import make_config
-
-        make_config(method, agents=team, **options)  # a bad combination stops here
         backend = make_backend(kind, model, base_url, api_key)
+        judge_backend = None if judge == "none" else backend if judge == "same" else local_backend()
     except InputError as error:
         st.error(f"Cannot start: {ui.escape(error)}")
     except Exception as error:  # e.g. the local model file is missing
@@ -104,23 +129,33 @@ if start:
         st.error(f"Cannot create the backend: {ui.escape(scrub(str(error)))}")
     else:
         embed = get_embedder().encode if method == "creative_mad" else None
+        settings = {**settings, "agents": pilot_settings.team(settings) or 1,
+                    "replicates": int(replicates), "max_tokens": int(max_tokens),
+                    "temperature": float(temperature)}
 
         def run(job: PilotJob):
             from engine.runner import run_pilot
 
-            return run_pilot(method, task, team, options["rounds"], int(replicates), backend,
-                             turn_limit=options["turn_limit"],
-                             on_turn=job.on_turn, on_session=job.on_session,
-                             judge_backend=backend if judge else None, embedder=embed)
+            return run_pilot(method, task, pilot_settings.team(settings), pilot_settings.rounds(settings),
+                             int(replicates), job.guard(backend), on_turn=job.on_turn,
+                             on_session=job.on_session,
+                             judge_backend=None if judge_backend is None else job.guard(judge_backend),
+                             embedder=embed, **pilot_settings.protocol_options(settings))
 
-        st.session_state.pop(DATASET_KEY, None)
-        job = st.session_state[JOB_KEY] = PilotJob(settings).start(run)
+        for key in (DATASET_KEY, KEPT_KEY):
+            st.session_state.pop(key, None)
+        st.session_state[JOB_KEY] = PilotJob(settings).start(run)
+        st.rerun()  # render the form locked (disabled) and the Cancel button enabled
 
 
 def turns_table(turns) -> pd.DataFrame:
     rows = [{"conversation": cid.rsplit("-", 1)[-1], "speaker": t.speaker, "round": t.round,
              "phase": t.phase, "text": (t.text or "")[:300]} for cid, t in turns[-30:]]
     return pd.DataFrame(rows, columns=["conversation", "speaker", "round", "phase", "text"])
+
+
+def failed_sessions(job: PilotJob) -> list:
+    return [c for c in (job.corpus or []) if c.status == "failed"]
 
 
 if job is not None:
@@ -137,14 +172,16 @@ if job is not None:
             if not job.running:
                 break
             time.sleep(0.5)
-        failed = [c for c in (job.corpus or []) if c.status == "failed"]
-        if job.error:
+        if busy:  # the form above was drawn locked for the run: draw the page again, unlocked
+            st.rerun()
+        failed = failed_sessions(job)
+        if job.cancelled:
+            status.update(label=f"Pilot cancelled after {len(turns)} turns", state="error")
+        elif job.error:
             status.update(label="Pilot stopped by an error", state="error")
-            st.error(f"The backend failed: {ui.escape(job.error)}. The {len(turns)} turns received are kept below.")
         elif failed:
-            status.update(label=f"Pilot finished, {len(failed)} session(s) failed", state="error")
-            for conversation in failed:
-                st.warning(f"{ui.escape(conversation.conversation_id)}: {ui.escape(conversation.error)}")
+            status.update(label=f"Pilot finished, {len(failed)} of {replicates_planned} session(s) failed",
+                          state="error")
         else:
             status.update(label="Pilot finished", state="complete")
         judged = (job.corpus.meta.get("judge") if job.corpus is not None else None) or {}
@@ -155,26 +192,65 @@ if job is not None:
                     f"unreadable verdicts (left missing): {judged.get('unreadable_verdicts', 0)}; "
                     f"replies asked again: {judged.get('retries', 0)}.")
 
+if job is not None and not job.running and job.corpus is not None:
+    # Failures first, in full view: they are left out of everything below.
+    failed = failed_sessions(job)
+    n_sessions = len(job.corpus)
+    if job.cancelled:
+        st.warning(f"Cancelled by the user: the {len(job.snapshot()[0])} turns received are kept; "
+                   "sessions that had not finished are marked failed and left out of the diagnosis.")
+    if job.error:
+        st.error(f"The run stopped: {ui.escape(job.error)}")
+    if failed:
+        st.error(f"{len(failed)} of {n_sessions} session(s) failed; they are left out of the diagnosis.")
+        ui.table(st, pd.DataFrame([{"session": c.conversation_id, "turns received": len(c.turns),
+                                    "error": c.error or ""} for c in failed]),
+                 key="pilot_failed", hide_index=True)
+
 if job is not None and not job.running and job.corpus is not None and len(job.corpus):
     dataset = st.session_state.get(DATASET_KEY)
     if dataset is None:
         from engine.datasets import dataset_from_corpus
 
         settings = dict(job.settings)
+        failed = failed_sessions(job)
         manifest = {"description": f"pilot: {settings['method']} on {settings['task']}, "
                                    f"{settings['replicates']} replicate(s)",
                     "source": "engine.runner.run_pilot from the dashboard",
                     "made_by": "dashboard Pilot page", "settings": settings,
-                    "created": datetime.now().isoformat(timespec="seconds"),
-                    "backend": job.corpus.meta.get("backend"), "error": job.error}
+                    "created": datetime.fromtimestamp(job.started).isoformat(timespec="seconds"),
+                    "backend": job.corpus.meta.get("backend"), "error": job.error,
+                    "cancelled": job.cancelled, "n_sessions": len(job.corpus), "n_failed": len(failed),
+                    "failures": {c.conversation_id: c.error for c in failed}}
         with st.spinner("Embedding the turns and measuring the trajectories…"):
-            dataset = dataset_from_corpus(job.corpus, get_embedder(), name=f"pilot_{settings['method']}_{settings['task']}",
-                                          manifest=manifest)
+            dataset = dataset_from_corpus(job.corpus, get_embedder(),
+                                          name=f"pilot_{settings['method']}_{settings['task']}", manifest=manifest)
         st.session_state[DATASET_KEY] = dataset
+    if st.session_state.get(KEPT_KEY) is None:
+        try:
+            kept = pilot_history.keep(dataset, f"{datetime.fromtimestamp(job.started):%Y%m%d-%H%M%S}_"
+                                               f"{job.settings['method']}_{job.settings['task']}")
+        except OSError as error:
+            st.warning(f"This pilot could not be kept in the run history ({ui.escape(pilot_history.history_root())}): "
+                       f"{ui.escape(error)}")
+            kept = ""
+        else:
+            data.cached_dataset_names.clear()
+        st.session_state[KEPT_KEY] = str(kept)
+    if st.session_state.get(KEPT_KEY):
+        st.caption(f"Kept in the run history: {ui.escape(st.session_state[KEPT_KEY])} (listed on the Data page, "
+                   "selectable in the sidebar as “pilot: …”). The API key is never saved.")
 
+    conversations = dataset.conversations
+    status_column = conversations["status"] if "status" in conversations else pd.Series("ok", index=conversations.index)
+    succeeded = conversations[status_column.fillna("ok") == "ok"]
     st.subheader("Diagnosis")
     references = data.cached_dataset_names(str(data.cached_runs_root()))
-    if not references:
+    if succeeded.empty:
+        reasons = sorted({c.error or "unknown error" for c in failed_sessions(job)})
+        st.error(f"No diagnosis: none of the {len(conversations)} session(s) finished, so there is no "
+                 f"trajectory to diagnose. Reason: {ui.escape('; '.join(reasons))}")
+    elif not references:
         st.info("No reference dataset in cached_runs/ to compare with.")
     else:
         reference_name = st.selectbox("Reference", references, key="pilot_reference",
@@ -188,44 +264,51 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
 
             # the two manifests name the embedding models; diagnose compares by percentile
             # ranks only when they differ (or one is not recorded) and says so
-            diagnosis = diagnose(dataset.conversations, reference,
+            diagnosis = diagnose(succeeded, reference,
                                  pilot_embedding=dataset.manifest.get("embedding_model"),
                                  reference_embedding=reference_set.manifest.get("embedding_model"))
-        except ImportError:
-            st.info("The diagnosis module (engine.diagnose) is not installed in this build.")
         except InputError as error:
             st.warning(f"No diagnosis: {ui.escape(error)}")
         else:
+            left_out = len(conversations) - len(succeeded)
             st.metric("Pilot conversations diagnosed", diagnosis.n_pilot)
+            if left_out:
+                st.caption(f"{left_out} failed session(s) left out; {diagnosis.n_pilot} finished.")
             st.text(diagnosis.embedding_note)  # model names come from manifests: plain text
             recommendation = diagnosis.recommendation
-            summary = recommendation.get("summary", "") if isinstance(recommendation, dict) else str(recommendation)
-            st.markdown(f"**Recommendation:** {ui.escape(summary)}")
-            for reason in (recommendation.get("reasons", []) if isinstance(recommendation, dict) else []):
-                st.markdown(f"- {ui.escape(reason)}")
+            st.markdown("**Recommendation** (from the evidence below):")
+            st.text(recommendation.get("summary", ""))
+            for reason in recommendation.get("reasons", []):
+                st.text(f"• {reason}")
             st.markdown("**Flags:** " + (ui.escape(", ".join(map(str, diagnosis.flags))) if diagnosis.flags else "none"))
             ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}")
+            ui.chart(st, charts.diagnosis_positions(
+                diagnosis.evidence, title=f"Pilot (N = {diagnosis.n_pilot}) within {diagnosis.reference_description}"),
+                key="pilot_positions")
             ui.table(st, diagnosis.evidence, key="pilot_evidence", hide_index=True)
             with st.expander("Full diagnosis text"):
                 st.text(diagnosis.to_text())
     ui.ours("Pilot conversations")
-    ui.table(st, dataset.conversations.drop(columns=["final_idea"], errors="ignore"), key="pilot_table",
-                 hide_index=True)
+    ui.table(st, conversations.drop(columns=["final_idea"], errors="ignore"), key="pilot_table",
+             hide_index=True)
 
-    st.subheader("Save the pilot as a dataset")
-    default_folder = data.cached_runs_root() / f"pilot_{job.settings['method']}_{job.settings['task']}_" \
-                                               f"{datetime.fromtimestamp(job.started):%Y%m%d-%H%M%S}"
-    folder = st.text_input("Folder", value=str(default_folder), key="pilot_save_folder")
-    if st.button("Save", key="pilot_save"):
-        target = Path(folder).expanduser()
-        if (target / "manifest.json").exists():
-            st.error(f"{ui.escape(target)} already holds a dataset; choose another folder.")
-        else:
-            try:
-                dataset.save(target)
-            except OSError as error:
-                st.error(f"Could not save into {ui.escape(target)}: {ui.escape(error)}")
+    if not succeeded.empty:
+        st.subheader("Save the pilot as a dataset")
+        default_folder = data.cached_runs_root() / f"pilot_{job.settings['method']}_{job.settings['task']}_" \
+                                                   f"{datetime.fromtimestamp(job.started):%Y%m%d-%H%M%S}"
+        folder = st.text_input("Folder", value=str(default_folder), key="pilot_save_folder")
+        if failed_sessions(job):
+            st.caption(f"The {len(failed_sessions(job))} failed session(s) are saved too, marked status = failed.")
+        if st.button("Save", key="pilot_save"):
+            target = Path(folder).expanduser()
+            if (target / "manifest.json").exists():
+                st.error(f"{ui.escape(target)} already holds a dataset; choose another folder.")
             else:
-                data.cached_dataset_names.clear()
-                st.success(f"Saved {len(dataset.conversations)} conversations to {ui.escape(target)}. "
-                           "Pick it in the sidebar to explore it on every page.")
+                try:
+                    dataset.save(target)
+                except OSError as error:
+                    st.error(f"Could not save into {ui.escape(target)}: {ui.escape(error)}")
+                else:
+                    data.cached_dataset_names.clear()
+                    st.success(f"Saved {len(dataset.conversations)} conversations to {ui.escape(target)}. "
+                               "Pick it in the sidebar to explore it on every page.")

@@ -1,13 +1,14 @@
-"""Regression page: toggle predictor blocks, estimator (OLS HC3 / mixed effects) and sample;
-coefficients with CIs for two samples side by side (paper A, Figure 3a, Table 23), the R²
-ladder (Table 1), convergence warnings shown."""
+"""Regression page: paper A's sample (``engine.samples``; the trajectory sample by default, as
+Tables 1, 20-23), predictor blocks, estimator (OLS HC3 / mixed effects), LLM / human teams;
+coefficients with CIs side by side (Figure 3a, Table 23), the R² ladder (Table 1) with the N of
+every fit, convergence warnings shown."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import analyses, charts, published, sample_picker, ui
+from dashboard import analyses, charts, labels, published, sample_picker, ui
 from engine import samples, stats
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
@@ -42,7 +43,7 @@ available_samples = [label for label, sources in SAMPLES.items() if all(s in pre
 if not available_samples:
     st.warning(f"The {sample_name} sample has no LLM or human rows in this selection.")
     st.stop()
-sample_label = controls.radio("Sample", available_samples, key="reg_sample")
+sample_label = controls.radio("Teams (within the sample)", available_samples, key="reg_sample")
 estimator = controls.radio("Estimator", ["ols_hc3", "mixedlm"], key="reg_estimator",
                            format_func={"ols_hc3": "OLS, HC3 SEs", "mixedlm": "Mixed effects (task intercepts, REML)"}.get)
 controls.caption("Predictor blocks")
@@ -51,6 +52,11 @@ factor_choice = {b: controls.checkbox(b.replace("_", " "), value=b == "task", ke
                                       disabled=b not in frame.columns)
                  for b in FACTOR_BLOCKS}
 all_terms = controls.checkbox("Plot every term (not only the features)", value=False, key="reg_all_terms")
+STAR_CHOICES = {"conventional": (0.05, 0.01, 0.001), "tenths": (0.10, 0.05, 0.01)}
+star_choice = controls.radio("Stars", list(STAR_CHOICES), key="reg_stars", horizontal=True,
+                             format_func={"conventional": ".05/.01/.001 (Tables 23, 26, 28)",
+                                          "tenths": ".10/.05/.01 (Tables 1, 20, 21)"}.get)
+star_levels = STAR_CHOICES[star_choice]
 
 
 def blocks_for(sample_frame: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -78,14 +84,22 @@ fits: dict[str, dict] = {}
 for source in SAMPLES[sample_label]:
     part = frame[frame["source"] == source]
     label = "LLM" if source == "llm" else "Human"
+    if len(part) < analyses.MIN_ROWS:
+        results.info(f"{label}: {len(part)} conversation(s) in this selection; a regression needs at least "
+                     f"{analyses.MIN_ROWS}. Widen the sidebar filters.")
+        continue
     blocks, skipped = blocks_for(part)
     if skipped:
-        results.caption(f"{label}: skipped block(s) {', '.join(skipped)} (one level or missing in this sample).")
+        constant = analyses.constant_factors(part, skipped)
+        results.caption(f"{label}: " + "; ".join(
+            f"factor {b} dropped: 1 level ({ui.escape(constant[b])})" if b in constant else f"factor {b} dropped: missing values"
+            for b in skipped))
     if not blocks and estimator != "mixedlm":
         results.warning(f"{label}: choose at least one predictor block.")
         continue
     try:
-        fits[label] = analyses.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}")
+        fits[label] = analyses.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
+                                          star_levels)
     except InputError as error:
         results.error(f"{label}: {ui.escape(error)}")
 
@@ -115,7 +129,7 @@ with results:
                                                 terms=terms), key="reg_coefficients")
         for label, table in tables.items():
             with st.expander(f"{label}: all coefficients"):
-                ui.table(st, table.round(4), key=f"reg_table_{label}", hide_index=True)
+                ui.table(st, labels.regression_table(table, 4), key=f"reg_table_{label}", hide_index=True)
         if len(fits) == 2:
             try:
                 (a_label, a), (b_label, b) = fits.items()
@@ -126,22 +140,25 @@ with results:
                 st.caption(f"No side-by-side table: {ui.escape(error)}")
             else:
                 ui.ours("LLM vs human coefficients (as Table 23)")
-                ui.table(st, compared.round(4), key="reg_compare", hide_index=True)
+                ui.table(st, labels.regression_table(compared, 4), key="reg_compare", hide_index=True)
 
 st.divider()
 st.subheader("R² ladder (Table 1)")
 if have.ratings:
     ladder_outcome = "creativity" if "creativity" in have.ratings else have.ratings[0]
     ladder, notes, ladder_n = analyses.cached_ladder(frame, ladder_outcome)
-    ui.ours(f"Hierarchical specifications on {ladder_outcome}, {samples.sample(sample_name).title}")
-    st.caption(samples.sample(sample_name).label(frame) + "; each rung drops rows missing a feature "
-               "(N per fit in the table).")
-    ui.chart(st, charts.r2_ladder(ladder), key="reg_ladder")
-    ui.table(st, ladder.round(1), key="reg_ladder_table", hide_index=True)
-    st.caption("N of each fit (rows with the outcome and every predictor):")
-    ui.table(st, ladder_n, key="reg_ladder_n", hide_index=True)
-    for note in notes:
-        st.warning(ui.escape(note))
+    if ladder.empty:
+        st.info("No specification could be fitted on this selection: " + ui.escape(" · ".join(notes)))
+    else:
+        ui.ours(f"Hierarchical specifications on {ladder_outcome}, {samples.sample(sample_name).title}")
+        st.caption(samples.sample(sample_name).label(frame) + "; each rung drops rows missing a feature "
+                   "(N per fit in the table).")
+        ui.chart(st, charts.r2_ladder(ladder), key="reg_ladder")
+        ui.table(st, ladder.round(1), key="reg_ladder_table", hide_index=True)
+        st.caption("N of each fit (rows with the outcome and every predictor):")
+        ui.table(st, ladder_n, key="reg_ladder_n", hide_index=True)
+        for note in notes:
+            st.caption("Note: " + ui.escape(note))
 else:
     st.caption("Needs ratings; the published ladder is shown.")
 ui.published("Paper A, Table 1 (R² %, creativity)")

@@ -28,9 +28,11 @@ if not have.turn_embeddings:
                         key="traj_conversation_map")
     st.stop()
 
-left, right = st.columns([1, 3])
-method = left.radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
-                    help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
+MAX_PATHS = 8  # paths drawn at once; more become unreadable (the table keeps every selected turn)
+
+controls = st.columns([1, 1, 2, 1])
+method = controls[0].radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
+                           help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
     points = trajectories.turn_points(dataset, method)
 projected = set(points["conversation_id"])  # once: per conversation it made the page quadratic
@@ -38,21 +40,92 @@ ids = [c for c in frame["conversation_id"] if c in projected]
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()
-points = points[points["conversation_id"].isin(ids)]
-left.caption(f"{len(points):,} turns of {len(ids):,} conversations")
+points = trajectories.map_points(points[points["conversation_id"].isin(ids)], frame)
+clusters_on = controls[3].toggle("Cluster labels", key="traj_clusters",
+                                 help="k-means of the turn embeddings, each cluster named by its c-TF-IDF "
+                                      "keywords (engine.clusters).")
+if clusters_on:
+    k = controls[3].number_input("Clusters (k)", value=8, step=1, key="traj_k",
+                                 help=f"2 to {min(30, len(points))}")
+    if not 2 <= k <= min(30, len(points)):
+        controls[3].error(f"k must be 2 to {min(30, len(points))}")
+        clusters_on = False
+    else:
+        labelled = trajectories.turn_clusters(dataset, int(k))
+        points = points.merge(labelled, on=["conversation_id", "turn"], how="left")
+colour_options = ["progress", "turn", "speaker", *[c for c in trajectories.MAP_FACTORS if c in points],
+                  *(["cluster"] if clusters_on else []), *[f for f in FEATURE_NAMES if f in points]]
+colour = controls[1].selectbox("Colour by", colour_options, key="traj_colour",
+                               format_func=lambda c: "progress through the conversation" if c == "progress" else c)
+query = controls[2].text_input("Search the turns", key="traj_search", placeholder="a word or phrase")
+hits = trajectories.search_hits(points, query)
+
+ui.ours(f"Every turn of {len(ids):,} conversations ({len(points):,} turns), {method.upper()} of the turn "
+        f"embeddings; dataset {dataset.name}")
+st.caption("Drag to lasso turns (or use the box tool, or click one); hover a point for its full text. "
+           + (f"Search “{query}”: {int(hits.sum()):,} turns." if query.strip() else ""))
+event = ui.chart(st, charts.turn_map(points, colour, f"Turns in semantic space ({method.upper()})", hits=hits),
+                 key="traj_explore", on_select="rerun", selection_mode=("points", "box", "lasso"))
+picked = trajectories.selected_points(points, event)
+if picked.empty and query.strip():
+    picked = points[hits.to_numpy()]
+if not picked.empty:
+    source = "selection" if not trajectories.selected_points(points, event).empty else "search"
+    in_selection = list(dict.fromkeys(picked["conversation_id"]))
+    st.markdown(f"**{len(picked):,} turns** of **{len(in_selection):,} conversations** in the {source}")
+    shown_columns = [c for c in ("conversation_id", "turn", "speaker", "phase", "round", colour, "text")
+                     if c in picked.columns]
+    ui.table(st, picked[list(dict.fromkeys(shown_columns))].reset_index(drop=True), key="traj_selected",
+             hide_index=True)
+    signature = (source, tuple(in_selection))
+    if st.session_state.get("traj_last_selection") != signature:
+        st.session_state["traj_last_selection"] = signature
+        st.session_state["traj_conversations"] = in_selection[:MAX_PATHS]
+        st.session_state["traj_reader"] = in_selection[0]
+    if len(in_selection) > MAX_PATHS:
+        st.info(f"The selection holds {len(in_selection):,} conversations; the paths below draw the first "
+                f"{MAX_PATHS} (a cap for readability). Every selected turn is in the table above.")
+
+described = frame.set_index("conversation_id")
+describe_columns = [c for c in ("discussion", "task", "model") if c in described.columns]
+
+
+def conversation_label(cid: str) -> str:
+    """An id with what it is: discussion, task, model and length (ids alone are opaque)."""
+    row = described.loc[cid]
+    parts = [str(row[c]) for c in describe_columns if row[c] == row[c]]
+    if "n_turns" in described.columns and row["n_turns"] == row["n_turns"]:
+        parts.append(f"{int(row['n_turns'])} turns")
+    return f"{cid} · {' · '.join(parts)}" if parts else cid
+
+
 default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
-chosen = left.multiselect("Conversations drawn", ids, default=list(default_pair), key="traj_conversations",
-                          max_selections=6)
-ui.chart(right, charts.trajectory_paths(points, chosen, title=f"Turns in semantic space ({method.upper()})"),
-                   key="traj_map")
+if "traj_conversations" not in st.session_state:
+    st.session_state["traj_conversations"] = list(default_pair)
+chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", ids, key="traj_conversations",
+                        max_selections=MAX_PATHS, format_func=conversation_label)
+ui.chart(st, charts.trajectory_paths(points, chosen, title=f"Chosen conversations as paths ({method.upper()})"),
+         key="traj_map")
+
+st.subheader("Transcript reader")
+reader_options = list(dict.fromkeys([*chosen, *ids]))
+if st.session_state.get("traj_reader") not in reader_options:
+    st.session_state["traj_reader"] = reader_options[0]
+reading = st.selectbox("Conversation", reader_options, key="traj_reader", format_func=conversation_label)
+row = frame.set_index("conversation_id").loc[reading]
+st.caption(" · ".join(f"{c}: {ui.escape(row[c])}" for c in ("source", "task", "model", "discussion", "n_turns")
+                      if c in row.index and row[c] == row[c]))
+ui.table(st, trajectories.transcript(dataset, reading), key="traj_transcript", hide_index=True,
+         column_config={"text": st.column_config.TextColumn("text", width="large")})
 
 st.subheader("Side by side (as Figure 4)")
 a_col, b_col = st.columns(2)
-first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left")
-second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right")
-for column, cid, key in ((a_col, first, "traj_panel_left"), (b_col, second, "traj_panel_right")):
-    ui.chart(column, charts.trajectory_paths(points, [cid], title=cid, background=False),
-                        key=key)
+first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left", format_func=conversation_label)
+second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right",
+                         format_func=conversation_label)
+ui.chart(st, charts.trajectory_pair(points, first, second,
+                                    title=f"Two conversations on shared axes ({method.upper()})"),
+         key="traj_pair")
 values = trajectories.feature_pair_table(frame, [first, second])
 ui.ours("Feature values (and ratings when present)")
 ui.table(st, values, key="traj_feature_values")

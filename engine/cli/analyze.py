@@ -40,6 +40,9 @@ def register(subparsers) -> None:
     compare.add_argument("--group", default="source", help="column holding the two groups (default source)")
     compare.add_argument("--groups", default="llm,human", help="the two groups, first minus second (default llm,human)")
     compare.add_argument("--by", help="also compare within each level of this column (e.g. task)")
+    compare.add_argument("--paper-sample", metavar="NAME",
+                         help="with --value: compare within one of paper A's samples (engine.samples: ideas = "
+                              "Figure 1's LLM-team and human ideas, trajectory, design, ...); default every row")
     compare.add_argument("--robustness", action="store_true",
                          help="with --value: also task fixed effects (HC3, clustered), task-level and mixed models (A.5)")
     compare.add_argument("--cluster", help="generating-cluster column for --robustness; 'generating' builds it from the paper release "
@@ -57,7 +60,7 @@ def register(subparsers) -> None:
     source.add_argument("--dataset", help="a dataset folder (conversations.parquet) instead")
     table.add_argument("--stars", default="paper",
                        help="significance stars: paper (the levels of the paper's table; default), "
-                            "conventional (.05/.01/.001) or three p values, e.g. .1,.05,.01")
+                            "conventional (.05/.01/.001), tenths (.10/.05/.01) or three p values, e.g. .1,.05,.01")
     table.add_argument("--out", help="write our tables to .csv (all parts, stacked) or .json")
     table.set_defaults(handler=run_table)
 
@@ -102,6 +105,9 @@ def _spec_arguments(parser) -> None:
     parser.add_argument("--no-zscore", action="store_true", help="keep raw scales (default: z-score within sample)")
     parser.add_argument("--allow-nonconvergence", action="store_true",
                         help="report a mixed model that did not converge (flagged) instead of stopping")
+    parser.add_argument("--stars", default="paper",
+                        help="significance stars: paper (--hierarchical: Tables 20/21's .10/.05/.01; otherwise "
+                             ".05/.01/.001), conventional, tenths, or three p values e.g. .1,.05,.01")
 
 
 # ---------------------------------------------------------------- data
@@ -234,18 +240,25 @@ def _print_table(table: pd.DataFrame, digits: int = 4) -> None:
 
 def _specs_from_args(args) -> list:
     from engine.stats import RegressionSpec, hierarchical_specs, load_specs
+    from engine.stats.spec import parse_star_levels
 
+    stars = getattr(args, "stars", "paper")
+    levels = None if stars == "paper" else parse_star_levels(stars)
     if args.spec:
-        return load_specs(args.spec)
-    if not args.outcome:
+        specs = load_specs(args.spec)
+    elif not args.outcome:
         raise InputError("give --outcome (the column to explain) or --spec FILE.yaml; the paper release has "
                          "no creativity ratings, so use a column of your data")
-    if args.hierarchical:
+    elif args.hierarchical:
         if args.sample not in ("llm", "human"):
             raise InputError("--hierarchical needs --sample llm or --sample human")
-        return hierarchical_specs(args.outcome, args.sample)
-    return [RegressionSpec(name=args.outcome, outcome=args.outcome, blocks=args.blocks, estimator=args.estimator,
-                           group=args.group, cluster=args.cluster, zscore=not args.no_zscore)]
+        specs = hierarchical_specs(args.outcome, args.sample)
+    else:
+        specs = [RegressionSpec(name=args.outcome, outcome=args.outcome, blocks=args.blocks, estimator=args.estimator,
+                                group=args.group, cluster=args.cluster, zscore=not args.no_zscore)]
+    for spec in specs:
+        spec.star_levels = levels or spec.star_levels
+    return specs
 
 
 @_errors_name_the_data
@@ -349,8 +362,14 @@ def run_compare(args) -> int:
     if args.group not in df.columns:
         raise InputError(f"column {args.group!r} is not in the data", field=args.group)
     if args.value:
+        sample_note = ""
+        if args.paper_sample:
+            from engine import samples
+
+            sample_note = f"; {samples.sample(args.paper_sample).label(df)}"
+            df = samples.select(df, args.paper_sample)
         table = group_comparison(df, args.value, args.group, groups, by=args.by)
-        print(f"{args.value}: {groups[0]} vs {groups[1]} ({args.group}) from {label}")
+        print(f"{args.value}: {groups[0]} vs {groups[1]} ({args.group}) from {label}{sample_note}")
         _print_table(table)
         payload = {"comparison": table.to_dict(orient="records")}
         if args.robustness:
@@ -370,10 +389,10 @@ def run_compare(args) -> int:
     results = []
     for name in groups:
         rows = df[df[args.group].astype(str) == name]
-        if "discussion" in rows.columns and name == "llm":
-            from engine.stats.reference import TRAJECTORY_STRUCTURES
+        if {"discussion", "source"} <= set(rows.columns) and name == "llm":
+            from engine import samples  # Table 23: the trajectory sample's LLM rows
 
-            rows = rows[rows["discussion"].isin(TRAJECTORY_STRUCTURES)]
+            rows = samples.select(rows, "trajectory")
         spec = RegressionSpec(name=f"{name}: {args.outcome} ~ {args.blocks}", outcome=args.outcome, blocks=args.blocks)
         results.append(fit(spec, rows))
     table = compare_results(results[0], results[1], labels=groups)

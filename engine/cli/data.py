@@ -150,6 +150,10 @@ def _import_ideas(source: Path, args: argparse.Namespace) -> int:
     print(f"imported {len(table)} ideas ({kinds}) -> {args.output}")
     if counts["data_type_inferred"]:
         print(f"note: data_type was blank on {counts['data_type_inferred']} row(s) and was inferred")
+    if counts["discussion_filled_none"]:
+        print(f"note: {counts['discussion_filled_none']} LLM row(s) had no discussion label: read as none")
+    for label, number in counts["unmapped"].items():
+        print(f"note: {number} row(s) with {label}, a label the paper does not use, kept as written")
     print(f"licence: {LICENCE_NOTE}")
     return 0
 

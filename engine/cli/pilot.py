@@ -40,7 +40,7 @@ def pilot_command(args: argparse.Namespace) -> int:
         return 0
     report = study.report
     print(report["diagnosis"]["text"])
-    print(f"Recommended: {report['prediction']['recommended']}")
+    print(f"Recommended: {report['prediction']['recommended'] or 'keep ' + report['baseline']}")
     print(f"Verdict: {report['verdict_text']}")
     print(json.dumps({"out": str(study.out), "report": str(study.out / "report.html"),
                       "timings_s": report.get("timings")}))

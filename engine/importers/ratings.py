@@ -185,8 +185,8 @@ def read_ideas(path: str | Path) -> pd.DataFrame:
     raters = sorted((c for c in header if RATER_COLUMN.match(c)), key=lambda c: (c[0], int(c[1:])))
     numbers = [c for c in IDEA_NUMBERS if c in header]
     passthrough = [c for c in header if c not in CONSUMED and c not in raters]
-    counts = {"rows": 0, "data_type_inferred": 0, "discussion_filled_none": 0,
-              "unknown_discussion": 0, "mixed_models": 0}
+    counts = {"rows": 0, "data_type_inferred": 0, "discussion_filled_none": 0, "mixed_models": 0,
+              "unmapped": {}}
     rows = []
     for record in records:
         values, row = record.values, record.row
@@ -220,13 +220,15 @@ def read_ideas(path: str | Path) -> pd.DataFrame:
         out["data_type"] = data_type
         out["model"] = "human" if human else _model(get("models"), counts)
         out["discussion"] = None if human else _discussion(values, counts, path, row)
-        out["persona"] = None if human else _mapped(get("persona"), PERSONA_NAMES, path, row, "persona")
+        out["persona"] = None if human else _mapped(get("persona"), PERSONA_NAMES, path, row, "persona", counts)
         out["order"] = _mapped(get("discussion_order_plan") or get("discussion_order_method"),
                                ORDER_NAMES, path, row,
-                               "discussion_order_plan" if get("discussion_order_plan") else "discussion_order_method")
+                               "discussion_order_plan" if get("discussion_order_plan") else "discussion_order_method",
+                               counts)
         out["generation"] = _mapped(get("idea_generation_plan") or get("generation_method"),
                                     GENERATION_NAMES, path, row,
-                                    "idea_generation_plan" if get("idea_generation_plan") else "generation_method")
+                                    "idea_generation_plan" if get("idea_generation_plan") else "generation_method",
+                                    counts)
         condition_code = get("condition_code").strip()
         out["condition_code"] = condition_code or None
         text = values.get("final_idea")
@@ -241,6 +243,10 @@ def read_ideas(path: str | Path) -> pd.DataFrame:
         frame[column] = pd.to_numeric(frame[column]).round().astype("Int64")
     for column in ("novelty", "usefulness", "creativity", "tokens", "prompt_tokens", "completion_tokens", *raters):
         frame[column] = pd.to_numeric(frame[column]).astype(float)
+    for column in passthrough:  # columns we do not rename: numbers when every value is one
+        converted = pd.to_numeric(frame[column], errors="coerce")
+        if frame[column].notna().any() and converted.notna().sum() == frame[column].notna().sum():
+            frame[column] = converted
     by_type = frame.groupby(["source", "data_type"]).size()
     counts["by_source_and_type"] = {f"{s}/{t}": int(n) for (s, t), n in by_type.items()}
     counts["duplicated_keys"] = int(frame["conversation_id"].duplicated().sum())
@@ -258,13 +264,19 @@ def _optional_int(text: str, path: Path, row: int, field: str) -> int | None:
     return int(value)
 
 
-def _mapped(text: str, names: dict, path: Path, row: int, field: str) -> str | None:
+def _mapped(text: str, names: dict, path: Path, row: int, field: str, counts: dict | None = None) -> str | None:
+    """The paper's name of a design label; a label we do not know is kept as written and
+    counted in ``counts["unmapped"]`` (it names a condition, it is not a broken value)."""
     value = (text or "").strip()
     if value.lower() in NOT_APPLICABLE and value.lower() not in names:
         return None
     if value not in names:
-        raise InputError(f"unknown value {value!r}; expected one of {sorted(set(names))}",
-                         path=str(path), row=row, field=field)
+        if counts is None:
+            raise InputError(f"unknown value {value!r}; expected one of {sorted(set(names))}",
+                             path=str(path), row=row, field=field)
+        key = f"{field}={value}"
+        counts["unmapped"][key] = counts["unmapped"].get(key, 0) + 1
+        return value
     return names[value]
 
 

@@ -13,8 +13,8 @@ The session runs like ``open``: agents speak in the configured order for ``turn_
 turns, then one agent writes the final idea. After each discussion turn the moderator
 embeds the turn (the session's embedder: all-MiniLM-L6-v2 unless the runner injects
 another), computes the running Table 19 features of the discussion so far with
-``engine.features.trajectory_features`` and, from the ``warmup``-th turn on, fires at most
-one rule, first match wins:
+``engine.features.trajectory_features`` and, from the ``warmup``-th turn on (and before the
+last turn, after which nothing could act on it), fires at most one rule, first match wins:
 
 1. ``converge``: the exploration budget is spent (``explore_share`` of ``turn_limit``
    turns, or ``path_budget`` of path length), or the discussion strays too far
@@ -22,7 +22,8 @@ one rule, first match wins:
    converge on the strongest idea, and the other rules stop. Fires once.
 2. ``leap``: global coherence above ``coherence_max`` for ``patience`` checks in a row; the
    next speaker is asked for a conceptual leap.
-3. ``floor``: semantic spread below ``spread_min``; the floor goes to the agent whose last
+3. ``floor``: semantic spread below ``spread_min`` (from three turns on: the spread of two
+   turns is always 0); the floor goes to the agent whose last
    ``recent`` turns (mean embedding) are farthest from the centroid (cosine distance).
 4. ``lens``: an agent without a lens whose latest turn has cosine similarity above
    ``drift_min`` to the centroid of the discussion (drifting toward the majority) gets a
@@ -150,7 +151,9 @@ class Moderator:
             return {**base, "rule": "leap", "reason": "global_coherence",
                     "band": {"coherence_max": t["coherence_max"], "patience": t["patience"]},
                     "agent": None}
-        if measured["semantic_spread"] < t["spread_min"]:
+        # with two turns the spread is 0 whatever they say (both lie equally far from their
+        # centroid), so the floor rule needs three
+        if n >= 3 and measured["semantic_spread"] < t["spread_min"]:
             distances = self.agent_distances()
             agent = max(distances, key=lambda name: (distances[name], -self._index(name)))
             return {**base, "rule": "floor", "reason": "semantic_spread",
@@ -238,6 +241,8 @@ async def run(session: Session) -> str:
                                  lens=moderator.lenses.get(agent.name))
         pending_note, floor_to = None, None
         moderator.observe(agent.name, (await session.embed([turn.text]))[0])
+        if turn_number == config.turn_limit:
+            break  # no turn left for an intervention to act on
         event = moderator.decide()
         if event is None:
             continue
@@ -254,6 +259,6 @@ async def run(session: Session) -> str:
     session.meta.update(stop_reason="turn_limit", synthesiser=summariser.name,
                         steering=targets, interventions=len(interventions),
                         interventions_by_rule={r: interventions.count(r) for r in RULES},
-                        lenses_assigned=dict(moderator.lenses))
+                        lenses_assigned=[f"{agent}: {lens}" for agent, lens in moderator.lenses.items()])
     return clean_idea(final.text)
 

@@ -19,7 +19,7 @@ from engine.stats.compare import compare_results
 from engine.stats.design import BLOCKS, build_design
 from engine.stats.effects import simple_effects
 from engine.stats.groups import (cohens_d, group_comparison, group_effect_robustness, mean_ci,
-                                 top_share)
+                                 top_share, top_within_groups)
 from engine.stats.manipulability import MANIPULABILITY_COLUMNS, interaction_share, manipulability
 from engine.stats.ratings import creativity_additive, creativity_product, icc3k, minmax_within_task
 from engine.stats.reference import (default_release_path, generating_cluster, load_reference,
@@ -33,5 +33,5 @@ __all__ = [
     "build_design", "cohens_d", "compare_results", "creativity_additive", "creativity_product",
     "discussion_specs", "fit", "group_comparison", "group_effect_robustness", "hierarchical_specs", "icc3k",
     "interaction_share", "load_specs", "manipulability", "mean_ci", "minmax_within_task",
-    "simple_effects", "stars", "token_control_spec", "top_share", "vif", "default_release_path", "generating_cluster", "load_reference", "trajectory_sample",
+    "simple_effects", "stars", "token_control_spec", "top_share", "top_within_groups", "vif", "default_release_path", "generating_cluster", "load_reference", "trajectory_sample",
 ]

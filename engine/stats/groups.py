@@ -136,6 +136,28 @@ def top_share(df: pd.DataFrame, value: str, q: float = 0.95, group: str = "sourc
     return pd.DataFrame(rows)
 
 
+def top_within_groups(df: pd.DataFrame, value: str, share: float = 0.05, group: str = "source") -> pd.DataFrame:
+    """The best ``share`` of each group *within* that group (paper A, Figure 1d).
+
+    As the authors' notebook: the ``int(share * n)`` largest values of each group (not a pooled
+    threshold; ``top_share`` is the pooled view). Per group: ``n``, ``p95`` (the group's own
+    95th percentile, Figure 1c), ``max``, ``top_n``, ``top_mean``, ``top_sd``.
+    """
+    _check(df, [value, group])
+    if not 0 < share < 1:
+        raise InputError(f"share must be in (0, 1), got {share}", field="share")
+    frame = df.assign(_value=_values(df, value)).dropna(subset=["_value"])
+    rows = []
+    for name, part in frame.groupby(group, sort=True):
+        values = part["_value"]
+        k = int(len(values) * share)
+        top = values.nlargest(k)
+        rows.append({"group": name, "n": len(values), "p95": float(np.percentile(values, 95)),
+                     "max": float(values.max()), "top_n": k, "top_mean": float(top.mean()) if k else np.nan,
+                     "top_sd": float(top.std(ddof=1)) if k > 1 else np.nan})
+    return pd.DataFrame(rows)
+
+
 def group_effect_robustness(df: pd.DataFrame, value: str, group: str = "source",
                             groups: tuple[str, str] = ("llm", "human"), task: str = "task",
                             cluster: str | None = None, mixed: bool = True) -> pd.DataFrame:

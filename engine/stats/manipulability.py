@@ -20,7 +20,8 @@ MANIPULABILITY_COLUMNS = ("task", "task+discussion", "task+model", "additive", "
 
 
 def manipulability(df: pd.DataFrame, features=FEATURE_NAMES, *, task: str = "task",
-                   discussion: str = "discussion", model: str = "model") -> pd.DataFrame:
+                   discussion: str = "discussion", model: str = "model",
+                   drop_constant: bool = False) -> pd.DataFrame:
     """R² (in [0, 1]) of each feature under the five Table 24 models.
 
     Rows missing any feature or design factor are dropped first; ``attrs["n"]`` is the N
@@ -38,14 +39,18 @@ def manipulability(df: pd.DataFrame, features=FEATURE_NAMES, *, task: str = "tas
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
     frame = frame.dropna()
     n_dropped = len(df) - len(frame)
+    dropped = {}
     for column in (task, discussion, model):
         levels = frame[column].nunique()
-        if levels < 2:
+        if levels == 1 and drop_constant:
+            dropped[column] = str(frame[column].iloc[0])
+        elif levels < 2:
             raise InputError(f"factor {column!r} has {levels} level(s) in the {len(frame)} complete "
                              "rows; its share of variance cannot be estimated", field=column)
     dummies = {column: _dummies(frame[column]) for column in (task, discussion, model)}
     T, D, M = dummies[task], dummies[discussion], dummies[model]
-    interaction = np.column_stack([D[:, i] * M[:, j] for i in range(D.shape[1]) for j in range(M.shape[1])])
+    interaction = np.column_stack([D[:, i] * M[:, j] for i in range(D.shape[1]) for j in range(M.shape[1])]
+                                  + [np.zeros((len(frame), 0))])
     designs = {"task": [T], "task+discussion": [T, D], "task+model": [T, M],
                "additive": [T, D, M], "interaction": [T, D, M, interaction]}
     n_params = 1 + sum(block.shape[1] for block in designs["interaction"])
@@ -70,6 +75,7 @@ def manipulability(df: pd.DataFrame, features=FEATURE_NAMES, *, task: str = "tas
     table = table.clip(lower=0.0, upper=1.0)
     table.attrs["n"] = int(len(frame))
     table.attrs["n_dropped"] = int(n_dropped)
+    table.attrs["dropped_factors"] = dropped
     return table
 
 
@@ -85,4 +91,5 @@ def interaction_share(table: pd.DataFrame) -> pd.DataFrame:
 
 def _dummies(values: pd.Series) -> np.ndarray:
     levels = sorted(pd.unique(values), key=str)
-    return np.column_stack([(values == level).to_numpy(dtype=float) for level in levels[1:]])
+    return np.column_stack([(values == level).to_numpy(dtype=float) for level in levels[1:]]
+                           + [np.zeros((len(values), 0))])

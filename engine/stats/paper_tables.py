@@ -29,11 +29,12 @@ from engine.features import FEATURE_NAMES
 from engine.stats import published_a
 from engine.stats.compare import compare_results
 from engine.stats.effects import simple_effects
-from engine.stats.groups import group_comparison
+from engine.stats.groups import group_comparison, top_within_groups
 from engine.stats.manipulability import interaction_share, manipulability
 from engine.stats.ratings import icc3k
 from engine.stats.regression import fit, stars as star_text
-from engine.stats.spec import RegressionSpec, discussion_specs, hierarchical_specs, token_control_spec
+from engine.stats.spec import (RegressionSpec, discussion_specs, hierarchical_specs, parse_star_levels,
+                               token_control_spec)
 
 CONVENTIONAL = published_a.STARS_CONVENTIONAL
 TENTHS = published_a.STARS_TABLES_20_21
@@ -102,15 +103,10 @@ def missing_needs(key: str, df: pd.DataFrame) -> list[str]:
 
 
 def star_levels(choice, key: str) -> tuple[float, float, float]:
+    """``paper`` (the table's own levels), or anything ``parse_star_levels`` reads."""
     if choice in (None, "paper"):
         return table_def(key).paper_stars
-    if choice == "conventional":
-        return CONVENTIONAL
-    levels = tuple(float(p) for p in (choice.split(",") if isinstance(choice, str) else choice))
-    if len(levels) != 3 or not all(0 < p < 1 for p in levels) or not levels[0] > levels[1] > levels[2]:
-        raise InputError(f"stars must be 'paper', 'conventional' or three decreasing p values, got {choice!r}",
-                         field="stars")
-    return levels
+    return parse_star_levels(choice)
 
 
 def build(key: str, df: pd.DataFrame, stars="paper", sample: str | None = None) -> PaperTable:
@@ -172,14 +168,51 @@ def _with_levels(spec: RegressionSpec, levels) -> RegressionSpec:
     return spec
 
 
+MIN_ROWS = 10  # fewer conversations than this: no regression is fitted, a note says so
+FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
+
+
+def constant_factors(frame: pd.DataFrame, factors=FACTOR_BLOCKS) -> dict[str, str]:
+    """``{factor: its one level}`` for each factor column with a single non-missing level."""
+    out = {}
+    for factor in factors:
+        if factor in frame.columns:
+            levels = frame[factor].dropna().unique()
+            if len(levels) == 1:
+                out[factor] = str(levels[0])
+    return out
+
+
+def drop_constant_blocks(spec: RegressionSpec, rows: pd.DataFrame) -> tuple[RegressionSpec, dict[str, str]]:
+    """The spec without the factor blocks that have one level in ``rows`` (a constant factor
+    explains nothing, so the model without it is the same model), and which were dropped.
+    The mixed model's group is reported too (its random intercepts need 2+ groups)."""
+    import dataclasses
+
+    constant = constant_factors(rows)
+    dropped = {b: constant[b] for b in spec.blocks if b in constant}
+    if spec.estimator == "mixedlm" and spec.group in constant:
+        dropped[spec.group] = constant[spec.group]
+    if not dropped:
+        return spec, {}
+    return dataclasses.replace(spec, blocks=[b for b in spec.blocks if b not in dropped]), dropped
+
+
 def _fits(specs, rows, levels, notes) -> tuple[list, list[str]]:
     results, labels = [], []
     for spec in specs:
+        spec, dropped = drop_constant_blocks(spec, rows)
+        for factor, level in dropped.items():
+            notes.append(f"{spec.name}: factor {factor} dropped: 1 level ({level})")
+        if spec.estimator == "mixedlm" and spec.group in dropped:
+            notes.append(f"{spec.name}: not fitted, random {spec.group} intercepts need 2 or more levels")
+            continue
+        label = spec.name + "".join(f" ({factor} dropped)" for factor in dropped)
         try:
             results.append(fit(_with_levels(spec, levels), rows, allow_nonconvergence=True))
-            labels.append(spec.name)
+            labels.append(label)
         except InputError as error:
-            notes.append(f"{spec.name}: {error}")
+            notes.append(f"{label}: {error}")
     for result in results:
         notes += [f"{result.spec.name}: {w}" for w in result.summary.get("warnings", [])]
     return results, labels
@@ -204,6 +237,10 @@ def ladder(rows: pd.DataFrame, levels=CONVENTIONAL, *, sources=("llm", "human"),
     for source in sources:
         part = rows[rows["source"] == source]
         if part.empty:
+            continue
+        if len(part) < MIN_ROWS:
+            notes.append(f"{source}: every specification: {len(part)} conversation(s), fewer than the "
+                         f"{MIN_ROWS} a regression needs here; not fitted")
             continue
         results, labels = _fits(hierarchical_specs(outcome, source), part, levels, notes)
         if not results:
@@ -368,6 +405,27 @@ def _table13(rows, levels):
     table = pd.DataFrame(out)
     total = {"task": "Total", **{c: int(table[c].sum()) for c in table.columns if c != "task"}}
     return {"top 10 per task": pd.concat([table, pd.DataFrame([total])], ignore_index=True)}, []
+
+
+def _table14(rows, levels):
+    """The five most creative ideas of each task; the text shown is the blinded paraphrase the
+    raters saw (``paraphrased_idea``) when the file has it, else ``final_idea``."""
+    text = "paraphrased_idea" if "paraphrased_idea" in rows.columns and rows["paraphrased_idea"].notna().any() \
+        else "final_idea"
+    out = []
+    for task, part in rows[rows["source"] == "llm"].groupby("task", sort=True):
+        top = part.dropna(subset=["creativity"]).sort_values("creativity", ascending=False, kind="stable").head(5)
+        for rank, (_, idea) in enumerate(top.iterrows(), start=1):
+            out.append({"task": task, "rank": rank, "creativity": idea["creativity"], "model": idea["model"],
+                        "discussion": idea["discussion"], "idea": idea.get(text)})
+    return {"top 5 per task": pd.DataFrame(out)}, [f"idea text from the {text!r} column"]
+
+
+def _table2(rows, levels):
+    table = manipulability(rows[rows["source"] == "llm"])
+    means = (100 * table).mean()
+    return {"mean R² (%)": pd.DataFrame({"model": list(means.index), "mean R² (%)": means.to_numpy()})}, \
+        [f"N = {table.attrs['n']:,}"]
 
 
 def _table15(rows, levels):
@@ -545,26 +603,21 @@ def _figure1(rows, levels):
         comparison.append({"measure": measure, **{k: row[k] for k in (
             "llm_n", "llm_mean", "llm_ci_low", "llm_ci_high", "human_n", "human_mean", "human_ci_low",
             "human_ci_high", "student_t", "student_df", "student_p", "cohens_d", "d_ci_low", "d_ci_high")}})
-    tails = []
-    tops = {}
-    for source, part in rows.groupby("source", sort=True):
-        values = part["creativity"].dropna()
-        k = int(len(values) * 0.05)  # the authors' notebook: the int(5% of n) best ideas of each group
-        top = values.nlargest(k)
-        tops[source] = top.to_numpy()
-        tails.append({"group": source, "n": len(values), "p95": float(np.percentile(values, 95)),
-                      "max": float(values.max()), "top5_n": k, "top5_mean": float(top.mean()) if k else np.nan,
-                      "top5_sd": float(top.std(ddof=1)) if k > 1 else np.nan})
+    tails = top_within_groups(rows, "creativity", 0.05)
+    tops = {source: part["creativity"].dropna().nlargest(int(part["creativity"].notna().sum() * 0.05)).to_numpy()
+            for source, part in rows.groupby("source", sort=True)}
     notes = []
     if all(len(tops.get(s, [])) > 1 for s in ("llm", "human")):
         test = scipy_stats.ttest_ind(tops["llm"], tops["human"])
         notes.append(f"panel d: top 5% LLM vs human t = {test.statistic:.2f}, p = {test.pvalue:.3g}")
-    return {"a-b: LLM vs human": pd.DataFrame(comparison), "c-d: upper tail (creativity)": pd.DataFrame(tails)}, notes
+    return {"a-b: LLM vs human": pd.DataFrame(comparison), "c-d: upper tail (creativity)": tails}, notes
 
 
 TABLES: dict[str, TableDef] = {t.key: t for t in (
     TableDef("1", "R² ladder of creativity (LLM and human)", "trajectory", ("ratings", "features"), CONVENTIONAL,
              _table1, published_a.table1),
+    TableDef("2", "mean R² of the features by design choices", "trajectory", ("features",), CONVENTIONAL,
+             _table2, published_a.table2),
     TableDef("4", "inter-rater reliability ICC(3,k) by task", "all", ("raters",), CONVENTIONAL, _table4,
              published_a.table4),
     TableDef("5", "ratings by task and group, mean (SD)", "ideas_and_baselines", ("ratings",), CONVENTIONAL,
@@ -582,6 +635,8 @@ TABLES: dict[str, TableDef] = {t.key: t for t in (
              published_a.table12),
     TableDef("13", "top-10 ideas per task by source", "ideas", ("ratings",), CONVENTIONAL, _table13,
              published_a.table13),
+    TableDef("14", "top 5 ideas per task (text as rated)", "ideas", ("ratings",), CONVENTIONAL, _table14,
+             published_a.table14),
     TableDef("15", "novelty-usefulness decomposition of model 4", "design", ("ratings",), TENTHS, _table15,
              published_a.table15),
     TableDef("16", "persona (GPT-4.1 matched), one-way ANOVA", "persona_gpt41", ("ratings",), CONVENTIONAL,

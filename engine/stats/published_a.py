@@ -213,6 +213,24 @@ def table13() -> pd.DataFrame:
                                        "novelty_llm", "usefulness_human", "usefulness_llm"])
 
 
+def table14() -> pd.DataFrame:
+    """Table 14: creativity of the top 5 ideas of each task (all LLM-team ideas; texts not copied)."""
+    scores = {"education_inequality": (0.62, 0.62, 0.62, 0.62, 0.60),
+              "sorry_pandemic": (0.62, 0.57, 0.53, 0.50, 0.50),
+              "supply_chain": (0.58, 0.55, 0.53, 0.53, 0.53),
+              "employee_attrition": (0.65, 0.58, 0.58, 0.57, 0.57),
+              "singing_shower": (0.77, 0.56, 0.55, 0.53, 0.52),
+              "plastic_waste": (0.74, 0.64, 0.64, 0.64, 0.64)}
+    return pd.DataFrame([(task, rank, value) for task, values in scores.items()
+                         for rank, value in enumerate(values, start=1)], columns=["task", "rank", "creativity"])
+
+
+def table2() -> pd.DataFrame:
+    """Table 2: mean R² (%) across the nine features of each Table 24 model (N = 3,574)."""
+    reference = published_reference()
+    return pd.DataFrame({"model": list(reference["columns"]), "mean R² (%)": list(reference["table2_mean"])})
+
+
 def table15() -> pd.DataFrame:
     """Table 15: model 4 on creativity, novelty and usefulness (discussion terms, R², N)."""
     rows = [

@@ -14,6 +14,8 @@ from engine.errors import InputError
 
 ESTIMATORS = ("ols_hc3", "ols", "ols_cluster", "mixedlm")
 DEFAULT_STAR_LEVELS = (0.05, 0.01, 0.001)
+# the levels paper A's printed stars follow in its regression ladders (Tables 7, 15, 20, 21)
+PAPER_LADDER_STAR_LEVELS = (0.10, 0.05, 0.01)
 
 
 @dataclass
@@ -140,8 +142,26 @@ def load_specs(path: str | Path) -> list[RegressionSpec]:
     return specs
 
 
-def hierarchical_specs(outcome: str = "creativity", sample: str = "llm") -> list[RegressionSpec]:
-    """The hierarchical ladder of paper A, Table 1 (Tables 20 and 21 in full).
+def parse_star_levels(text) -> tuple[float, float, float]:
+    """``"conventional"`` (.05/.01/.001), ``"tenths"`` (.10/.05/.01) or three decreasing p values
+    (``".1,.05,.01"`` or a sequence)."""
+    named = {"conventional": DEFAULT_STAR_LEVELS, "tenths": PAPER_LADDER_STAR_LEVELS}
+    if isinstance(text, str) and text in named:
+        return named[text]
+    try:
+        levels = tuple(float(p) for p in (text.split(",") if isinstance(text, str) else text))
+    except (TypeError, ValueError):
+        levels = ()
+    if len(levels) != 3 or not all(0 < p < 1 for p in levels) or not levels[0] > levels[1] > levels[2]:
+        raise InputError(f"stars must be 'conventional', 'tenths' or three decreasing p values in (0, 1), "
+                         f"got {text!r}", field="stars")
+    return levels
+
+
+def hierarchical_specs(outcome: str = "creativity", sample: str = "llm",
+                       star_levels=PAPER_LADDER_STAR_LEVELS) -> list[RegressionSpec]:
+    """The hierarchical ladder of paper A, Table 1 (Tables 20 and 21 in full), with stars at
+    Tables 20/21's levels (.10/.05/.01) unless ``star_levels`` says otherwise.
 
     LLM: trajectory, + task, + model, + discussion (OLS, HC3), then a mixed model with task
     random intercepts and trajectory + model + discussion fixed effects. Human: trajectory,
@@ -157,14 +177,14 @@ def hierarchical_specs(outcome: str = "creativity", sample: str = "llm") -> list
         mixed = ["trajectory"]
     else:
         raise InputError(f"sample must be 'llm' or 'human', got {sample!r}", field="sample")
-    specs = [RegressionSpec(name=f"{sample}: {label}", outcome=outcome, blocks=blocks)
+    specs = [RegressionSpec(name=f"{sample}: {label}", outcome=outcome, blocks=blocks, star_levels=star_levels)
              for label, blocks in ladder]
     specs.append(RegressionSpec(name=f"{sample}: mixed effects", outcome=outcome, blocks=mixed,
-                                estimator="mixedlm", group="task"))
+                                estimator="mixedlm", group="task", star_levels=star_levels))
     return specs
 
 
-def discussion_specs(outcome: str = "creativity") -> list[RegressionSpec]:
+def discussion_specs(outcome: str = "creativity", star_levels=PAPER_LADDER_STAR_LEVELS) -> list[RegressionSpec]:
     """Table 7's ladder: discussion; + model; + task; + model × discussion (Model 4, primary).
 
     The paper fits these on three-agent teams with "different" personas, raw (not z-scored)
@@ -174,7 +194,8 @@ def discussion_specs(outcome: str = "creativity") -> list[RegressionSpec]:
               ("+task", ["discussion", "model", "task"]),
               ("+interaction", ["discussion", "model", "task", "model_x_discussion"])]
     return [RegressionSpec(name=f"table 7: {label}", outcome=outcome, blocks=blocks, zscore=False,
-                           reference={"discussion": "none", "model": "Mixed"}) for label, blocks in ladder]
+                           reference={"discussion": "none", "model": "Mixed"}, star_levels=star_levels)
+            for label, blocks in ladder]
 
 
 def token_control_spec(outcome: str = "creativity") -> RegressionSpec:

@@ -1,0 +1,84 @@
+"""The Pilot form's settings, checked before anything runs (no Streamlit here).
+
+Every number the form takes has a stated range; a value outside it is refused with a message
+that names the field and the range, never clamped or replaced by a previous value. The
+ranges follow the protocols' own limits (``engine.protocols.config``) narrowed to what a
+pilot needs: paper A's team structures need 2+ agents (the paper uses 3), paper B's debates
+2+ (the paper uses 5), Self-Refine and Direct one agent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.errors import InputError
+from engine.protocols.config import PAPER_A
+
+SINGLE_AGENT = ("direct", "self_refine")
+# field -> (low, high, label); inclusive bounds
+LIMITS: dict[str, tuple[float, float, str]] = {
+    "agents": (2, 8, "Agents"),
+    "turn_limit": (2, 60, "Turn limit"),
+    "rounds": (0, 10, "Rounds"),
+    "replicates": (1, 20, "Replicates"),
+    "max_tokens": (16, 4096, "Max tokens per turn"),
+    "temperature": (0.0, 2.0, "Temperature"),
+}
+JUDGES = ("none", "same", "local")
+JUDGE_LABELS = {"none": "No judge (features only)", "same": "The pilot's model rates the final ideas",
+                "local": "The local model (SmolLM2) rates the final ideas"}
+
+
+def range_text(name: str) -> str:
+    low, high, _ = LIMITS[name]
+    fmt = (lambda v: f"{v:g}") if isinstance(low, float) else (lambda v: f"{int(v)}")
+    return f"{fmt(low)} to {fmt(high)}"
+
+
+def check_settings(settings: dict[str, Any]) -> list[str]:
+    """One message per field out of range or inconsistent with the method (empty = runnable)."""
+    problems = []
+    method = settings["method"]
+    for name, (low, high, label) in LIMITS.items():
+        value = settings.get(name)
+        if value is None or (name == "agents" and method in SINGLE_AGENT):
+            continue
+        if name in ("turn_limit",) and method not in PAPER_A:
+            continue
+        if name == "rounds" and method in PAPER_A:
+            continue
+        if not low <= value <= high:
+            problems.append(f"{label}: {value:g} is outside the allowed range {range_text(name)}")
+    if method in SINGLE_AGENT and settings.get("agents") not in (None, 1):
+        problems.append(f"Agents: {method} uses a single agent (got {settings['agents']:g})")
+    if settings.get("judge") not in JUDGES:
+        problems.append(f"Judge: one of {', '.join(JUDGES)} (got {settings.get('judge')!r})")
+    if not problems:
+        try:
+            protocol_config(settings)
+        except InputError as error:
+            problems.append(str(error))
+    return problems
+
+
+def protocol_options(settings: dict[str, Any]) -> dict[str, Any]:
+    """The options handed to ``engine.runner.run_pilot`` besides method, task and team."""
+    options = {"max_tokens": int(settings["max_tokens"]), "temperature": float(settings["temperature"])}
+    if settings["method"] in PAPER_A:
+        options["turn_limit"] = int(settings["turn_limit"])
+    return options
+
+
+def team(settings: dict[str, Any]) -> int | None:
+    return None if settings["method"] in SINGLE_AGENT else int(settings["agents"])
+
+
+def rounds(settings: dict[str, Any]) -> int | None:
+    return None if settings["method"] in PAPER_A else int(settings["rounds"])
+
+
+def protocol_config(settings: dict[str, Any]):
+    from engine.protocols.config import make_config
+
+    return make_config(settings["method"], agents=team(settings), rounds=rounds(settings),
+                       **protocol_options(settings))

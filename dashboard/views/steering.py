@@ -1,0 +1,93 @@
+"""Steering page: the trajectory-steered discussion against open, instructed, iterative and
+Creative-MAD on the cached local runs (``cached_runs/local_smollm2_steered``), with CIs and
+N, whatever the result; the moderator's interventions by rule; what the dataset can show."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard import steering_data as sd
+from dashboard import ui
+from dashboard.data import cached_runs_root, load_dataset
+
+st.title("Steering")
+st.caption("Beyond the papers: a moderator that watches paper A's trajectory features as the discussion "
+           "forms (Table 19; targets from Table 23's LLM coefficients) and intervenes with floor, lens "
+           "(paper B's Cognitive Lens Assignment), leap and converge rules. Protocol: "
+           "`engine/protocols/steered.py`; run it with `python -m engine run --method steered`.")
+
+folder = cached_runs_root() / sd.DATASET_NAME
+if not (folder / "manifest.json").exists() or not (folder / sd.FINAL_IDS).exists():
+    st.info(f"The steered-vs-baselines dataset is not built (no {sd.DATASET_NAME} in the cached runs). Build it: "
+            "`nice -n 10 python -m engine run --grid cached_runs/grids/steered.yaml --out runs/steered` then "
+            "`python -m dashboard.steering_data runs/steered`.")
+    st.stop()
+
+dataset = load_dataset(folder)
+conversations = dataset.conversations
+summary = sd.summary_table(conversations, sd.final_vectors(folder))
+n_ok = int((conversations["status"] == "ok").sum())
+manifest = dataset.manifest
+
+ui.ours("Steered vs baselines (our runs)")
+st.caption(f"Dataset “{ui.escape(sd.DATASET_NAME)}”: {n_ok} finished sessions "
+           f"({manifest.get('n_failed_sessions', 0)} failed, not shown), task(s) "
+           f"{ui.escape(', '.join(manifest.get('tasks', [])))}; no sidebar filter applies. Features: mean over "
+           "sessions with a 95% t-interval (N = sessions with the feature). Creativity: the judge's novelty × "
+           "usefulness scaled within task, 95% t-interval over the sessions it rated; parse rate = sessions "
+           f"with both ratings readable. Vendi / Div-BLEU: final ideas in replicate order, groups of {sd.GROUP}, "
+           "mean and 95% t-interval over groups.")
+columns = ["method", "sessions", "calls_per_session", "interventions_per_session"]
+for name in sd.OUTCOMES:
+    columns += [name, f"{name}_lo", f"{name}_hi", f"{name}_n"]
+columns += ["judge_parsed", "judge_parse_rate", "vendi", "vendi_lo", "vendi_hi", "div_bleu", "div_bleu_lo",
+            "div_bleu_hi", "groups"]
+ui.table(st, summary[[c for c in columns if c in summary.columns]].round(4), key="steering_summary",
+         hide_index=True)
+
+differences = sd.difference_table(conversations)
+ui.ours("Steered minus each baseline")
+st.caption("Difference of session means, Welch 95% interval; an interval containing 0 means no "
+           "detectable difference at this N.")
+ui.table(st, differences.round(4), key="steering_differences", hide_index=True)
+
+records = pd.read_parquet(folder / sd.INTERVENTIONS) if (folder / sd.INTERVENTIONS).exists() else pd.DataFrame()
+ui.ours("Moderator interventions by rule")
+st.caption(f"Recorded 'moderator' turns of the {int((summary['method'] == 'steered').any() and summary.loc[summary['method'] == 'steered', 'sessions'].iloc[0])} "
+           "steered sessions (what was measured and the rule that fired are in each turn's meta; they are "
+           "left out of every trajectory).")
+ui.table(st, sd.intervention_counts(records), key="steering_interventions", hide_index=True)
+
+steered_ids = sorted(conversations.loc[(conversations["discussion"] == "steered") &
+                                       (conversations["status"] == "ok"), "conversation_id"])
+if steered_ids and dataset.turn_embeddings is not None:
+    ui.ours("A steered session's trajectory, interventions marked")
+    chosen = st.selectbox("Steered session", steered_ids, key="steering_session")
+    rows = (dataset.turn_index["conversation_id"] == chosen).to_numpy()
+    points, marks = sd.trajectory_with_marks(dataset.turn_embeddings[rows], chosen, records)
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(x=points["x"], y=points["y"], mode="lines+markers+text",
+                                text=[str(t + 1) for t in points["turn"]], textposition="top center",
+                                name="turns (PCA of the session's MiniLM embeddings)"))
+    if not marks.empty:
+        figure.add_trace(go.Scatter(
+            x=marks["x"], y=marks["y"], mode="markers", marker={"symbol": "star", "size": 16},
+            name="intervention (after this turn)",
+            hovertext=[f"{r.rule} ({r.reason}) after turn {int(r.n_turns)}" for r in marks.itertuples()],
+            hoverinfo="text"))
+    figure.update_layout(height=420, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    ui.chart(st, figure, key="steering_trajectory")
+    if not marks.empty:
+        shown = marks[["n_turns", "rule", "reason", "agent"] +
+                      [c for c in marks.columns if c.startswith("measured_")]].round(4)
+        ui.table(st, shown, key="steering_session_interventions", hide_index=True)
+
+st.subheader("What this dataset can and cannot show")
+for line in manifest.get("can_show", []):
+    st.text(f"Can: {line}")
+for line in manifest.get("cannot_show", []):
+    st.text(f"Cannot: {line}")
+if manifest.get("note"):
+    st.caption(ui.escape(manifest["note"]))
