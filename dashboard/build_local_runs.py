@@ -49,7 +49,7 @@ DESCRIPTIONS = {
            "round, k = 1. Quality by the same model as judge: rubric scores of every final "
            "output, per-round scores for the first 3 sessions of Homo MAD, Creative-MAD and CLA "
            "only (the judge's time ran out for the other arms on a shared machine), pairwise win "
-           "rates (1 matched comparison per condition pair and task, both orders). Turn "
+           "rates (3 matched comparisons per condition pair and task, both orders). Turn "
            "embeddings: all-MiniLM-L6-v2."),
 }
 NOTE = ("A 135M-parameter model's numbers show the tool working end to end on real output; "
