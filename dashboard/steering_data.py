@@ -198,10 +198,11 @@ def planned_run(run_dir: Path, grid: Path, into: Path) -> tuple[Path, int]:
     into.mkdir(parents=True, exist_ok=True)
     kept.to_jsonl(into / "corpus.jsonl")
     shutil.copy(run_dir / "manifest.json", into / "manifest.json")
-    if (run_dir / "failed.jsonl").exists():
-        lines = [to_json_line(record) + "\n" for _, record in iter_json_objects(run_dir / "failed.jsonl")
-                 if record.get("conversation_id") in wanted]
-        (into / "failed.jsonl").write_text("".join(lines), encoding="utf-8")
+    for name in ("failed.jsonl", "quality.jsonl"):  # failed sessions; judge quality records
+        if (run_dir / name).exists():
+            lines = [to_json_line(record) + "\n" for _, record in iter_json_objects(run_dir / name)
+                     if record.get("conversation_id") in wanted]
+            (into / name).write_text("".join(lines), encoding="utf-8")
     return into, len(corpus) - len(kept)
 
 
