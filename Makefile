@@ -39,7 +39,7 @@ test-fast: install
 	$(PYTHON) -m pytest -m "not slow"
 
 bench: install
-	$(PYTHON) -m benchmarks --skip embed_cache
+	$(PYTHON) -m benchmarks --skip embed_cache scale
 
 # Regenerate cached_runs/: the paper-release dataset, then real sessions on the local
 # model (resumable: re-running skips finished sessions), then embeddings + features.
