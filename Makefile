@@ -39,7 +39,7 @@ test-fast: install
 	$(PYTHON) -m pytest -m "not slow"
 
 bench: install
-	$(PYTHON) -m benchmarks --skip embed_cache
+	$(PYTHON) -m benchmarks --skip embed_cache scale
 
 # Regenerate cached_runs/: the paper-release dataset, then real sessions on the local
 # model (resumable: re-running skips finished sessions), then embeddings + features.
@@ -53,5 +53,5 @@ cached-runs: install
 cached-runs-paper-b: install
 	nice -n 10 $(PYTHON) -m engine run --grid cached_runs/grids/local_smollm2_paper_b.yaml --out runs/local_smollm2_paper_b
 	nice -n 10 $(PYTHON) -m engine judge quality runs/local_smollm2_paper_b --per-round --per-round-limit 3 --retries 1 --concurrency 1
-	nice -n 10 $(PYTHON) -m engine judge pairwise runs/local_smollm2_paper_b --max-per-pair 2 --retries 1 --concurrency 1
+	nice -n 10 $(PYTHON) -m engine judge pairwise runs/local_smollm2_paper_b --max-per-pair 3 --retries 1 --concurrency 1
 	$(PYTHON) -m dashboard.build_local_runs runs/local_smollm2_paper_b --paper-b --out cached_runs/local_smollm2_paper_b

@@ -107,8 +107,10 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
         vectors, hits = embed_texts(embedder, texts, progress=False)
         seconds = time.perf_counter() - started
         assert embedder.model_calls == 0 and hits == len(texts) and vectors.shape == (len(texts), DIM)
+        cache.close()
         input_mb = (workdir / f"cache_{n}.sqlite").stat().st_size / 2**20
-        (workdir / f"cache_{n}.sqlite").unlink()
+        for suffix in ("", "-wal", "-shm"):
+            (workdir / f"cache_{n}.sqlite{suffix}").unlink(missing_ok=True)
     elif stage in ("pca", "umap"):
         from engine.projection import project_turns
 

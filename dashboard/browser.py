@@ -21,9 +21,8 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PAGE_TITLES = ("Data", "LLM vs human", "Trajectories", "Design levers", "Regression", "Diversity",
-               "Quality–Diversity",
-               "Pilot", "Compare runs", "Export")
+PAGE_TITLES = ("Data", "LLM vs human", "Trajectories", "Design levers", "Regression", "Paper A tables",
+               "Diversity", "Quality–Diversity", "Steering", "Pilot", "Compare runs", "Export")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
@@ -75,16 +74,25 @@ def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0):
 def wait_until_idle(page, timeout_ms: int = 120_000) -> None:
     """Wait for the app to finish its script run (no running indicator, main block shown)."""
     page.wait_for_selector("[data-testid='stMain']", timeout=timeout_ms)
-    page.wait_for_timeout(400)
-    page.wait_for_function(
-        "() => !document.querySelector(\"[data-testid='stStatusWidget'] [data-testid='stStatusWidgetRunningIcon']\")"
-        " && !document.querySelector(\"[data-testid='stSkeleton']\")",
-        timeout=timeout_ms)
-    page.wait_for_timeout(600)
+    idle = ("() => !document.querySelector(\"[data-testid='stStatusWidget'] [data-testid='stStatusWidgetRunningIcon']\")"
+            " && !document.querySelector(\"[data-testid='stSkeleton']\")"
+            " && !document.querySelector(\"[data-testid='stSpinner']\")"
+            " && !document.querySelector(\"[data-testid='stApp'][data-test-script-state='running']\")")
+    for _ in range(2):  # twice: a spinner (st.cache_data) can appear just after a first idle look
+        page.wait_for_timeout(400)
+        page.wait_for_function(idle, timeout=timeout_ms)
+        page.wait_for_timeout(600)
+
+
+def page_slug(title: str) -> str:
+    """A page title as a file name: "Quality–Diversity" -> "quality_diversity"."""
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
 
 
 def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000,
-                titles: tuple[str, ...] = PAGE_TITLES) -> dict[str, dict]:
+                titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True) -> dict[str, dict]:
     """Open every page (or those of ``titles``), return per page: exception texts, headline
     text and screenshot path."""
     from playwright.sync_api import sync_playwright
@@ -108,8 +116,8 @@ def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 100
                 wait_until_idle(page)
                 exceptions = [e.inner_text() for e in page.locator("[data-testid='stException']").all()]
                 heading = page.locator("[data-testid='stMain'] h1").first.inner_text()
-                shot = out_dir / f"{title.lower().replace(' ', '_')}.png"
-                page.screenshot(path=str(shot), full_page=True)
+                shot = out_dir / f"{page_slug(title)}.png"
+                page.screenshot(path=str(shot), full_page=full_page)
                 results[title] = {"exceptions": exceptions, "heading": heading, "screenshot": shot,
                                   "text": page.locator("[data-testid='stMain']").inner_text()}
         finally:

@@ -46,9 +46,11 @@ DESCRIPTIONS = {
            "llama.cpp, CPU): Homo MAD and CLA + EPS (Creative-MAD) with 15 runs per query (3 "
            "groups of 5) on plastic_waste and singing_shower; Direct, CLA only, EPS only, closest-k "
            "and random-k peers with 10 runs (2 groups of 5) on plastic_waste; 3 agents, 1 debate "
-           "round, k = 1. Quality: rubric scores (final outputs; per round for the first 3 sessions "
-           "of each condition and query) and pairwise win rates (2 matched comparisons per "
-           "condition pair) by the same model as judge. Turn embeddings: all-MiniLM-L6-v2."),
+           "round, k = 1. Quality by the same model as judge: rubric scores of every final "
+           "output, per-round scores for the first 3 sessions of Homo MAD, Creative-MAD and CLA "
+           "only (the judge's time ran out for the other arms on a shared machine), pairwise win "
+           "rates (3 matched comparisons per condition pair and task, both orders). Turn "
+           "embeddings: all-MiniLM-L6-v2."),
 }
 NOTE = ("A 135M-parameter model's numbers show the tool working end to end on real output; "
         "they are not a finding about multi-agent debate or about strong models.")

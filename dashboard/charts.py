@@ -20,6 +20,7 @@ from dashboard import palette
 from dashboard.published import FEATURE_LABELS
 
 SOURCE_COLOURS = palette.SOURCE
+SEQUENCE = palette.SEQUENCE  # the palette's order, for levels without a fixed colour
 TEMPLATE = "plotly_white"
 
 

@@ -161,3 +161,41 @@ table.context th{text-align:left;color:#555}
 .badge{font-size:.7em;padding:2px 6px;border-radius:8px;vertical-align:middle}
 .pub{background:#fde8d4;color:#a05a14}.ours{background:#dde6f6;color:#2d4a8a}
 """
+
+
+SLIDE_SIZE = (1600, 900)
+
+
+def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.Figure:
+    """A copy of the item's figure sized for a 16:9 slide, its provenance line written under
+    the plot (so a slide shown alone still says where its numbers come from)."""
+    fig = go.Figure(item.figure)
+    fig.update_layout(title=dict(text=html.escape(item.title)), margin=dict(b=150))
+    fig.add_annotation(text=html.escape(item.provenance_label(context)), xref="paper", yref="paper", x=0,
+                       y=-0.22, xanchor="left", yanchor="top", showarrow=False, font=dict(size=13, color="#555"),
+                       align="left")
+    return fig
+
+
+def slide_deck(items: list[ReportItem], context: dict[str, str] | None = None) -> bytes:
+    """A zip of every figure as a slide-sized PNG (1600 x 900) plus ``slides.txt`` with each
+    slide's title, provenance and caption."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    lines = []
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        number = 0
+        for item in items:
+            if item.figure is None:
+                continue
+            number += 1
+            name = f"{number:02d}_{item.slug}.png"
+            width, height = SLIDE_SIZE
+            archive.writestr(name, figure_to_image(slide_figure(item, context), "png", width=width,
+                                                   height=height, scale=1))
+            lines += [f"{name}: {item.title}", f"  {item.provenance_label(context)}"]
+            if item.caption:
+                lines.append(f"  {item.caption}")
+        archive.writestr("slides.txt", "\n".join(lines) + "\n")
+    return buffer.getvalue()

@@ -5,8 +5,8 @@ deficiencies: Okabe & Ito's eight ("Color Universal Design", 2008) and Paul Tol'
 set (Tol, "Colour schemes", SRON technical note, 2021). Known levels get a fixed colour:
 
 * source: LLM blue, human wine (the two groups of paper A, Figure 3a);
-* method / discussion: the eleven protocols of the two papers (``engine.protocols.config``),
-  eleven distinct colours;
+* method / discussion: the eleven protocols of the two papers and the steered discussion
+  (``engine.names.METHODS``), twelve distinct colours;
 * task: the six tasks of paper A (``engine.tasks``).
 
 Any other level (a model name, a persona, a team size...) gets a colour from its name
@@ -35,6 +35,7 @@ METHOD = {
     "iterative": OKABE_ITO["green"], "progressive": OKABE_ITO["purple"],
     "direct": TOL_MUTED["indigo"], "self_refine": OKABE_ITO["sky"], "voting": TOL_MUTED["olive"],
     "homo_mad": OKABE_ITO["vermillion"], "hetero_mad": TOL_MUTED["wine"], "creative_mad": TOL_MUTED["forest"],
+    "steered": TOL_MUTED["sand"],
 }
 TASK = {"plastic_waste": OKABE_ITO["blue"], "supply_chain": OKABE_ITO["orange"],
         "sorry_pandemic": OKABE_ITO["green"], "education_inequality": OKABE_ITO["purple"],

@@ -71,6 +71,17 @@ class EmbeddingCache:
             self._db.commit()
         return found
 
+    def count(self, model: str, keys: Sequence[bytes]) -> int:
+        """How many distinct ``keys`` are cached, reading the key index only (no vector)."""
+        with self._lock:
+            self._db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
+            self._db.execute("DELETE FROM wanted")
+            self._db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
+            (found,) = self._db.execute("SELECT COUNT(*) FROM wanted w JOIN vectors v "
+                                        "ON v.model = ? AND v.key = w.key", (model,)).fetchone()
+            self._db.execute("DELETE FROM wanted")
+        return int(found)
+
     def put_many(self, model: str, items: dict[bytes, np.ndarray]) -> None:
         rows = [(model, key, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
                 for key, v in items.items()]

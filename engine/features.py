@@ -173,7 +173,9 @@ def _chunk_features(x: np.ndarray, kmeans: str) -> np.ndarray:
         upper = np.triu_indices(n, k=1)
         out[:, column["max_distance"]] = (1.0 - similarity[:, upper[0], upper[1]]).max(axis=1)
         centroid = x.mean(axis=1)
-        out[:, column["semantic_spread"]] = np.linalg.norm(x - centroid[:, None, :], axis=2).std(axis=1)
+        offsets = x - centroid[:, None, :]
+        out[:, column["semantic_spread"]] = np.sqrt(np.einsum("bnd,bnd->bn", offsets, offsets)).std(axis=1)
+        del offsets  # chunk-sized: not kept alive beside the next one
 
         if n >= 3:
             steps = x[:, 1:] - x[:, :-1]
@@ -181,6 +183,7 @@ def _chunk_features(x: np.ndarray, kmeans: str) -> np.ndarray:
             usable = (step_norms[:, :-1] > 1e-10) & (step_norms[:, 1:] > 1e-10)
             safe = np.where(step_norms > 1e-10, step_norms, 1.0)
             cosines = np.einsum("bnd,bnd->bn", steps[:, :-1], steps[:, 1:]) / (safe[:, :-1] * safe[:, 1:])
+            del steps
             angles = np.where(usable, np.arccos(np.clip(cosines, -1.0, 1.0)), 0.0)
             counts = usable.sum(axis=1)
             out[:, column["trajectory_curvature"]] = np.where(
@@ -269,7 +272,9 @@ def _kernel_kmeans_labels(kernel: np.ndarray, n_clusters: int = N_CLUSTERS, n_in
         for c in range(n_clusters - 1):
             trial_draws[restart, c] = stream.uniform(size=trials)
     sq_norms = np.einsum("bii->bi", kernel)
-    labels = _kmeans_plus_plus_labels(kernel, sq_norms, n_clusters, first_draws, trial_draws)
+    # labels are kept (batch, n, restarts): one-hot columns and distances then need no copy
+    labels = np.ascontiguousarray(
+        _kmeans_plus_plus_labels(kernel, sq_norms, n_clusters, first_draws, trial_draws).transpose(0, 2, 1))
     active = np.arange(batch)
     for _ in range(max_iter):
         current = labels[active]
@@ -280,29 +285,29 @@ def _kernel_kmeans_labels(kernel: np.ndarray, n_clusters: int = N_CLUSTERS, n_in
         if not len(active):
             break
     distances = _kernel_distances(kernel, sq_norms, labels, n_clusters)
-    inertia = np.take_along_axis(distances, labels[..., None], axis=3)[..., 0].sum(axis=2)
+    inertia = np.take_along_axis(distances, labels[..., None], axis=3)[..., 0].sum(axis=1)  # (b, r)
     best = np.zeros(batch, dtype=np.int64)
     best_inertia = inertia[:, 0].copy()
     for restart in range(1, n_init):
         better = inertia[:, restart] < best_inertia * (1.0 - 1e-12)
         best_inertia[better] = inertia[better, restart]
         best[better] = restart
-    return labels[np.arange(batch), best]
+    return labels[np.arange(batch), :, best]
 
 
 def _kernel_distances(kernel, sq_norms, labels, n_clusters):
-    """Squared distances (batch, restarts, n, k) of every point to every centroid, given
-    labels (batch, restarts, n); an empty cluster is infinitely far."""
-    batch, restarts, n = labels.shape
-    one_hot = (labels[..., None] == np.arange(n_clusters)).transpose(0, 2, 1, 3)
-    one_hot = one_hot.reshape(batch, n, restarts * n_clusters).astype(kernel.dtype)
+    """Squared distances (batch, n, restarts, k) of every point to every centroid, given
+    labels (batch, n, restarts); an empty cluster is infinitely far."""
+    batch, n, restarts = labels.shape
+    one_hot = (labels[..., None] == np.arange(n_clusters)).reshape(batch, n, restarts * n_clusters)
+    one_hot = one_hot.astype(kernel.dtype)
     counts = one_hot.sum(axis=1)  # (b, r*k)
     safe = np.where(counts > 0, counts, 1.0)
     cross = kernel @ one_hot  # (b, n, r*k): sum over members of K_il
     within = np.einsum("bnc,bnc->bc", one_hot, cross)  # sum over members l, m of K_lm
     distances = sq_norms[..., None] - 2.0 * cross / safe[:, None, :] + (within / safe**2)[:, None, :]
     distances = np.where(counts[:, None, :] > 0, np.maximum(distances, 0.0), np.inf)
-    return distances.reshape(batch, n, restarts, n_clusters).transpose(0, 2, 1, 3)
+    return distances.reshape(batch, n, restarts, n_clusters)
 
 
 def _kmeans_plus_plus_labels(kernel, sq_norms, n_clusters, first_draws, trial_draws):

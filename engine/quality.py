@@ -6,7 +6,8 @@
 * Average pairwise win rate: for each task and each pair of conditions, outputs are
   compared pair by pair (``matched``: replicate i against replicate i; ``all``: every
   pair), each comparison asked twice with the positions swapped; a double win counts 1,
-  a double loss 0, a tie or split verdict 1/2 (``engine.judge.combine_swapped``). A
+  a double loss 0, a tie or split verdict 1/2 (``engine.judge.combine_swapped``); a verdict
+  is read strictly or from one unambiguous sentence (``parse_verdict``). A
   condition's average win rate is the mean of its win rates against each other condition.
 
 Results go to ``RUN_DIR/quality.jsonl``, one judged item per line, appended and fsynced as
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -172,7 +174,7 @@ async def apairwise(plan, tasks: dict[str, Task], judge: Backend, store: Quality
     todo = [p for p in plan if not store.has(_pair_key(p[0], p[1]), judge.model)]
 
     async def verdict(task: Task, first: str, second: str):
-        return await _ask(judge, prompts.judge_pairwise(task.prompt, first, second), _parse_ab,
+        return await _ask(judge, prompts.judge_pairwise(task.prompt, first, second), parse_verdict,
                           retries=retries, max_tokens=max_tokens, temperature=0.0, seed=JUDGE_SEED)
 
     async def one(x: Conversation, y: Conversation, cx: str, cy: str) -> None:
@@ -187,6 +189,31 @@ async def apairwise(plan, tasks: dict[str, Task], judge: Backend, store: Quality
 
     await asyncio.gather(*(one(*p) for p in todo))
     return len(todo)
+
+
+_VERDICT = re.compile(r"\b(?:best|better|correct|stronger)\s+(?:response|answer|option|choice)\s+is\s+"
+                      r"(?:indeed\s+|clearly\s+)?(?:response\s+)?[\"'*]*([AB])\b", re.IGNORECASE)
+_NAMED = re.compile(r"\bresponse\s+([AB])\s+is\s+(?:indeed\s+|clearly\s+)?(?:the\s+)?better\b", re.IGNORECASE)
+_ORDINAL = re.compile(r"\bthe\s+(first|second)\s+(?:response|answer|option)\s+is\s+(?:indeed\s+|clearly\s+)?"
+                      r"(?:the\s+)?better\b", re.IGNORECASE)
+
+
+def parse_verdict(text: str) -> str | None:
+    """'A', 'B' or 'tie' from a pairwise reply: the strict form (``engine.judge``), a first
+    line that is only the letter, or one unambiguous sentence naming the winner ('The best
+    response is A', 'Response B is better', 'The first answer is better'); else None."""
+    strict = _parse_ab(text)
+    if strict is not None:
+        return strict
+    lines = text.strip().splitlines()
+    first = lines[0].strip().strip("*'\".:").lower() if lines else ""
+    if first in ("a", "b"):
+        return first.upper()
+    if first == "tie":
+        return "tie"
+    found = {m.group(1).upper() for pattern in (_VERDICT, _NAMED) for m in pattern.finditer(text)}
+    found |= {"A" if m.group(1).lower() == "first" else "B" for m in _ORDINAL.finditer(text)}
+    return found.pop() if len(found) == 1 else None
 
 
 def _pair_key(x: Conversation, y: Conversation) -> str:

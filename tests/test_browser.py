@@ -112,3 +112,49 @@ def test_lasso_on_the_embedding_map_fills_the_table(tmp_path):
             page.screenshot(path=str(tmp_path / "lasso.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(tmp_path):
+    """The local model in Chromium: once Run is clicked the form is disabled and Cancel
+    enabled; Cancel stops the run and the turns received stay on the page."""
+    import re
+
+    from playwright.sync_api import sync_playwright
+
+    from dashboard.browser import CHROMIUM_ARGS, wait_until_idle
+
+    root = tmp_path / "cached_runs"
+    root.mkdir()
+    (root / "paper_release").symlink_to(RELEASE, target_is_directory=True)
+    env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
+    with served_dashboard(env=env) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url, wait_until="domcontentloaded")
+            wait_until_idle(page)
+            page.locator("[data-testid='stSidebarNav'] a", has_text="Pilot").first.click()
+            run = page.get_by_role("button", name="Run pilot")
+            cancel = page.get_by_role("button", name="Cancel")
+            run.wait_for(timeout=120_000)
+            assert run.is_enabled() and cancel.is_disabled()
+            run.click()
+            main = page.locator("[data-testid='stMain']")
+            page.wait_for_function(
+                "() => /[1-9][0-9]* turns received/.test(document.querySelector(\"[data-testid='stMain']\").innerText)",
+                timeout=300_000)
+            assert run.is_disabled() and cancel.is_enabled()
+            assert page.get_by_label(re.compile(r"^Agents")).first.is_disabled()
+            cancel.click()
+            page.wait_for_function(
+                "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('Cancelled by the user')",
+                timeout=300_000)
+            wait_until_idle(page)
+            text = main.inner_text()
+            kept = int(re.search(r"Cancelled by the user: the (\d+) turns received are kept", text).group(1))
+            assert kept >= 1
+            assert "left out of the diagnosis" in text
+            assert page.locator("[data-testid='stException']").count() == 0
+            assert run.is_enabled()  # the form is usable again
+        finally:
+            browser.close()

@@ -107,3 +107,23 @@ def test_a_failed_ratings_join_names_the_users_file_not_a_temp_path(runs_root):
     assert not at.exception, [e.value for e in at.exception]
     shown = [e.value.replace("\\", "") for e in at.error]
     assert shown and all("my_ratings.csv" in e and "cdl-ratings" not in e and "/tmp" not in e for e in shown), shown
+
+
+@needs_release
+def test_upload_with_other_column_names_points_to_the_mapping_form_and_loads_with_it(runs_root):
+    payload = pd.DataFrame({"dialog": ["d1"] * 3, "n": [0, 1, 2], "who": ["a", "b", "a"],
+                            "said": ["we could plant trees", "or build a dam", "trees are cheaper"]}).to_csv(index=False)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.file_uploader(key="upload_file").upload("workshop.csv", payload.encode()).run()
+    at.button(key="upload_load").click().run()
+    assert any("workshop.csv" in e.value.replace("\\", "") for e in at.error)
+    assert any("Column mapping and metadata" in i.value for i in at.info)
+    at.text_input(key="upload_map").input("dialog=conversation_id, n=turn, who=speaker, said=text")
+    at.selectbox(key="upload_source").set_value("human")
+    at.text_input(key="upload_task").input("plastic_waste").run()
+    at.button(key="upload_load").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.sidebar.selectbox[0].value == "upload: workshop"
+    rows = next(d.value for d in at.dataframe if "conversation_id" in d.value.columns and "n_turns" in d.value.columns)
+    assert rows["source"].tolist() == ["human"] and rows["task"].tolist() == ["plastic_waste"]

@@ -95,6 +95,19 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     assert {m.label: m.value for m in at.metric}["Pilot conversations diagnosed"] == "2"
     evidence = next(d.value for d in at.dataframe if "pilot_mean" in d.value.columns).set_index("feature")
     assert evidence.loc["global_coherence", "pilot_mean"] == pytest.approx(table["global_coherence"].mean())
+    # the diagnosis drawn: each feature's pilot dot at its percentile rank within the reference
+    import json
+
+    positions = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                     if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Pilot (N = 2) within"))
+    dots = next(t for t in positions["data"] if t["name"].startswith("pilot"))
+    import base64
+
+    import numpy as np
+
+    x = dots["x"]
+    x = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"])) if isinstance(x, dict) else x
+    assert list(x) == pytest.approx(evidence["percentile"].tolist())
     assert any(m.value.startswith("**Recommendation**") for m in at.markdown)
     assert at.text[0].value  # the verdict itself, shown as plain text
     # MiniLM pilot against the release's Qwen3 features: percentiles only, said on the page

@@ -17,8 +17,9 @@ REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
 DATASET = REPO / "cached_runs" / "local_smollm2_paper_b"
 
-pytestmark = pytest.mark.skipif(not (DATASET / "manifest.json").exists(),
-                                reason="cached_runs/local_smollm2_paper_b is not built")
+pytestmark = [pytest.mark.slow,  # embeds the dataset's final outputs on a cold cache (~20 s)
+              pytest.mark.skipif(not (DATASET / "manifest.json").exists(),
+                                 reason="cached_runs/local_smollm2_paper_b is not built")]
 
 
 @pytest.fixture

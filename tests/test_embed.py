@@ -94,3 +94,13 @@ def test_embed_corpus_splits_by_conversation(embedder):
     direct = embedder.encode([SENTENCES[0], SENTENCES[2], SENTENCES[1]])
     np.testing.assert_array_equal(out["a"], direct[:2])
     np.testing.assert_array_equal(out["b"], direct[2:])
+
+
+def test_cache_counts_hits_without_reading_vectors(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    cache.put_many("m", {text_key("a"): np.ones(3), text_key("b"): np.zeros(3)})
+    cache.put_many("other", {text_key("c"): np.ones(3)})
+    keys = [text_key(t) for t in ("a", "b", "a", "c", "d")]
+    assert cache.count("m", keys) == 2  # a and b, each once; c is another model's
+    assert cache.count("m", keys) == len(cache.get_many("m", keys))
+    assert cache.count("other", keys) == 1 and cache.count("m", []) == 0

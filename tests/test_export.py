@@ -84,3 +84,23 @@ def test_png_and_svg_through_kaleido(figure):
     assert (width, height) == (1000, 600)
     svg = export.figure_to_image(figure, "svg", width=500, height=300).decode()
     assert svg.lstrip().startswith("<svg") and 'width="500"' in svg
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium for kaleido")
+def test_slide_deck_has_one_slide_sized_png_per_figure_with_its_provenance(table, figure):
+    import io
+    import zipfile
+
+    items = [export.ReportItem("Ours", figure=figure, provenance="dataset x, 10 of 10 conversations selected"),
+             export.ReportItem("A table only", table=table),
+             export.ReportItem("Paper A, Table 24", figure=figure, published=True, provenance="paper A, Table 24")]
+    archive = zipfile.ZipFile(io.BytesIO(export.slide_deck(items)))
+    assert sorted(archive.namelist()) == ["01_ours.png", "02_paper_a_table_24.png", "slides.txt"]
+    for name in ("01_ours.png", "02_paper_a_table_24.png"):
+        png = archive.read(name)
+        assert struct.unpack(">II", png[16:24]) == (1600, 900)
+    text = archive.read("slides.txt").decode()
+    assert "ours: dataset x, 10 of 10 conversations selected" in text and "published: paper A, Table 24" in text
+    slide = export.slide_figure(items[2])
+    assert slide.layout.annotations[-1].text == "published: paper A, Table 24"

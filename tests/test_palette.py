@@ -6,13 +6,20 @@ import numpy as np
 import pandas as pd
 
 from dashboard import charts, palette
-from engine.protocols.config import METHODS
+from engine.protocols.config import METHODS, PAPER_A, PAPER_B
 
 
 def test_eleven_methods_get_eleven_distinct_colours():
-    assert len(METHODS) == 11
-    colours = [palette.colour(m, "method") for m in METHODS]
-    assert len(set(c.lower() for c in colours)) == 11
+    papers = PAPER_A + PAPER_B
+    assert len(papers) == 11
+    assert len({palette.colour(m, "method").lower() for m in papers}) == 11
+    assert len({palette.colour(m, "method").lower() for m in METHODS}) == len(METHODS)  # steered too
+
+
+def test_method_colours_stay_apart_in_normal_vision():
+    rgb = [np.array([int(palette.colour(m, "method")[i:i + 2], 16) / 255 for i in (1, 3, 5)]) for m in METHODS]
+    closest = min(np.linalg.norm(a - b) for i, a in enumerate(rgb) for b in rgb[i + 1:])
+    assert closest > 0.15
 
 
 def test_same_method_same_colour_in_two_different_charts():

@@ -124,6 +124,14 @@ def test_judge_cli_dry_run_counts_calls(run_dir, capsys):
     assert main(["judge", "pairwise", str(run_dir), "--pairs", "all", "--dry-run"]) == 0
     assert "18 pairwise calls (9 comparisons x 2 orders" in capsys.readouterr().err
     assert main(["judge", "quality", str(run_dir / "nope")]) == 2
+    # records made by a judge count as done for that judge only
+    store = quality.QualityStore(run_dir)
+    first = quality.rubric_items(Corpus.from_jsonl(run_dir / "corpus.jsonl"))[0]
+    store.append({"kind": "rubric", "key": first.key, "judge": "some-model", "conversation_id":
+                  first.conversation_id, "task": first.task, "round": None, "speaker": None, "score": 5.0})
+    assert main(["judge", "quality", str(run_dir), "--judge-model", "some-model", "--base-url",
+                 "http://127.0.0.1:9", "--dry-run"]) == 0
+    assert "5 rubric calls (1 already judged)" in capsys.readouterr().err
 
 
 def test_a_line_cut_by_a_kill_is_dropped_on_reopen(run_dir):
@@ -135,3 +143,21 @@ def test_a_line_cut_by_a_kill_is_dropped_on_reopen(run_dir):
     assert again.has("k1", "j") and not again.has("k2", "j")
     assert (run_dir / "quality.jsonl").read_text().endswith("}\n")
     assert json.loads((run_dir / "quality.jsonl").read_text().splitlines()[-1])["key"] == "k1"
+
+
+@pytest.mark.parametrize("reply, verdict", [
+    ("A", "A"), ("Response B", "B"), ("Tie", "tie"),
+    ("A\n\nThe first response is clearer.", "A"),
+    ("The best response is indeed A: it is original.", "A"),
+    ('The best response is indeed "B"', "B"),
+    ("The correct answer is A.", "A"),
+    ("Response B is indeed better overall. While", "B"),
+    ("The first answer is indeed better. The", "A"),
+    ("The second option is better.", "B"),
+    ("A creative idea: 20 creative bins", None),          # the article 'A', not a verdict
+    ("The best response is A, but response B is better", None),  # names both: ambiguous
+    ("Your choice, \"A\" or \"", None),
+    ("I'll take a closer look at the", None),
+])
+def test_parse_verdict(reply, verdict):
+    assert quality.parse_verdict(reply) == verdict

@@ -14,7 +14,8 @@ st.caption("Pick two or more datasets, uploads or pilots (the sidebar filters do
            "dataset is taken whole).")
 choices = data.dataset_choices()
 current = st.session_state.get(data.DATASET_KEY)
-default = [c for c in choices if c == current or c.startswith(data.PILOT_PREFIX)][:2] or choices[:2]
+default = ([current] if current in choices else []) + [c for c in choices if c != current][:1]
+default = default[:2]
 picked = st.multiselect("Datasets", choices, default=default, key="compare_datasets")
 if len(picked) < 2:
     st.info("Choose at least two datasets to compare.")

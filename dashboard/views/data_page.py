@@ -99,6 +99,9 @@ if upload is not None and st.button("Load this file", key="upload_load"):
                                          mapping=uploads.parse_mapping(mapping_text), metadata=metadata)
     except InputError as error:
         st.error(f"Could not use this upload: {ui.escape(error)}")
+        if "column mapping" in str(error) or "--map" in str(error):
+            st.info("Rename your columns here: open “Column mapping and metadata” above and write "
+                    "theirs=ours pairs (e.g. dialog_id=conversation_id, utterance=text), then load again.")
     else:
         label = data.add_upload(loaded.name, loaded)
         st.session_state["pending_dataset_choice"] = label

@@ -24,6 +24,13 @@ st.download_button("Download the HTML report", key="export_report",
                    data=lambda: export.html_report(title, report_items, context=context).encode("utf-8"),
                    file_name=f"{export.slugify(title)}.html", mime="text/html", icon=":material/description:")
 
+st.download_button("Download every figure as a slide (1600×900 PNGs, zip)", key="export_slides",
+                   data=lambda: export.slide_deck(report_items, context=context),
+                   file_name=f"{export.slugify(title)}_slides.zip", mime="application/zip",
+                   icon=":material/slideshow:",
+                   help="Each slide carries its provenance line under the plot; slides.txt lists them. "
+                        "Needs Chromium (kaleido).")
+
 st.subheader("Figures and tables")
 st.caption("The standard set for this selection, then everything the other pages showed in this session "
            "(visit a page, come back, and its figures are here).")

@@ -172,6 +172,8 @@ if job is not None:
             if not job.running:
                 break
             time.sleep(0.5)
+        if busy:  # the form above was drawn locked for the run: draw the page again, unlocked
+            st.rerun()
         failed = failed_sessions(job)
         if job.cancelled:
             status.update(label=f"Pilot cancelled after {len(turns)} turns", state="error")

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import charts, diversity_data, published_paper_b, ui
+from dashboard import charts, diversity_data, palette, published_paper_b, ui
 from dashboard import quality_diversity_data as qd
 from dashboard.resources import get_embedder
 from engine.quality import per_round_table
@@ -80,10 +80,10 @@ def tradeoff_figure(table: pd.DataFrame, diversity: str, label: str) -> go.Figur
     if points.empty:
         return charts.empty_figure("no condition has both a quality and a diversity value")
     fig = go.Figure()
-    for position, (_, row) in enumerate(points.iterrows()):
+    for _, row in points.iterrows():
         fig.add_trace(go.Scatter(
             x=[row[diversity]], y=[row["rubric"]], mode="markers", name=row["condition"],
-            marker=dict(size=11, color=charts.SEQUENCE[position % len(charts.SEQUENCE)]),
+            marker=dict(size=11, color=palette.colour(row["condition"], "method")),
             error_x=dict(type="data", symmetric=False, array=[row[f"{diversity}_hi"] - row[diversity]],
                          arrayminus=[row[diversity] - row[f"{diversity}_lo"]]),
             error_y=dict(type="data", symmetric=False, array=[row["rubric_hi"] - row["rubric"]],

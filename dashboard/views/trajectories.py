@@ -86,11 +86,24 @@ if not picked.empty:
         st.info(f"The selection holds {len(in_selection):,} conversations; the paths below draw the first "
                 f"{MAX_PATHS} (a cap for readability). Every selected turn is in the table above.")
 
+described = frame.set_index("conversation_id")
+describe_columns = [c for c in ("discussion", "task", "model") if c in described.columns]
+
+
+def conversation_label(cid: str) -> str:
+    """An id with what it is: discussion, task, model and length (ids alone are opaque)."""
+    row = described.loc[cid]
+    parts = [str(row[c]) for c in describe_columns if row[c] == row[c]]
+    if "n_turns" in described.columns and row["n_turns"] == row["n_turns"]:
+        parts.append(f"{int(row['n_turns'])} turns")
+    return f"{cid} · {' · '.join(parts)}" if parts else cid
+
+
 default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
 if "traj_conversations" not in st.session_state:
     st.session_state["traj_conversations"] = list(default_pair)
 chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", ids, key="traj_conversations",
-                        max_selections=MAX_PATHS)
+                        max_selections=MAX_PATHS, format_func=conversation_label)
 ui.chart(st, charts.trajectory_paths(points, chosen, title=f"Chosen conversations as paths ({method.upper()})"),
          key="traj_map")
 
@@ -98,7 +111,7 @@ st.subheader("Transcript reader")
 reader_options = list(dict.fromkeys([*chosen, *ids]))
 if st.session_state.get("traj_reader") not in reader_options:
     st.session_state["traj_reader"] = reader_options[0]
-reading = st.selectbox("Conversation", reader_options, key="traj_reader")
+reading = st.selectbox("Conversation", reader_options, key="traj_reader", format_func=conversation_label)
 row = frame.set_index("conversation_id").loc[reading]
 st.caption(" · ".join(f"{c}: {ui.escape(row[c])}" for c in ("source", "task", "model", "discussion", "n_turns")
                       if c in row.index and row[c] == row[c]))
@@ -107,8 +120,9 @@ ui.table(st, trajectories.transcript(dataset, reading), key="traj_transcript", h
 
 st.subheader("Side by side (as Figure 4)")
 a_col, b_col = st.columns(2)
-first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left")
-second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right")
+first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left", format_func=conversation_label)
+second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right",
+                         format_func=conversation_label)
 ui.chart(st, charts.trajectory_pair(points, first, second,
                                     title=f"Two conversations on shared axes ({method.upper()})"),
          key="traj_pair")

@@ -45,6 +45,17 @@ def register(subparsers) -> None:
         q.set_defaults(handler=judge_command)
 
 
+def judge_name(model: str, base_url: str | None) -> str:
+    """The model name a judge backend reports (the GGUF file's stem for the local model)."""
+    from engine.llm import is_local_model
+
+    if is_local_model(model, base_url):
+        from engine.llm.local_backend import resolve_local_model
+
+        return resolve_local_model(model).stem
+    return model
+
+
 def judge_command(args: argparse.Namespace) -> int:
     from engine import quality
     from engine.grid import grid_tasks, load_grid
@@ -65,13 +76,14 @@ def judge_command(args: argparse.Namespace) -> int:
         if task_id not in tasks:
             tasks[task_id] = get_task(task_id)
     store = quality.QualityStore(folder)
+    name = judge_name(args.judge_model, args.base_url)  # what the records say judged them
     if args.judge_command == "quality":
         items = quality.rubric_items(corpus, per_round=args.per_round, per_round_limit=args.per_round_limit)
-        todo = [i for i in items if not store.has(i.key, args.judge_model)]
+        todo = [i for i in items if not store.has(i.key, name)]
         plan_text = f"{len(todo)} rubric calls ({len(items) - len(todo)} already judged)"
     else:
         plan = quality.pairwise_plan(list(corpus), pairs=args.pairs, max_per_pair=args.max_per_pair)
-        todo = [p for p in plan if not store.has(quality._pair_key(p[0], p[1]), args.judge_model)]
+        todo = [p for p in plan if not store.has(quality._pair_key(p[0], p[1]), name)]
         plan_text = f"{2 * len(todo)} pairwise calls ({len(todo)} comparisons x 2 orders; " \
                     f"{len(plan) - len(todo)} already judged)"
     print(f"{plan_text}, each retried at most {args.retries} times when unreadable", file=sys.stderr)
