@@ -225,7 +225,9 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
         folder = build_dataset(source, out_dir, description=DESCRIPTION,
                                made_by=f"python -m dashboard.steering_data {run_dir.name}",
                                regenerate="nice -n 10 python -m engine run --grid cached_runs/grids/steered.yaml "
-                                          "--out runs/steered && python -m dashboard.steering_data runs/steered",
+                                          "--out runs/steered && nice -n 10 python -m engine judge quality "
+                                          "runs/steered --judge-model local && python -m dashboard.steering_data "
+                                          "runs/steered",
                                extra_manifest=extra)
     run_dir = source if grid is None else run_dir
     dataset = Dataset.load(folder, with_corpus=False)
