@@ -21,8 +21,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
-PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "diversity",
-         "quality_diversity", "pilot", "compare", "export"]
+PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "paper_a_tables",
+         "diversity", "quality_diversity", "steering", "pilot", "compare", "export"]
 TARGET_S = 3.0
 
 

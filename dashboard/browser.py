@@ -21,9 +21,8 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PAGE_TITLES = ("Data", "LLM vs human", "Trajectories", "Design levers", "Regression", "Diversity",
-               "Quality–Diversity",
-               "Pilot", "Compare runs", "Export")
+PAGE_TITLES = ("Data", "LLM vs human", "Trajectories", "Design levers", "Regression", "Paper A tables",
+               "Diversity", "Quality–Diversity", "Steering", "Pilot", "Compare runs", "Export")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 

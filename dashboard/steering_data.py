@@ -11,9 +11,10 @@ idea (``final_embeddings.npy``, rows in ``final_ids.json`` order) for paper B's 
 * sessions (finished), mean chat calls per session, moderator interventions per session;
 * the five features the moderator tracks (engine.protocols.steered.TRACKED): mean and 95%
   t-interval over sessions, N;
-* the judge's creativity (novelty x usefulness, min-max scaled within task; paper A) with a
-  95% t-interval over the sessions it could rate, and the judge's parse rate (sessions whose
-  novelty and usefulness were both readable / sessions);
+* the judge's rubric score of each final idea (1-10, ``python -m engine judge quality``;
+  paper B's quality) and its creativity (novelty x usefulness rated together, min-max scaled
+  within task; paper A), each with a 95% t-interval over the sessions it could rate and its
+  parse rate (sessions with a readable score / sessions);
 * Vendi and Div-BLEU of the final ideas (paper B, section 6): runs in replicate order split
   into groups of 5, mean over groups with a 95% t-interval over groups.
 
@@ -40,13 +41,15 @@ GROUP = 5
 FINAL_EMBEDDINGS = "final_embeddings.npy"
 FINAL_IDS = "final_ids.json"
 INTERVENTIONS = "interventions.parquet"
-OUTCOMES = TRACKED + ("creativity",)
+OUTCOMES = TRACKED + ("rubric_score", "creativity")
 
 DESCRIPTION = ("The trajectory-steered discussion (engine/protocols/steered.py) against paper A's open, "
                "instructed and iterative structures and paper B's Creative-MAD, 10 runs each on "
-               "plastic_waste, at nearly equal call budgets (6-7 chat calls per session; grid "
+               "plastic_waste, at nearly equal call budgets (6-8 chat calls per session, Creative-MAD's judge re-asking unreadable "
+               "picks; grid "
                "cached_runs/grids/steered.yaml), on the local SmolLM2-135M-Instruct (Q4_1, llama.cpp, CPU), "
-               "rated by the same model as judge (the final ideas rated together). Turn and final-idea "
+               "rated by the same model as judge (rubric score of each final idea; novelty and usefulness of the "
+               "final ideas rated together). Turn and final-idea "
                "embeddings: all-MiniLM-L6-v2.")
 CAN_SHOW = [
     "that the steered protocol runs end to end on a real model within its stated call budget",
@@ -56,8 +59,10 @@ CAN_SHOW = [
 CANNOT_SHOW = [
     "whether steering makes ideas more creative: the judge is the same 135M model, and 10 runs of one task "
     "give wide intervals",
-    "anything about strong models or about paper A's 30-60-turn discussions: these sessions have 3-5 "
-    "discussion turns, so the moderator checks at most 4 times",
+    "anything about strong models or about paper A's 30-60-turn discussions: these sessions have 5 "
+    "discussion turns (iterative 3 proposals), so the moderator checks twice, after turns 3 and 4",
+    "creativity by paper A's consensual assessment: the 135M judge rating the final ideas together gave no "
+    "readable verdict (see judge_summary); quality rests on the rubric score, asked one idea at a time",
     "paper A's absolute feature values: the release used Qwen3-Embedding-0.6B, this dataset MiniLM",
 ]
 
@@ -100,6 +105,8 @@ def summary_table(conversations: pd.DataFrame, vectors: dict[str, np.ndarray]) -
             {"novelty_raw", "usefulness_raw"} <= set(part.columns) else pd.Series(False, index=part.index)
         row["judge_parsed"] = int(readable.sum())
         row["judge_parse_rate"] = float(readable.mean()) if len(part) else np.nan
+        rubric = part["rubric_score"].notna() if "rubric_score" in part else pd.Series(False, index=part.index)
+        row["rubric_parse_rate"] = float(rubric.mean()) if len(part) else np.nan
         ids = [cid for cid in part["conversation_id"] if cid in vectors]
         texts = dict(zip(part["conversation_id"], part["final_idea"].astype(str)))
         groups = split_into_groups(ids, GROUP)
@@ -191,10 +198,11 @@ def planned_run(run_dir: Path, grid: Path, into: Path) -> tuple[Path, int]:
     into.mkdir(parents=True, exist_ok=True)
     kept.to_jsonl(into / "corpus.jsonl")
     shutil.copy(run_dir / "manifest.json", into / "manifest.json")
-    if (run_dir / "failed.jsonl").exists():
-        lines = [to_json_line(record) + "\n" for _, record in iter_json_objects(run_dir / "failed.jsonl")
-                 if record.get("conversation_id") in wanted]
-        (into / "failed.jsonl").write_text("".join(lines), encoding="utf-8")
+    for name in ("failed.jsonl", "quality.jsonl"):  # failed sessions; judge quality records
+        if (run_dir / name).exists():
+            lines = [to_json_line(record) + "\n" for _, record in iter_json_objects(run_dir / name)
+                     if record.get("conversation_id") in wanted]
+            (into / name).write_text("".join(lines), encoding="utf-8")
     return into, len(corpus) - len(kept)
 
 
@@ -206,7 +214,9 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
     from engine.datasets import Dataset
     from engine.embed import Embedder
 
-    extra = {"can_show": CAN_SHOW, "cannot_show": CANNOT_SHOW}
+    run_manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    extra = {"can_show": CAN_SHOW, "cannot_show": CANNOT_SHOW,
+             "judge_summary": run_manifest.get("judge_summary")}
     source = run_dir
     with tempfile.TemporaryDirectory() as scratch:
         if grid is not None:
@@ -215,7 +225,9 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
         folder = build_dataset(source, out_dir, description=DESCRIPTION,
                                made_by=f"python -m dashboard.steering_data {run_dir.name}",
                                regenerate="nice -n 10 python -m engine run --grid cached_runs/grids/steered.yaml "
-                                          "--out runs/steered && python -m dashboard.steering_data runs/steered",
+                                          "--out runs/steered && nice -n 10 python -m engine judge quality "
+                                          "runs/steered --judge-model local && python -m dashboard.steering_data "
+                                          "runs/steered",
                                extra_manifest=extra)
     run_dir = source if grid is None else run_dir
     dataset = Dataset.load(folder, with_corpus=False)

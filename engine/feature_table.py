@@ -30,18 +30,11 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
 
 def feature_value(value: Any, *, path: str | Path | None, row: int | None, field: str) -> float:
     """One feature cell as a float: blank -> NaN; not a finite, plausible number -> InputError."""
-    from engine.importers.transcripts import is_blank
+    from engine.importers.transcripts import is_blank, number_or_none
 
     if is_blank(value):
         return math.nan
-    number = None
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
+    number = number_or_none(value)
     where = {"path": None if path is None else str(path), "row": row, "field": field}
     if number is None:
         raise InputError(f"expected a number, got {value!r}", **where)

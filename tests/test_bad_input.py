@@ -353,6 +353,10 @@ class _CachedHash(HashEmbedder):
         def get_many(model, keys):
             return {}
 
+        @staticmethod
+        def count(model, keys):
+            return 0
+
 
 def test_diversity_on_a_transcript_file_takes_one_text_per_conversation(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("engine.cli.data._embedder", lambda args: _CachedHash())

@@ -70,11 +70,15 @@ def test_steering_table_numbers_come_from_the_data(steered_root):
                 pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4)
         readable = part[["novelty_raw", "usefulness_raw"]].notna().all(axis=1)
         assert row.judge_parse_rate == pytest.approx(round(readable.mean(), 4), abs=1e-4)
-        creativity = part["creativity"].dropna() if "creativity" in part else pd.Series(dtype=float)
-        if len(creativity) >= 2:
-            mean, low, high = t_interval(creativity)
-            assert (row.creativity, row.creativity_lo, row.creativity_hi) == \
-                pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4)
+        for name in ("creativity", "rubric_score"):
+            scores = part[name].dropna() if name in part else pd.Series(dtype=float)
+            assert getattr(row, f"{name}_n") == len(scores)
+            if len(scores) >= 2:
+                mean, low, high = t_interval(scores)
+                assert (getattr(row, name), getattr(row, f"{name}_lo"), getattr(row, f"{name}_hi")) == \
+                    pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4)
+        if "rubric_score" in part:
+            assert row.rubric_parse_rate == pytest.approx(round(part["rubric_score"].notna().mean(), 4), abs=1e-4)
         groups = [part["conversation_id"].tolist()[g * 5:(g + 1) * 5] for g in range(len(part) // 5)]
         vendi = [vendi_by_definition(np.stack([vectors[c] for c in g])) for g in groups]
         assert row.groups == len(groups)

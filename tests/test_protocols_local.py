@@ -27,6 +27,7 @@ SMALL = {
     "homo_mad": dict(agents=2, rounds=1),
     "hetero_mad": dict(agents=2, rounds=1),
     "creative_mad": dict(agents=3, rounds=1, k=1),
+    "steered": dict(agents=2, turn_limit=3),
 }
 # progressive skips its final vote when the refinement leaves a single idea: at most
 EXACT = {"direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad", "none", "open"}
@@ -46,7 +47,10 @@ def test_each_protocol_runs_on_the_local_model(method, cache_path):
     assert c.final_idea and c.final_idea.strip()
     assert c.model == "SmolLM2-135M-Instruct.Q4_1" and c.protocol == method
     if method in EXACT:
-        assert c.meta["calls"] == expected_calls(config)
+        # a consensus judge asked again after an unreadable pick adds its extra attempts
+        retries = max(c.meta.get("consensus_attempts", 1) - 1, 0)
+        assert c.meta["calls"] == expected_calls(config) + retries
+        assert c.meta["calls"] <= expected_calls(config, with_retries=True)
     else:
         assert c.meta["calls"] <= expected_calls(config)
     for turn in c.turns:
@@ -71,6 +75,6 @@ def test_judge_on_the_local_model():
     frame = rate_ideas(["Give everyone a free kazoo so they hum instead of saying sorry.",
                         "Teach people to say 'my apologies' instead of the dangerous word."],
                        "sorry_pandemic", backend, max_tokens=16)
-    assert list(frame.columns[-5:]) == ["novelty_raw", "usefulness_raw", "novelty", "usefulness",
-                                        "creativity"]
+    assert list(frame.columns[-6:]) == ["novelty_raw", "usefulness_raw", "irrelevant", "novelty",
+                                        "usefulness", "creativity"]
     assert frame["novelty_raw"].dropna().between(0, 10).all()

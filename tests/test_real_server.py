@@ -32,7 +32,9 @@ def test_homo_mad_session_runs_and_resumes(llama_server, tmp_path, monkeypatch):
     manifest = json.loads((out / "manifest.json").read_text())
     # paper B, Homo-MAD: N first answers, N answers per debate round, one aggregation
     usage = manifest["usage_total"]
-    assert usage["calls"] == 2 * (1 + 1) + 1
+    # (plus the consensus judge's extra attempts when its pick was unreadable)
+    attempts = sessions[0]["meta"]["consensus_attempts"]
+    assert 1 <= attempts <= 3 and usage["calls"] == 2 * (1 + 1) + attempts
     assert 0 < usage["completion_tokens"] <= 5 * 32  # the server's own counts, capped per call
     assert manifest["backend"]["base_url"] == llama_server.base_url
     assert main(argv) == 0  # resumes: the finished session is not run again
@@ -48,8 +50,8 @@ def test_judge_rates_ideas_through_the_server(llama_server):  # noqa: F811
     frame = rate_ideas(["Give everyone a free kazoo so they hum instead of saying sorry.",
                         "Teach people to say 'my apologies' instead of the dangerous word."],
                        "sorry_pandemic", backend, max_tokens=16)
-    assert list(frame.columns[-5:]) == ["novelty_raw", "usefulness_raw", "novelty", "usefulness",
-                                        "creativity"]
+    assert list(frame.columns[-6:]) == ["novelty_raw", "usefulness_raw", "irrelevant", "novelty",
+                                        "usefulness", "creativity"]
     assert len(frame) == 2 and frame["novelty_raw"].dropna().between(0, 10).all()
     assert backend.usage.calls >= 2 and backend.usage.prompt_tokens > 0
 

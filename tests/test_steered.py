@@ -177,8 +177,9 @@ def test_call_bound_moderator_turns_and_trajectory_view():
 
 
 def test_targets_are_validated():
-    with pytest.raises(InputError, match="unknown target 'spreed'"):
+    with pytest.raises(InputError, match="unknown target 'spreed'") as error:
         make_config("steered", steering={"spreed": 0.1})
+    assert error.value.field == "steering"
     with pytest.raises(InputError, match="steering"):
         make_config("open", steering={"spread_min": 0.1})
     with pytest.raises(InputError, match="patience"):

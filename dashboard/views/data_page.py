@@ -18,6 +18,12 @@ manifest = dataset.manifest
 st.markdown(f"**{ui.escape(dataset.name)}**: {ui.escape(manifest.get('description', ''))}")
 if manifest.get("licence_note"):
     st.caption(f"Source: {ui.escape(manifest.get('source', 'unknown'))}. {ui.escape(manifest['licence_note'])}")
+if manifest.get("note"):  # how the data were made and what they cannot support
+    st.warning(ui.escape(manifest["note"]))
+for key, heading in (("can_show", "What this dataset can show"), ("cannot_show", "What it cannot show")):
+    if manifest.get(key):
+        st.caption(heading)
+        st.text("\n".join(f"- {line}" for line in manifest[key]))
 
 if manifest.get("ideas"):
     kinds = ", ".join(f"{k}: {v:,}" for k, v in manifest["ideas"].get("by_source_and_type", {}).items())

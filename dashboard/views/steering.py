@@ -35,14 +35,16 @@ ui.ours("Steered vs baselines (our runs)")
 st.caption(f"Dataset “{ui.escape(sd.DATASET_NAME)}”: {n_ok} finished sessions "
            f"({manifest.get('n_failed_sessions', 0)} failed, not shown), task(s) "
            f"{ui.escape(', '.join(manifest.get('tasks', [])))}; no sidebar filter applies. Features: mean over "
-           "sessions with a 95% t-interval (N = sessions with the feature). Creativity: the judge's novelty × "
-           "usefulness scaled within task, 95% t-interval over the sessions it rated; parse rate = sessions "
-           f"with both ratings readable. Vendi / Div-BLEU: final ideas in replicate order, groups of {sd.GROUP}, "
-           "mean and 95% t-interval over groups.")
+           "sessions with a 95% t-interval (N = sessions with the feature). Judge (the same 135M model): rubric "
+           "score 1–10 of each final idea (paper B) and creativity = novelty × usefulness rated together, "
+           "scaled within task (paper A), each a 95% t-interval over the sessions it could rate; parse rates = "
+           f"sessions with a readable score / sessions. Vendi / Div-BLEU: final ideas in replicate order, groups of {sd.GROUP}, "
+           f"mean and 95% t-interval over groups (at most {int(summary['groups'].max()) if len(summary) else 0} "
+           "groups per method: with 2, the interval has one degree of freedom and is very wide).")
 columns = ["method", "sessions", "calls_per_session", "interventions_per_session"]
 for name in sd.OUTCOMES:
     columns += [name, f"{name}_lo", f"{name}_hi", f"{name}_n"]
-columns += ["judge_parsed", "judge_parse_rate", "vendi", "vendi_lo", "vendi_hi", "div_bleu", "div_bleu_lo",
+columns += ["rubric_parse_rate", "judge_parsed", "judge_parse_rate", "vendi", "vendi_lo", "vendi_hi", "div_bleu", "div_bleu_lo",
             "div_bleu_hi", "groups"]
 ui.table(st, summary[[c for c in columns if c in summary.columns]].round(4), key="steering_summary",
          hide_index=True)

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
 from engine.jsonl import iter_json_objects, refuse_lone_surrogates
@@ -220,16 +222,24 @@ def as_int(value: Any, *, path: Path, row: int | None, field: str) -> int:
     raise InputError(f"expected an integer, got {value!r}", path=str(path), row=row, field=field)
 
 
+def number_or_none(value: Any) -> float | None:
+    """A CSV cell or JSON/Parquet value read as a float (NaN and infinities included), or
+    None when it is not a number (text, booleans, containers)."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
 def as_float(value: Any, *, path: Path, row: int | None, field: str) -> float:
     """A number from a CSV cell or JSON value (NaN allowed, infinities not)."""
-    number = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
+    number = number_or_none(value)
     if number is None or math.isinf(number):
         raise InputError(f"expected a number, got {value!r}", path=str(path), row=row, field=field)
     return number

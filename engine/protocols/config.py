@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine.errors import InputError
 
@@ -65,6 +65,15 @@ class ProtocolConfig(BaseModel):
     models: tuple[str, ...] | None = None
     steering: dict[str, float] | None = None  # steered: moderator targets (engine.protocols.steered)
 
+    @field_validator("steering")
+    @classmethod
+    def _known_targets(cls, value):
+        if value is not None:
+            from engine.protocols.steered import steering_targets
+
+            steering_targets(value)  # a ValueError naming the bad target
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> "ProtocolConfig":
         method = self.method
@@ -92,12 +101,8 @@ class ProtocolConfig(BaseModel):
                              f"not {method}")
         if self.consensus != "judge" and method not in WITH_CONSENSUS:
             raise ValueError(f"consensus: {method} has no consensus step")
-        if self.steering is not None:
-            if method != "steered":
-                raise ValueError(f"steering: applies to the steered discussion, not {method}")
-            from engine.protocols.steered import steering_targets
-
-            steering_targets(self.steering)  # names the bad target
+        if self.steering is not None and method != "steered":
+            raise ValueError(f"steering: applies to the steered discussion, not {method}")
         if self.models is not None and not self.models:
             raise ValueError("models: give at least one model name")
         if method in DEBATES and self.peer_strategy != "all" and self.k > self.agents - 1:
