@@ -31,6 +31,17 @@ def table_csv(tmp_path):
 
 
 @needs_release
+def test_table_command_prints_published_rows_with_their_labels(capsys):
+    """The published block names each feature and keeps the paper's one decimal (Table 24:
+    global coherence 5.9 / 27.0 / 28.8 / 47.5 / 52.6)."""
+    assert main(["analyze", "table", "24", "--metrics", str(RELEASE)]) == 0
+    printed = capsys.readouterr().out
+    published = printed.split("-- published (paper A, Table 24):")[1].splitlines()
+    row = next(line for line in published if line.strip().startswith("global_coherence"))
+    assert row.split()[1:] == ["5.9", "27", "28.8", "47.5", "52.6"]
+
+
+@needs_release
 def test_manipulability_prints_table24_with_published_beside(capsys, tmp_path):
     out = tmp_path / "t24.csv"
     assert main(["analyze", "manipulability", "--metrics", str(RELEASE), "--out", str(out)]) == 0

@@ -229,11 +229,16 @@ def _json_default(value):
     return str(value)
 
 
-def _print_table(table: pd.DataFrame, digits: int = 4) -> None:
+def _print_table(table: pd.DataFrame, digits: int | None = 4) -> None:
+    """Print without the positional index (a labelled index is kept as a column); ``digits``
+    None prints numbers as given (published tables keep the paper's precision)."""
     import pandas as pd
 
+    if not pd.api.types.is_integer_dtype(table.index):
+        table = table.reset_index(names=table.index.name or "")
+    number = (lambda v: f"{v:g}") if digits is None else (lambda v: f"{v:.{digits}f}")
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200):
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.{digits}f}"))
+        print(table.to_string(index=False, float_format=number))
 
 
 # ---------------------------------------------------------------- regress
@@ -470,11 +475,11 @@ def run_table(args) -> int:
         print(f"   note: {note}")
     if result.published is not None:
         print(f"\n-- published (paper A, {'Figure 1' if result.key == 'fig1' else 'Table ' + result.key}):")
-        _print_table(result.published)
+        _print_table(result.published, digits=None)
         for name, value in result.published.attrs.items():
             print(f"   published {name}: {value if not isinstance(value, pd.DataFrame) else ''}")
             if isinstance(value, pd.DataFrame):
-                _print_table(value)
+                _print_table(value, digits=None)
     stacked = pd.concat([part.assign(part=title) for title, part in result.parts.items()], ignore_index=True)
     _write(args.out, stacked, {"table": result.key, "title": result.title, "sample": result.sample,
                                "n": result.n, "star_levels": list(result.star_levels), "notes": result.notes,
