@@ -13,7 +13,7 @@ import hashlib
 import os
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -42,8 +42,17 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
+LOOKUP_CHUNK = 16_384  # keys per join: bounds the temp table and what one lock hold reads
+
+
 class EmbeddingCache:
-    """SQLite store of vectors keyed by (model, sha256(text)); safe across threads."""
+    """SQLite store of vectors keyed by (model, sha256(text)); safe across threads.
+
+    Lookups join a temp table of the wanted keys, sorted, against the primary-key index,
+    ``LOOKUP_CHUNK`` keys at a time, with the temp table as the outer loop (``CROSS JOIN``):
+    left to itself SQLite's planner scanned every cached key of the model for each lookup,
+    so a cached pass over N texts in chunks took time quadratic in N.
+    """
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else default_cache_path()
@@ -51,36 +60,40 @@ class EmbeddingCache:
         self._db = open_store(self.path, "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL,"
                               " key BLOB NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,"
                               " PRIMARY KEY (model, key))")
+        self._db.execute("PRAGMA cache_size=-65536")  # 64 MB of pages for this connection
+        self._db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
+        self._db.commit()
+
+    def _join(self, model: str, keys: Sequence[bytes], select: str) -> list[tuple]:
+        """Rows of ``select`` over ``keys`` (distinct, sorted) joined to their cached vectors."""
+        with self._lock:
+            try:
+                self._db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
+                return self._db.execute(f"SELECT {select} FROM wanted w CROSS JOIN vectors v "
+                                        "ON v.model = ? AND v.key = w.key", (model,)).fetchall()
+            finally:
+                self._db.execute("DELETE FROM wanted")
+                # the temp-table writes opened an implicit transaction: end it, or this
+                # connection keeps a stale read snapshot and its next write fails at once
+                # ("database is locked") whenever another process wrote in between
+                self._db.commit()
+
+    def iter_vectors(self, model: str, keys: Sequence[bytes]) -> Iterator[tuple[bytes, np.ndarray]]:
+        """``(key, vector)`` of every cached key among ``keys`` (each once, in key order)."""
+        unique = sorted(set(keys))  # sorted: the index is walked in order, not at random
+        for first in range(0, len(unique), LOOKUP_CHUNK):
+            for key, vector in self._join(model, unique[first:first + LOOKUP_CHUNK], "w.key, v.vector"):
+                yield key, np.frombuffer(vector, dtype=np.float32)
 
     def get_many(self, model: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-        """Cached vectors of ``keys`` (missing keys are absent), via one join on a temp table."""
-        unique = list(dict.fromkeys(keys))
-        found: dict[bytes, np.ndarray] = {}
-        with self._lock:
-            self._db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
-            self._db.execute("DELETE FROM wanted")
-            self._db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in unique))
-            for key, vector in self._db.execute(
-                    "SELECT v.key, v.vector FROM wanted w JOIN vectors v ON v.model = ? AND v.key = w.key",
-                    (model,)):
-                found[key] = np.frombuffer(vector, dtype=np.float32)
-            self._db.execute("DELETE FROM wanted")
-            # the temp-table writes opened an implicit transaction: end it, or this connection
-            # keeps a stale read snapshot and its next write fails at once ("database is
-            # locked") whenever another process wrote in between
-            self._db.commit()
-        return found
+        """Cached vectors of ``keys`` (missing keys are absent)."""
+        return dict(self.iter_vectors(model, keys))
 
     def count(self, model: str, keys: Sequence[bytes]) -> int:
         """How many distinct ``keys`` are cached, reading the key index only (no vector)."""
-        with self._lock:
-            self._db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key BLOB PRIMARY KEY)")
-            self._db.execute("DELETE FROM wanted")
-            self._db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
-            (found,) = self._db.execute("SELECT COUNT(*) FROM wanted w JOIN vectors v "
-                                        "ON v.model = ? AND v.key = w.key", (model,)).fetchone()
-            self._db.execute("DELETE FROM wanted")
-        return int(found)
+        unique = sorted(set(keys))
+        return sum(int(self._join(model, unique[first:first + LOOKUP_CHUNK], "COUNT(*)")[0][0])
+                   for first in range(0, len(unique), LOOKUP_CHUNK))
 
     def put_many(self, model: str, items: dict[bytes, np.ndarray]) -> None:
         rows = [(model, key, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
@@ -93,6 +106,66 @@ class EmbeddingCache:
         self._db.close()
 
 
+def _backend_error(message: str) -> Exception:
+    from engine.llm.base import BackendError  # imported only on this rare path
+
+    return BackendError(message)
+
+
+def encode_through_cache(cache: EmbeddingCache, model_name: str, texts: Sequence[str],
+                         embed_missing: Callable[[list[str]], Sequence[np.ndarray]]) -> np.ndarray:
+    """Rows of ``texts`` in order (float32): cached vectors read from ``cache`` under
+    ``model_name``, the distinct missing texts embedded by ``embed_missing`` in one call
+    (first-occurrence order) and stored. The one cache-through path of every encoder.
+
+    Vectors land straight in one (distinct texts, dim) array, never a Python object per
+    vector; a repeated text is looked up and embedded once. A cached vector whose size
+    differs from the others (another model's vectors under this name) is a BackendError.
+    """
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    slot_of: dict[bytes, int] = {}
+    rows = np.fromiter((slot_of.setdefault(text_key(t), len(slot_of)) for t in texts),
+                       dtype=np.intp, count=len(texts))
+    keys = list(slot_of)
+    unique: np.ndarray | None = None
+    cached = np.zeros(len(keys), dtype=bool)
+
+    def place(slots, vectors) -> None:
+        nonlocal unique
+        dims = ({vectors.shape[1]} if isinstance(vectors, np.ndarray) and vectors.ndim == 2
+                else {len(v) for v in vectors})
+        known = {unique.shape[1]} if unique is not None else set()
+        if len(dims | known) > 1:
+            raise _backend_error(f"{model_name} gave vectors of different sizes {sorted(dims | known)} "
+                                 "(the cache holds another model's vectors under this name?)")
+        if unique is None:
+            unique = np.empty((len(keys), dims.pop()), dtype=np.float32)
+        unique[slots] = vectors
+
+    batch_slots: list[int] = []
+    batch: list[np.ndarray] = []
+    for key, vector in cache.iter_vectors(model_name, keys):
+        batch_slots.append(slot_of[key])
+        batch.append(vector)
+        if len(batch) >= LOOKUP_CHUNK:  # a few MB of small arrays at a time, then one copy
+            cached[batch_slots] = True
+            place(batch_slots, batch)
+            batch_slots, batch = [], []
+    if batch:
+        cached[batch_slots] = True
+        place(batch_slots, batch)
+    missing = np.flatnonzero(~cached)
+    if len(missing):
+        first_row = np.unique(rows, return_index=True)[1]  # where each distinct text first appears
+        vectors = embed_missing([texts[i] for i in first_row[missing]])
+        if len(vectors) != len(missing):
+            raise _backend_error(f"{model_name} gave {len(vectors)} vectors for {len(missing)} texts")
+        place(missing, vectors)
+        cache.put_many(model_name, dict(zip((keys[i] for i in missing), unique[missing])))
+    assert unique is not None
+    return unique if len(keys) == len(texts) else unique[rows]
 def quiet_model_loading() -> None:
     """No progress bars from Hugging Face while a model loads (``--no-progress``)."""
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
@@ -150,26 +223,12 @@ class Embedder:
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Unit-length embeddings, one row per text, in order; cached texts skip the model."""
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        keys = [text_key(t) for t in texts]
-        found = self.cache.get_many(self.model_name, keys)
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
-        if missing:
-            by_key = dict(zip(keys, texts))
-            to_embed = [by_key[k] for k in missing]
+        def embed(missing: list[str]) -> np.ndarray:
             self.model_calls += 1
-            vectors = self.model.encode(to_embed, batch_size=self.batch_size,
-                                        normalize_embeddings=True, convert_to_numpy=True,
-                                        show_progress_bar=progress)
-            new = {k: np.asarray(v, dtype=np.float32) for k, v in zip(missing, vectors)}
-            self.cache.put_many(self.model_name, new)
-            found.update(new)
-        out = np.empty((len(keys), len(next(iter(found.values())))), dtype=np.float32)
-        for row, key in enumerate(keys):
-            out[row] = found[key]
-        return out
+            return self.model.encode(missing, batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=progress)
+
+        return encode_through_cache(self.cache, self.model_name, texts, embed)
 
     __call__ = encode
 

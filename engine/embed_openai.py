@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from engine.embed import EmbeddingCache, text_key
+from engine.embed import EmbeddingCache, encode_through_cache
 from engine.llm.base import BackendError, RetryableError, run_sync_closing
 from engine.llm.retry import RetryPolicy, call_with_retries
 
@@ -53,27 +53,8 @@ class OpenAIEmbedder:
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Unit-length float32 embeddings, one row per text, in order; cached texts are not sent."""
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        keys = [text_key(t) for t in texts]
-        found = self.cache.get_many(self.model_name, keys)
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
-        if missing:
-            by_key = dict(zip(keys, texts))
-            vectors = run_sync_closing(self._embed_all([by_key[k] for k in missing], progress),
-                                       self._http)
-            new = dict(zip(missing, vectors))
-            self.cache.put_many(self.model_name, new)
-            found.update(new)
-        dims = {len(v) for v in found.values()}
-        if len(dims) != 1:
-            raise BackendError(f"{self.model_name} gave vectors of different sizes {sorted(dims)} "
-                               "(the cache holds another model's vectors under this name?)")
-        out = np.empty((len(keys), dims.pop()), dtype=np.float32)
-        for row, key in enumerate(keys):
-            out[row] = found[key]
-        return out
+        return encode_through_cache(self.cache, self.model_name, texts, lambda missing: run_sync_closing(
+            self._embed_all(missing, progress), self._http))
 
     __call__ = encode
 

@@ -25,6 +25,7 @@ from engine.errors import InputError
 
 METHODS = ("pca", "umap")
 CACHE_FORMAT = 1
+TRANSFORM_CHUNK = 65_536  # turns placed per step once a fit is made
 
 
 def default_cache_dir() -> Path:
@@ -123,9 +124,11 @@ def _validate(embeddings, index_df) -> tuple[np.ndarray, pd.DataFrame]:
                          "each embedding row needs one (conversation_id, turn)")
     if len(x) < 3:
         raise InputError(f"a projection needs at least 3 turns, got {len(x)}")
-    if not np.isfinite(x).all():
-        row = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0]) + 1
-        raise InputError("embedding has a missing or infinite value", row=row)
+    for first in range(0, len(x), TRANSFORM_CHUNK):  # in blocks: no (n_turns, dim) mask at once
+        block = x[first:first + TRANSFORM_CHUNK]
+        if not np.isfinite(block).all():
+            row = first + int(np.flatnonzero(~np.isfinite(block).all(axis=1))[0]) + 1
+            raise InputError("embedding has a missing or infinite value", row=row)
     index = index_df[["conversation_id", "turn"]].reset_index(drop=True)
     if index.duplicated().any():
         row = int(np.flatnonzero(index.duplicated().to_numpy())[0]) + 1
@@ -150,7 +153,7 @@ def _cache_key(x: np.ndarray, index: pd.DataFrame, fit_mask: np.ndarray, params:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(json.dumps({"format": CACHE_FORMAT, "shape": x.shape, "params": params,
                               "sklearn": sklearn.__version__, "umap": _umap_version()}, sort_keys=True).encode())
-    digest.update(x.tobytes())
+    digest.update(memoryview(x).cast("B"))  # the same bytes as x.tobytes(), without the copy
     digest.update(index["conversation_id"].astype(str).str.cat(sep="\x1f").encode())
     digest.update(np.asarray(index["turn"], dtype=np.int64).tobytes())
     digest.update(np.packbits(fit_mask).tobytes())
@@ -171,8 +174,16 @@ def _umap_version() -> str | None:
 def _pca(x: np.ndarray, fit_mask: np.ndarray, seed: int):
     from sklearn.decomposition import PCA
 
-    pca = PCA(n_components=2, random_state=seed).fit(x[fit_mask].astype(np.float64))
-    coordinates = pca.transform(x.astype(np.float64))
+    # one float64 copy (of the fitted rows), fitted in place (copy=False), then every turn
+    # transformed TRANSFORM_CHUNK rows at a time: the fit in float64 as before, without a
+    # second float64 copy of every turn (11.6 GB at 1.9M turns x 384 dims before)
+    fit_rows = np.asarray(x, dtype=np.float64) if fit_mask.all() else x[fit_mask].astype(np.float64)
+    pca = PCA(n_components=2, random_state=seed, copy=False).fit(fit_rows)
+    del fit_rows
+    coordinates = np.empty((len(x), 2), dtype=np.float64)
+    for first in range(0, len(x), TRANSFORM_CHUNK):
+        block = np.asarray(x[first:first + TRANSFORM_CHUNK], dtype=np.float64)
+        coordinates[first:first + len(block)] = pca.transform(block)
     return coordinates, {"explained_variance_ratio": [float(v) for v in pca.explained_variance_ratio_]}
 
 

@@ -99,3 +99,45 @@ def test_bad_input(turns, tmp_path):
         project_turns(bad, index, cache_dir=tmp_path)
     with pytest.raises(InputError, match="needs column 'turn'"):
         project_turns(x, index[["conversation_id"]], cache_dir=tmp_path)
+
+
+def _many_turns(n=20_000, dim=64):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((n, dim)) + rng.standard_normal(dim)).astype(np.float32)
+    index = pd.DataFrame({"conversation_id": np.repeat([f"c{i}" for i in range(n // 10)], 10),
+                          "turn": np.tile(np.arange(10), n // 10)})
+    return x, index
+
+
+def test_pca_placed_in_chunks_equals_one_transform(monkeypatch):
+    x, index = _many_turns()
+    expected = PCA(n_components=2, random_state=42).fit(x.astype(np.float64)).transform(x.astype(np.float64))
+    monkeypatch.setattr(projection, "TRANSFORM_CHUNK", 997)  # 21 blocks, the last one short
+    out = project_turns(x, index, method="pca", use_cache=False)
+    np.testing.assert_array_equal(out[["x", "y"]].to_numpy(), expected)
+
+
+def test_pca_memory_is_one_float64_copy_of_the_turns():
+    """Peak traced memory of a PCA of 20,000 x 64 float32 turns: one float64 copy (10.2 MB)
+    and little else. Converting the turns to float64 twice (fit, then transform) and the
+    float32 copy of the fitted rows took twice as much."""
+    import tracemalloc
+
+    x, index = _many_turns()
+    project_turns(x[:600], index.iloc[:600], method="pca", use_cache=False)  # imports first
+    tracemalloc.start()
+    try:
+        project_turns(x, index, method="pca", use_cache=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.3 * x.size * 8, peak / (x.size * 8)
+
+
+def test_non_finite_value_in_a_later_block_names_its_row(turns, monkeypatch):
+    x, index = turns
+    x = x.copy()
+    x[100, 3] = np.nan
+    monkeypatch.setattr(projection, "TRANSFORM_CHUNK", 16)
+    with pytest.raises(InputError, match="row 101"):
+        project_turns(x, index, method="pca", use_cache=False)

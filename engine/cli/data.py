@@ -330,12 +330,15 @@ def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[n
 
     bar = tqdm(total=len(texts), desc="embedding", unit="turn", disable=not progress,
                file=sys.stderr)
-    parts = []
-    for chunk in chunks:
-        parts.append(embedder.encode(chunk))
+    out = None  # filled chunk by chunk: no list of parts and second copy to concatenate
+    for first, chunk in zip(range(0, len(texts), EMBED_CHUNK), chunks):
+        vectors = embedder.encode(chunk)
+        if out is None:
+            out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+        out[first:first + len(chunk)] = vectors
         bar.update(len(chunk))
     bar.close()
-    return np.concatenate(parts), hits
+    return out, hits
 
 
 # -- features ------------------------------------------------------------------------------
