@@ -225,16 +225,20 @@ def _legend_below(fig: go.Figure) -> None:
 
 
 def trajectory_paths(points: pd.DataFrame, conversation_ids: list[str], title: str = "Trajectories",
-                     background: bool = True) -> go.Figure:
+                     background: bool = True, background_points: pd.DataFrame | None = None) -> go.Figure:
     """Chosen conversations as ordered paths in a 2-D map (paper A, Figure 4).
 
     ``points`` has ``conversation_id, turn, x, y`` and optionally ``speaker, text``. Markers are
     coloured by progress through their own conversation (0 = first turn, 1 = last: one
-    sequential scale fits every path length); start and end are marked.
+    sequential scale fits every path length); start and end are marked. The grey background is
+    ``background_points`` when given (the map's drawn sample), else every point; paths are
+    always drawn from ``points`` in full.
     """
     fig = go.Figure()
-    if background and len(points):
-        fig.add_trace(go.Scattergl(x=points["x"], y=points["y"], mode="markers", name="all turns",
+    behind = points if background_points is None else background_points
+    if background and len(behind):
+        fig.add_trace(go.Scattergl(x=behind["x"], y=behind["y"], mode="markers",
+                                   name="all turns" if background_points is None else "drawn turns",
                                    marker=dict(color="#d0d4dc", size=4), hoverinfo="skip"))
     drawn = 0
     for position, cid in enumerate(conversation_ids):
