@@ -225,16 +225,20 @@ def _legend_below(fig: go.Figure) -> None:
 
 
 def trajectory_paths(points: pd.DataFrame, conversation_ids: list[str], title: str = "Trajectories",
-                     background: bool = True) -> go.Figure:
+                     background: bool = True, background_points: pd.DataFrame | None = None) -> go.Figure:
     """Chosen conversations as ordered paths in a 2-D map (paper A, Figure 4).
 
     ``points`` has ``conversation_id, turn, x, y`` and optionally ``speaker, text``. Markers are
     coloured by progress through their own conversation (0 = first turn, 1 = last: one
-    sequential scale fits every path length); start and end are marked.
+    sequential scale fits every path length); start and end are marked. The grey background is
+    ``background_points`` when given (the map's drawn sample), else every point; paths are
+    always drawn from ``points`` in full.
     """
     fig = go.Figure()
-    if background and len(points):
-        fig.add_trace(go.Scattergl(x=points["x"], y=points["y"], mode="markers", name="all turns",
+    behind = points if background_points is None else background_points
+    if background and len(behind):
+        fig.add_trace(go.Scattergl(x=behind["x"], y=behind["y"], mode="markers",
+                                   name="all turns" if background_points is None else "drawn turns",
                                    marker=dict(color="#d0d4dc", size=4), hoverinfo="skip"))
     drawn = 0
     for position, cid in enumerate(conversation_ids):
@@ -267,6 +271,45 @@ def trajectory_pair(points: pd.DataFrame, left: str, right: str, title: str = "T
     fig.update_yaxes(range=y_range)
     fig.update_yaxes(title="dimension 2", row=1, col=1)
     _layout(fig, title, height=520)
+    _legend_below(fig)
+    return fig
+
+
+def trajectory_with_interventions(points: pd.DataFrame, marks: pd.DataFrame, title: str = "",
+                                  *, axis_label: str = "dimension", label_turns: bool = False,
+                                  height: int = 460) -> go.Figure:
+    """Discussion trajectories with the steered moderator's interventions marked.
+
+    ``points``: ``conversation_id, turn, x, y`` (``turn`` 0-based within its session) and
+    optionally ``speaker, text``; one path per session, coloured by session (palette order of
+    first appearance). ``marks``: ``conversation_id, turn, x, y, rule`` and optionally
+    ``reason``: a star at the turn after which the intervention fired, the rule in the hover.
+    Every text from the data is escaped (Plotly renders a subset of HTML in labels).
+    """
+    fig = go.Figure()
+    sessions = list(dict.fromkeys(points["conversation_id"])) if len(points) else []
+    for position, cid in enumerate(sessions):
+        path = points[points["conversation_id"] == cid].sort_values("turn")
+        speakers = path["speaker"] if "speaker" in path else pd.Series("", index=path.index)
+        texts = path["text"] if "text" in path else pd.Series("", index=path.index)
+        hover = [f"{_plain(_short(cid, 60))}<br>turn {int(t) + 1}" + (f" · {_plain(s)}: {_plain(_short(x))}"
+                                                                      if s or x else "")
+                 for t, s, x in zip(path["turn"], speakers.fillna(""), texts.fillna(""))]
+        fig.add_trace(go.Scatter(
+            x=path["x"], y=path["y"], mode="lines+markers+text" if label_turns else "lines+markers",
+            name=_plain(_short(cid, 40)), line=dict(color=SEQUENCE[position % len(SEQUENCE)], width=1.5),
+            marker=dict(size=8), text=[str(int(t) + 1) for t in path["turn"]] if label_turns else None,
+            textposition="top center", hovertext=hover, hoverinfo="text"))
+    if len(marks):
+        reasons = marks["reason"] if "reason" in marks else pd.Series("", index=marks.index)
+        hover = [f"{_plain(_short(cid, 60))}<br>intervention: {_plain(rule)} ({_plain(reason)}) "
+                 f"after turn {int(turn) + 1}"
+                 for cid, rule, reason, turn in zip(marks["conversation_id"], marks["rule"], reasons, marks["turn"])]
+        fig.add_trace(go.Scatter(
+            x=marks["x"], y=marks["y"], mode="markers", name="intervention (after this turn)",
+            marker=dict(symbol="star", size=16, color=palette.BLACK, line=dict(width=1, color="#fff")),
+            hovertext=hover, hoverinfo="text"))
+    _layout(fig, title, height=height, xaxis_title=f"{axis_label} 1", yaxis_title=f"{axis_label} 2")
     _legend_below(fig)
     return fig
 

@@ -12,7 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from engine.errors import InputError
-from engine.protocols.config import PAPER_A
+from engine.protocols.config import PAPER_A, STEERED
+
+# Methods run for a number of discussion turns (paper A's structures and the steered
+# discussion, which has paper A's turn limit); every other method runs debate rounds.
+TURN_LIMITED = PAPER_A + STEERED
 
 SINGLE_AGENT = ("direct", "self_refine")
 # field -> (low, high, label); inclusive bounds
@@ -43,9 +47,9 @@ def check_settings(settings: dict[str, Any]) -> list[str]:
         value = settings.get(name)
         if value is None or (name == "agents" and method in SINGLE_AGENT):
             continue
-        if name in ("turn_limit",) and method not in PAPER_A:
+        if name in ("turn_limit",) and method not in TURN_LIMITED:
             continue
-        if name == "rounds" and method in PAPER_A:
+        if name == "rounds" and method in TURN_LIMITED:
             continue
         if not low <= value <= high:
             problems.append(f"{label}: {value:g} is outside the allowed range {range_text(name)}")
@@ -64,7 +68,7 @@ def check_settings(settings: dict[str, Any]) -> list[str]:
 def protocol_options(settings: dict[str, Any]) -> dict[str, Any]:
     """The options handed to ``engine.runner.run_pilot`` besides method, task and team."""
     options = {"max_tokens": int(settings["max_tokens"]), "temperature": float(settings["temperature"])}
-    if settings["method"] in PAPER_A:
+    if settings["method"] in TURN_LIMITED:
         options["turn_limit"] = int(settings["turn_limit"])
     return options
 
@@ -74,7 +78,7 @@ def team(settings: dict[str, Any]) -> int | None:
 
 
 def rounds(settings: dict[str, Any]) -> int | None:
-    return None if settings["method"] in PAPER_A else int(settings["rounds"])
+    return None if settings["method"] in TURN_LIMITED else int(settings["rounds"])
 
 
 def protocol_config(settings: dict[str, Any]):

@@ -178,7 +178,7 @@ def trajectory_with_marks(vectors: np.ndarray, conversation_id: str,
     marks = records[records["conversation_id"] == conversation_id].copy() if not records.empty else records.copy()
     if not marks.empty:
         marks["turn"] = marks["n_turns"].astype(int) - 1
-        marks = marks.merge(points, on="turn", how="left")
+        marks = marks.merge(points, on=["conversation_id", "turn"], how="left")
     return points, marks
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,59 @@ def map_points(points: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     out["progress"] = (rank / size.where(size > 0)).fillna(0.0)
     out["point_id"] = range(len(out))
     return out
+
+
+MAX_MAP_POINTS = 40_000  # turns drawn on the map at once: more make the page slow and the map a blot
+
+
+def sample_conversations(points: pd.DataFrame, cap: int = MAX_MAP_POINTS, seed: int = 0) -> pd.DataFrame:
+    """The turns drawn on the map: every turn when there are at most ``cap``; otherwise whole
+    conversations drawn uniformly at random without replacement (``numpy`` generator seeded with
+    ``seed``) while their turns fit in ``cap``, in the order of ``points``. Whole conversations,
+    so every drawn path is complete; the same selection gives the same sample."""
+    if len(points) <= cap:
+        return points
+    sizes = points.groupby("conversation_id", sort=False).size()
+    order = np.random.default_rng(seed).permutation(len(sizes))
+    shuffled = sizes.iloc[order]
+    kept = shuffled.index[np.cumsum(shuffled.to_numpy()) <= cap]
+    return points[points["conversation_id"].isin(kept)]
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _map_frames(_dataset: Dataset, _frame: pd.DataFrame, key: str, method: str, cap: int):
+    points = turn_points(_dataset, method)
+    projected = set(points["conversation_id"])  # once: per conversation it made the page quadratic
+    ids = [c for c in _frame["conversation_id"] if c in projected]
+    points = map_points(points[points["conversation_id"].isin(ids)], _frame)
+    return ids, points, sample_conversations(points, cap)
+
+
+def map_frames(dataset: Dataset, frame: pd.DataFrame, method: str, cap: int | None = None):
+    """``(ids, points, drawn)`` for the selection ``frame``: the conversations with projected
+    turns, all their turns (``map_points``) and the ones drawn on the map
+    (``sample_conversations``, at most ``cap``, default ``MAX_MAP_POINTS``); cached per
+    dataset, method, selected ids and cap."""
+    cap = MAX_MAP_POINTS if cap is None else cap
+    digest = hashlib.sha1("\n".join(map(str, frame["conversation_id"])).encode()).hexdigest()
+    key = f"{dataset.path or dataset.name}:{len(dataset.turn_index)}:{digest}"
+    return _map_frames(dataset, frame, key, method, int(cap))
+
+
+def conversation_labels(frame: pd.DataFrame) -> dict[str, str]:
+    """``{conversation_id: "id · discussion · task · model · N turns"}`` (ids alone are opaque);
+    missing values are left out. Built once per rerun for the pickers' ``format_func``."""
+    columns = [c for c in ("discussion", "task", "model") if c in frame.columns]
+    values = [frame[c].tolist() for c in columns]
+    turns = frame["n_turns"].tolist() if "n_turns" in frame.columns else [None] * len(frame)
+    labels = {}
+    for position, cid in enumerate(frame["conversation_id"]):
+        parts = [str(v[position]) for v in values if v[position] == v[position] and v[position] is not None]
+        n = turns[position]
+        if n is not None and n == n:
+            parts.append(f"{int(n)} turns")
+        labels[cid] = f"{cid} · {' · '.join(parts)}" if parts else cid
+    return labels
 
 
 def search_hits(points: pd.DataFrame, query: str) -> pd.Series:

@@ -27,6 +27,12 @@ SOURCES = ("llm", "human")
 # the generation phase, ratings, hand-raising bids, the judge's consensus pick and the
 # steered discussion's moderator interventions.
 NON_TRAJECTORY_PHASES = frozenset({"generation", "rating", "hand_raise", "consensus", "moderator"})
+
+
+def is_trajectory_turn(turn) -> bool:
+    """Whether a turn is an utterance of the discussion (its phase is not one of
+    ``NON_TRAJECTORY_PHASES``; a turn with no phase, from an imported transcript, is)."""
+    return turn.phase not in NON_TRAJECTORY_PHASES
 CONVERSATION_COLUMNS = (
     "conversation_id", "source", "task", "model", "protocol", "persona", "team_size",
     "order", "replicate", "status", "error",
@@ -211,7 +217,7 @@ class Corpus:
         transcripts) are kept.
         """
         def keep(conversation: Conversation) -> Conversation:
-            turns = [t for t in conversation.turns if t.phase not in NON_TRAJECTORY_PHASES]
+            turns = [t for t in conversation.turns if is_trajectory_turn(t)]
             return replace(conversation, turns=turns)
 
         return Corpus((keep(c) for c in self), name=self.name, meta=self.meta)

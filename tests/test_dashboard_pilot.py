@@ -44,7 +44,7 @@ def patch_backend(monkeypatch, backend):
     return calls
 
 
-def start_pilot(replicates=2, agents=3, turn_limit=8, **more):
+def start_pilot(replicates=2, agents=3, turn_limit=8, method="open", **more):
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()
     at.switch_page("views/pilot.py").run()
@@ -52,7 +52,7 @@ def start_pilot(replicates=2, agents=3, turn_limit=8, **more):
     at.text_input(key="pilot_base_url").input("http://127.0.0.1:9/v1")
     at.text_input(key="pilot_model").input("test-model")
     at.text_input(key="pilot_api_key").input(SECRET)
-    at.selectbox(key="pilot_method").set_value("open").run()
+    at.selectbox(key="pilot_method").set_value(method).run()
     at.number_input(key="pilot_agents").set_value(agents)
     at.number_input(key="pilot_turn_limit").set_value(turn_limit)
     at.number_input(key="pilot_replicates").set_value(replicates)
@@ -91,13 +91,23 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     # (ratings, judge) are recorded but are not turns of the discussion
     discussion_turns = 2 * (8 + 1)
     assert table["n_turns"].sum() == discussion_turns
+    # the live trajectory map: the same 9 trajectory turns per session as the features,
+    # one path per session, no intervention (an open discussion has no moderator)
+    import json
+
+    live = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
+            if json.loads(c.proto.spec)["layout"]["xaxis"]["title"]["text"] == "random projection 1"]
+    assert len(live) == 1
+    paths = [t for t in live[0]["data"] if t["mode"].startswith("lines")]
+    assert len(paths) == 2 and len(live[0]["data"]) == 2
+    assert all(len(t["hovertext"]) == 8 + 1 for t in paths)
+    assert any(f"{discussion_turns} discussion turns of 2 session(s)" in c.value and "0 moderator" in c.value
+               for c in at.caption)
     # the diagnosis: both conversations, the pilot's own mean as evidence, a recommendation
     assert {m.label: m.value for m in at.metric}["Pilot conversations diagnosed"] == "2"
     evidence = next(d.value for d in at.dataframe if "pilot_mean" in d.value.columns).set_index("feature")
     assert evidence.loc["global_coherence", "pilot_mean"] == pytest.approx(table["global_coherence"].mean())
     # the diagnosis drawn: each feature's pilot dot at its percentile rank within the reference
-    import json
-
     positions = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
                      if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Pilot (N = 2) within"))
     dots = next(t for t in positions["data"] if t["name"].startswith("pilot"))
@@ -126,6 +136,30 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     for path in target.rglob("*"):
         assert SECRET.encode() not in path.read_bytes(), f"key written into {path.name}"
     assert SECRET not in page_text(at)
+
+
+def test_live_map_of_a_steered_pilot_marks_every_intervention(runs_root, monkeypatch):
+    """A steered pilot: the live map has the session's discussion turns as one path and a
+    star per moderator turn, on the turn after which it fired, its rule in the hover."""
+    import json
+
+    backend = ScriptedBackend(responder=varied_reply(itertools.count()), model="test-model")
+    patch_backend(monkeypatch, backend)
+    at = start_pilot(replicates=1, turn_limit=8, method="steered")
+    assert not at.exception, [e.value for e in at.exception]
+    (live,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
+               if json.loads(c.proto.spec)["layout"]["xaxis"]["title"]["text"] == "random projection 1"]
+    (path,) = [t for t in live["data"] if t["mode"].startswith("lines")]
+    (stars,) = [t for t in live["data"] if t.get("marker", {}).get("symbol") == "star"]
+    job = at.session_state["pilot_job"]
+    (conversation,) = list(job.corpus)
+    moderator = [t for t in conversation.turns if t.phase == "moderator"]
+    assert moderator  # the converge rule fires once the exploration budget is spent
+    trajectory = [t for t in conversation.turns if t.phase not in ("moderator", "generation", "rating")]
+    assert len(path["hovertext"]) == len(trajectory)
+    assert len(stars["hovertext"]) == len(moderator)
+    for hover, turn in zip(stars["hovertext"], moderator):
+        assert turn.meta["rule"] in hover and f"after turn {turn.meta['n_turns']}" in hover
 
 
 @pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")

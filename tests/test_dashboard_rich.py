@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import statsmodels.api as sm
 from streamlit.testing.v1 import AppTest
@@ -241,3 +242,51 @@ def test_diversity_headline_has_an_interval_and_the_published_gain_beside_it(env
     assert any("95% bootstrap interval [" in c and "over 3 Creative-MAD and 3 Homo MAD groups of 5 runs" in c
                for c in captions), captions
     assert any(c.startswith(":orange-badge[published] paper B, section 6: Qwen3-8B +26.2%") for c in captions)
+
+
+def test_large_map_is_downsampled_to_the_cap_by_whole_conversations_and_says_so(env, monkeypatch):
+    """Above the cap the map draws a seeded sample of whole conversations (at most the cap of
+    turns) and the page states "showing X of Y turns"; search, the table and the paths keep
+    every turn. The cap is lowered to 100 here (the rich corpus has ~320 turns)."""
+    import re
+
+    from dashboard import trajectories
+
+    monkeypatch.setattr(trajectories, "MAX_MAP_POINTS", 100)
+    at = open_page("trajectories", widgets=lambda at: at.text_input(key="traj_search").input("seaweed"))
+    explore = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
+    drawn = [t for t in explore["data"] if not t["name"].startswith("search hits")]
+    texts = [text for t in drawn for text in t["text"]]
+    per_conversation = pd.Series([re.match(r"<b>(.*?)</b>", text).group(1) for text in texts]).value_counts()
+    n_turns = env.conversations.set_index("conversation_id")["n_turns"]
+    total = len(env.turn_index)
+    assert total > 100
+    # whole conversations, at most 100 turns, and no room left for the next one drawn at random
+    assert (per_conversation == n_turns.loc[per_conversation.index]).all()
+    assert len(texts) == per_conversation.sum() <= 100
+    assert len(texts) > 100 - n_turns.max()
+    assert any(f"Showing {len(texts):,} of {total:,} turns" in c.value for c in at.caption)
+    # the search still covers every turn (the table), not only the drawn ones
+    turns = env.corpus.turns_frame().merge(env.turn_index, on=["conversation_id", "turn"])
+    expected = int(turns["text"].str.contains("seaweed", case=False).sum())
+    table = next(d.value for d in at.dataframe if {"conversation_id", "text"} <= set(d.value.columns)
+                 and "distance to previous turn" not in d.value.columns)
+    assert len(table) == expected
+    assert any(f"{expected:,} turns (" in c.value and "among the drawn points" in c.value for c in at.caption)
+    # the same selection gives the same sample (seeded)
+    again = open_page("trajectories")
+    explore2 = next(f for f in figures(again) if f["layout"]["title"]["text"].startswith("Turns in semantic space"))
+    assert sorted(text for t in explore2["data"] for text in t["text"]) == sorted(texts)
+
+
+def test_sample_conversations_keeps_everything_under_the_cap_and_whole_conversations_above():
+    from dashboard.trajectories import sample_conversations
+
+    points = pd.DataFrame({"conversation_id": ["a"] * 3 + ["b"] * 5 + ["c"] * 2, "turn": [0, 1, 2, 0, 1, 2, 3, 4, 0, 1]})
+    assert sample_conversations(points, cap=10) is points
+    # seed 0: numpy's permutation of (a, b, c) is (c, a, b): c (2 turns) and a (3) fit in 7,
+    # b (5 more) does not; seed 1 gives (a, b, c): a and b (8 turns) exceed 7, so only a
+    assert list(np.random.default_rng(0).permutation(3)) == [2, 0, 1]
+    sample = sample_conversations(points, cap=7, seed=0)
+    assert sample.equals(points[points["conversation_id"].isin(["a", "c"])])
+    assert list(sample_conversations(points, cap=7, seed=1)["conversation_id"]) == ["a"] * 3

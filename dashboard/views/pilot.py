@@ -12,15 +12,17 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data, pilot_history, pilot_settings, ui
+from dashboard.live_map import PROJECTION_NOTE, LiveTrajectories, live_map
 from dashboard.pilot_job import PilotJob
 from dashboard.resources import get_embedder
 from engine.errors import InputError
-from engine.protocols.config import METHODS, PAPER_A, STEERED
+from engine.protocols.config import METHODS
 from engine.tasks import TASK_IDS
 
 JOB_KEY = "pilot_job"
 DATASET_KEY = "pilot_dataset"
 KEPT_KEY = "pilot_kept_folder"
+LIVE_KEY = "pilot_live_map"
 
 st.title("Pilot")
 st.caption("Try a model on a small pilot before a full grid: a few replicates of one protocol on "
@@ -81,7 +83,7 @@ with st.container(border=True):
         agents = 1
     else:
         agents = number(c3, "agents", 3, 1, disabled=busy)
-    paper_a = method in PAPER_A + STEERED  # the steered discussion has paper A's turn limit
+    paper_a = method in pilot_settings.TURN_LIMITED  # the steered discussion has paper A's turn limit
     if paper_a:
         turn_limit = number(c4, "turn_limit", 12, 1, disabled=busy,
                             help="Discussion turns (paper A uses 30 or 60; a pilot on the local model "
@@ -142,7 +144,7 @@ if start:
                              judge_backend=None if judge_backend is None else job.guard(judge_backend),
                              embedder=embed, **pilot_settings.protocol_options(settings))
 
-        for key in (DATASET_KEY, KEPT_KEY):
+        for key in (DATASET_KEY, KEPT_KEY, LIVE_KEY):
             st.session_state.pop(key, None)
         st.session_state[JOB_KEY] = PilotJob(settings).start(run)
         st.rerun()  # render the form locked (disabled) and the Cancel button enabled
@@ -152,6 +154,29 @@ def turns_table(turns) -> pd.DataFrame:
     rows = [{"conversation": cid.rsplit("-", 1)[-1], "speaker": t.speaker, "round": t.round,
              "phase": t.phase, "text": (t.text or "")[:300]} for cid, t in turns[-30:]]
     return pd.DataFrame(rows, columns=["conversation", "speaker", "round", "phase", "text"])
+
+
+def draw_live_map(turns, slot, note, draw: int) -> None:
+    """Embed the turns not seen yet (MiniLM, cached) and draw the live trajectory map."""
+    tracker: LiveTrajectories = st.session_state.setdefault(LIVE_KEY, LiveTrajectories())
+    if tracker.error is None:
+        try:
+            tracker.update(turns, get_embedder().encode)
+        except Exception as error:  # the run goes on; the map stops where it was
+            tracker.error = f"{type(error).__name__}: {error}"
+    points, marks = tracker.frames()
+    unplaced = f"; {tracker.unplaced} before any discussion turn, not drawn" if tracker.unplaced else ""
+    n_sessions = int(points["conversation_id"].nunique())
+    note.caption(f"Live trajectory map: {len(points)} discussion turns of {n_sessions} session(s) (MiniLM, "
+                 f"all-MiniLM-L6-v2; idea lists, ratings and moderator turns left out as in the trajectory "
+                 f"features), {len(marks)} moderator intervention(s) marked{unplaced}. {PROJECTION_NOTE}")
+    if tracker.error is not None:
+        slot.warning(f"The live map stopped: the turns could not be embedded ({ui.escape(tracker.error)}). "
+                     "The run goes on.")
+    elif points.empty:
+        slot.info("No discussion turn yet.")
+    else:
+        slot.plotly_chart(live_map(tracker), key=f"pilot_live_map_{draw}", width="stretch")
 
 
 def failed_sessions(job: PilotJob) -> list:
@@ -164,11 +189,16 @@ if job is not None:
                    state="running" if job.running else ("error" if job.error else "complete")) as status:
         progress = st.empty()
         live = st.empty()
+        map_note, map_slot = st.empty(), st.empty()
+        drawn = -1
         while True:
             turns, sessions = job.snapshot()
             progress.markdown(f"**{len(turns)}** turns received · **{sessions} / {replicates_planned}** "
                               f"sessions finished · {(job.finished or time.time()) - job.started:.0f} s")
             live.dataframe(turns_table(turns), hide_index=True)
+            if len(turns) != drawn:  # redraw only when turns arrived (and once at the start)
+                drawn = len(turns)
+                draw_live_map(turns, map_slot, map_note, drawn)
             if not job.running:
                 break
             time.sleep(0.5)

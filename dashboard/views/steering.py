@@ -5,11 +5,10 @@ N, whatever the result; the moderator's interventions by rule; what the dataset 
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import steering_data as sd
-from dashboard import ui
+from dashboard import charts, ui
 from dashboard.data import cached_runs_root, load_dataset
 
 st.title("Steering")
@@ -69,17 +68,8 @@ if steered_ids and dataset.turn_embeddings is not None:
     chosen = st.selectbox("Steered session", steered_ids, key="steering_session")
     rows = (dataset.turn_index["conversation_id"] == chosen).to_numpy()
     points, marks = sd.trajectory_with_marks(dataset.turn_embeddings[rows], chosen, records)
-    figure = go.Figure()
-    figure.add_trace(go.Scatter(x=points["x"], y=points["y"], mode="lines+markers+text",
-                                text=[str(t + 1) for t in points["turn"]], textposition="top center",
-                                name="turns (PCA of the session's MiniLM embeddings)"))
-    if not marks.empty:
-        figure.add_trace(go.Scatter(
-            x=marks["x"], y=marks["y"], mode="markers", marker={"symbol": "star", "size": 16},
-            name="intervention (after this turn)",
-            hovertext=[f"{r.rule} ({r.reason}) after turn {int(r.n_turns)}" for r in marks.itertuples()],
-            hoverinfo="text"))
-    figure.update_layout(height=420, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    figure = charts.trajectory_with_interventions(
+        points, marks, axis_label="PC (the session's MiniLM embeddings)", label_turns=True, height=420)
     ui.chart(st, figure, key="steering_trajectory")
     if not marks.empty:
         shown = marks[["n_turns", "rule", "reason", "agent"] +

@@ -34,13 +34,10 @@ controls = st.columns([1, 1, 2, 1])
 method = controls[0].radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
                            help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
-    points = trajectories.turn_points(dataset, method)
-projected = set(points["conversation_id"])  # once: per conversation it made the page quadratic
-ids = [c for c in frame["conversation_id"] if c in projected]
+    ids, points, drawn = trajectories.map_frames(dataset, frame, method)
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()
-points = trajectories.map_points(points[points["conversation_id"].isin(ids)], frame)
 clusters_on = controls[3].toggle("Cluster labels", key="traj_clusters",
                                  help="k-means of the turn embeddings, each cluster named by its c-TF-IDF "
                                       "keywords (engine.clusters).")
@@ -53,18 +50,31 @@ if clusters_on:
     else:
         labelled = trajectories.turn_clusters(dataset, int(k))
         points = points.merge(labelled, on=["conversation_id", "turn"], how="left")
+        drawn = drawn.merge(labelled, on=["conversation_id", "turn"], how="left")
 colour_options = ["progress", "turn", "speaker", *[c for c in trajectories.MAP_FACTORS if c in points],
                   *(["cluster"] if clusters_on else []), *[f for f in FEATURE_NAMES if f in points]]
 colour = controls[1].selectbox("Colour by", colour_options, key="traj_colour",
                                format_func=lambda c: "progress through the conversation" if c == "progress" else c)
 query = controls[2].text_input("Search the turns", key="traj_search", placeholder="a word or phrase")
 hits = trajectories.search_hits(points, query)
+drawn_hits = trajectories.search_hits(drawn, query)
+sampled = len(drawn) < len(points)
 
-ui.ours(f"Every turn of {len(ids):,} conversations ({len(points):,} turns), {method.upper()} of the turn "
-        f"embeddings; dataset {dataset.name}")
-st.caption("Drag to lasso turns (or use the box tool, or click one); hover a point for its full text. "
-           + (f"Search “{query}”: {int(hits.sum()):,} turns." if query.strip() else ""))
-event = ui.chart(st, charts.turn_map(points, colour, f"Turns in semantic space ({method.upper()})", hits=hits),
+if sampled:
+    ui.ours(f"{len(drawn):,} of {len(points):,} turns drawn ({drawn['conversation_id'].nunique():,} of "
+            f"{len(ids):,} conversations), {method.upper()} of the turn embeddings; dataset {dataset.name}")
+    st.caption(f"Showing {len(drawn):,} of {len(points):,} turns: whole conversations sampled uniformly at "
+               f"random (seed 0) up to {trajectories.MAX_MAP_POINTS:,} turns, so the map stays fast. Search, "
+               "the table, the paths and the reader use every turn; a lasso picks among the drawn ones.")
+else:
+    ui.ours(f"Every turn of {len(ids):,} conversations ({len(points):,} turns), {method.upper()} of the turn "
+            f"embeddings; dataset {dataset.name}")
+search_note = ""
+if query.strip():
+    search_note = (f"Search “{ui.escape(query)}”: {int(hits.sum()):,} turns"
+                   + (f" ({int(drawn_hits.sum()):,} of them among the drawn points, ringed)." if sampled else "."))
+st.caption("Drag to lasso turns (or use the box tool, or click one); hover a point for its full text. " + search_note)
+event = ui.chart(st, charts.turn_map(drawn, colour, f"Turns in semantic space ({method.upper()})", hits=drawn_hits),
                  key="traj_explore", on_select="rerun", selection_mode=("points", "box", "lasso"))
 picked = trajectories.selected_points(points, event)
 if picked.empty and query.strip():
@@ -86,17 +96,7 @@ if not picked.empty:
         st.info(f"The selection holds {len(in_selection):,} conversations; the paths below draw the first "
                 f"{MAX_PATHS} (a cap for readability). Every selected turn is in the table above.")
 
-described = frame.set_index("conversation_id")
-describe_columns = [c for c in ("discussion", "task", "model") if c in described.columns]
-
-
-def conversation_label(cid: str) -> str:
-    """An id with what it is: discussion, task, model and length (ids alone are opaque)."""
-    row = described.loc[cid]
-    parts = [str(row[c]) for c in describe_columns if row[c] == row[c]]
-    if "n_turns" in described.columns and row["n_turns"] == row["n_turns"]:
-        parts.append(f"{int(row['n_turns'])} turns")
-    return f"{cid} · {' · '.join(parts)}" if parts else cid
+conversation_label = trajectories.conversation_labels(frame).__getitem__  # one dict, not a lookup per option
 
 
 default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
@@ -104,7 +104,7 @@ if "traj_conversations" not in st.session_state:
     st.session_state["traj_conversations"] = list(default_pair)
 chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", ids, key="traj_conversations",
                         max_selections=MAX_PATHS, format_func=conversation_label)
-ui.chart(st, charts.trajectory_paths(points, chosen, title=f"Chosen conversations as paths ({method.upper()})"),
+ui.chart(st, charts.trajectory_paths(points, chosen, background_points=drawn, title=f"Chosen conversations as paths ({method.upper()})"),
          key="traj_map")
 
 st.subheader("Transcript reader")
