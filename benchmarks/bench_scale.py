@@ -11,7 +11,8 @@ Imports and first calls (UMAP's numba compilation) happen in a small untimed war
 * ``cache``: a fully cached ``embed`` pass (the CLI's ``embed_texts``: hash every turn,
   read its vector from the SQLite embedding cache, assemble the array); filling the cache
   beforehand is not timed;
-* ``pca`` and ``umap``: ``engine.projection.project_turns`` on every turn, uncached;
+* ``pca`` and ``umap``: ``engine.projection.project_turns`` on every turn, uncached (UMAP is
+  fitted on a seeded sample of ``engine.projection.MAX_FIT_TURNS`` turns, every turn placed);
 * ``table24``: the 45 Table 24 fits (``engine.stats.manipulability``) on N conversations
   whose design factors and features are rows of the paper release drawn with replacement;
 * ``dashboard``: every page rendered by a new AppTest session on a dataset of N such
@@ -123,6 +124,8 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
         projected = project_turns(turns, index, method=stage, use_cache=False)
         seconds = time.perf_counter() - started
         extra["rows"] = len(projected)
+        if stage == "umap":  # fitted on a seeded sample of at most MAX_FIT_TURNS turns, the rest placed
+            extra["fitted_turns"] = projected.attrs["fitted_turns"]
         input_mb = data.stat().st_size / 2**20
     elif stage == "table24":
         from engine.stats import manipulability

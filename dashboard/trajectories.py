@@ -34,11 +34,13 @@ def turn_texts(dataset: Dataset) -> pd.DataFrame:
 def _turn_points(_dataset: Dataset, key: str, method: str) -> pd.DataFrame:
     from engine.projection import project_turns
 
-    points = project_turns(_dataset.turn_embeddings, _dataset.turn_index, method=method, seed=42,
-                           cache_dir=projection_cache_dir())
+    projected = project_turns(_dataset.turn_embeddings, _dataset.turn_index, method=method, seed=42,
+                              cache_dir=projection_cache_dir())
+    points = projected
     texts = turn_texts(_dataset)
     if len(texts):
         points = points.merge(texts, on=["conversation_id", "turn"], how="left")
+        points.attrs = dict(projected.attrs)  # a merge drops them; they say what was fitted
     return points
 
 
@@ -47,6 +49,18 @@ def turn_points(dataset: Dataset, method: str) -> pd.DataFrame:
     method in memory (and on disk by ``engine.projection``)."""
     key = f"{dataset.path or dataset.name}:{len(dataset.turn_index)}"
     return _turn_points(dataset, key, method)
+
+
+def umap_fit_note(dataset: Dataset, method: str) -> str:
+    """One sentence when UMAP was fitted on a seeded sample of the turns (above
+    ``engine.projection.MAX_FIT_TURNS``), else ``""``. Numbers only: no user text."""
+    if method != "umap":
+        return ""
+    attrs = turn_points(dataset, method).attrs
+    if not attrs.get("fit_sampled"):
+        return ""
+    return (f"UMAP fitted on {attrs['fitted_turns']:,} of {attrs['fit_set_turns']:,} turns (seeded sample, "
+            f"seed {attrs['seed']}), every turn placed with it.")
 
 
 def contrasting_pair(frame: pd.DataFrame) -> tuple[str, str]:

@@ -5,6 +5,15 @@ of conversations (``fit_on``; default all) and places every turn with that fit, 
 ``conversation_id, turn, x, y`` in input order. Results are seeded and cached on disk under
 a key hashed from the embeddings, the index, the method, its parameters, the seed and the
 library version, so the same input gives the same picture and a second call is a file read.
+
+UMAP's fit grows faster than linearly and holds its neighbour graph in memory (30,000 turns:
+227 s on 2 cores), so it is fitted on at most ``max_fit_turns`` turns: above the cap, a
+uniform sample of the fit set's turns drawn without replacement by a generator seeded with
+``seed``, and every other turn placed with the fitted map's ``transform``, ``TRANSFORM_CHUNK``
+turns at a time. Turns, not whole conversations: turns of one conversation lie close together,
+so for the same budget independent turns cover more of the space the transform must place
+points in (more conversations represented), and the fitted count is exactly the cap. The
+cap and the sample are in the cache key; the counts are in the result's ``attrs``.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from engine.errors import InputError
 METHODS = ("pca", "umap")
 CACHE_FORMAT = 1
 TRANSFORM_CHUNK = 65_536  # turns placed per step once a fit is made
+MAX_FIT_TURNS = 20_000  # UMAP is fitted on at most this many turns (a seeded sample above it)
 
 
 def default_cache_dir() -> Path:
@@ -37,14 +47,19 @@ def default_cache_dir() -> Path:
 def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_on: Iterable[str] | None = None,
                   seed: int = 42, cache_dir: str | Path | None = None, progress: bool | Callable[[str], None] = False,
                   *, use_cache: bool = True, n_neighbors: int = 15, min_dist: float = 0.1,
-                  metric: str = "cosine") -> pd.DataFrame:
+                  metric: str = "cosine", max_fit_turns: int | None = None) -> pd.DataFrame:
     """Per-turn 2-D coordinates: DataFrame ``conversation_id, turn, x, y`` (input row order).
 
     ``embeddings`` is ``(n_turns_total, dim)`` with ``index_df`` naming each row
     (``conversation_id``, ``turn``). ``fit_on`` restricts the fit to those conversations;
     every turn is then transformed with the fitted map. ``progress`` is ``True`` (messages
     and UMAP's epoch bar on stderr) or a callable receiving stage messages. UMAP parameters
-    (``n_neighbors``, ``min_dist``, ``metric``) are ignored by PCA.
+    (``n_neighbors``, ``min_dist``, ``metric``, ``max_fit_turns``) are ignored by PCA.
+
+    ``attrs`` of the result: the parameters, and for UMAP ``fit_set_turns`` (turns in the fit
+    set), ``fitted_turns`` (turns the map was fitted on: the fit set, or its seeded sample of
+    ``max_fit_turns`` turns when larger; default ``MAX_FIT_TURNS``), ``placed_turns`` (turns placed by ``transform``) and
+    ``fit_sampled``.
     """
     report = _reporter(progress)
     if method not in METHODS:
@@ -52,7 +67,14 @@ def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_o
     x, index = _validate(embeddings, index_df)
     fit_mask = _fit_mask(index, fit_on)
     params = {"method": method, "seed": int(seed)}
+    fit_set_turns = int(fit_mask.sum())
     if method == "umap":
+        max_fit_turns = MAX_FIT_TURNS if max_fit_turns is None else max_fit_turns
+        if int(max_fit_turns) < 3:
+            raise InputError(f"max_fit_turns must be at least 3, got {max_fit_turns}", field="max_fit_turns")
+        if fit_set_turns > max_fit_turns:
+            fit_mask = _fit_sample(fit_mask, int(max_fit_turns), int(seed))
+            params["max_fit_turns"] = int(max_fit_turns)  # only when it binds: under it, results are unchanged
         params.update(n_neighbors=int(min(n_neighbors, int(fit_mask.sum()) - 1)), min_dist=float(min_dist), metric=metric)
     key = _cache_key(x, index, fit_mask, params) if use_cache else None
     path = Path(cache_dir or default_cache_dir()) / f"projection-{method}-{key}.parquet" if key else None
@@ -64,13 +86,17 @@ def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_o
         except Exception:  # a damaged cache file is recomputed, never trusted
             pass
     started = time.perf_counter()
-    report(f"projection: {method.upper()} fitted on {int(fit_mask.sum()):,} of {len(x):,} turns")
+    sampled = " (seeded sample of the fit set)" if "max_fit_turns" in params else ""
+    report(f"projection: {method.upper()} fitted on {int(fit_mask.sum()):,} of {len(x):,} turns{sampled}")
     if method == "pca":
         coordinates, extra = _pca(x, fit_mask, seed)
     else:
         coordinates, extra = _umap(x, fit_mask, params, progress, report)
     out = pd.DataFrame({"conversation_id": index["conversation_id"].to_numpy(),
                         "turn": index["turn"].to_numpy(), "x": coordinates[:, 0], "y": coordinates[:, 1]})
+    if method == "umap":
+        extra.update(fit_set_turns=fit_set_turns, fitted_turns=int(fit_mask.sum()),
+                     placed_turns=int((~fit_mask).sum()), fit_sampled="max_fit_turns" in params)
     out.attrs.update(params, **extra)
     report(f"projection: done in {time.perf_counter() - started:.1f} s")
     if path is not None:
@@ -147,6 +173,16 @@ def _fit_mask(index: pd.DataFrame, fit_on) -> np.ndarray:
     return mask
 
 
+def _fit_sample(fit_mask: np.ndarray, cap: int, seed: int) -> np.ndarray:
+    """``cap`` turns of the fit set drawn uniformly without replacement (``numpy`` generator
+    seeded with ``seed``), as a mask over every turn."""
+    rows = np.flatnonzero(fit_mask)
+    chosen = np.random.default_rng(seed).choice(rows, size=cap, replace=False)
+    sample = np.zeros_like(fit_mask)
+    sample[chosen] = True
+    return sample
+
+
 def _cache_key(x: np.ndarray, index: pd.DataFrame, fit_mask: np.ndarray, params: dict) -> str:
     import sklearn
 
@@ -202,7 +238,14 @@ def _umap(x: np.ndarray, fit_mask: np.ndarray, params: dict, progress, report):
         fitted = reducer.fit(x[fit_mask])
         coordinates = np.empty((len(x), 2), dtype=np.float64)
         coordinates[fit_mask] = fitted.embedding_
-        if (~fit_mask).any():
-            report(f"projection: placing {int((~fit_mask).sum()):,} turns outside the fit")
-            coordinates[~fit_mask] = fitted.transform(x[~fit_mask])
+        rest = np.flatnonzero(~fit_mask)
+        if len(rest):
+            report(f"projection: placing {len(rest):,} turns outside the fit")
+            if len(rest) <= TRANSFORM_CHUNK:  # one call, as before the cap existed
+                coordinates[rest] = fitted.transform(x[rest])
+            else:  # bounded memory: one block of rows (and its neighbour graph) at a time
+                for first in range(0, len(rest), TRANSFORM_CHUNK):
+                    block = rest[first:first + TRANSFORM_CHUNK]
+                    coordinates[block] = fitted.transform(x[block])
+                    report(f"projection: placed {first + len(block):,} of {len(rest):,} turns")
     return coordinates, {}

@@ -290,3 +290,28 @@ def test_sample_conversations_keeps_everything_under_the_cap_and_whole_conversat
     sample = sample_conversations(points, cap=7, seed=0)
     assert sample.equals(points[points["conversation_id"].isin(["a", "c"])])
     assert list(sample_conversations(points, cap=7, seed=1)["conversation_id"]) == ["a"] * 3
+
+
+@pytest.mark.slow  # UMAP's first call compiles numba kernels (~40 s on 2 cores)
+def test_trajectories_say_when_umap_was_fitted_on_a_sample(env, monkeypatch):
+    """With the fit cap lowered to 100 turns (the rich corpus has ~320), the page states the
+    sample: 100 of every turn fitted, every turn still on the map."""
+    import engine.projection
+    from dashboard import trajectories
+
+    monkeypatch.setattr(engine.projection, "MAX_FIT_TURNS", 100)
+    trajectories._turn_points.clear()
+    trajectories._map_frames.clear()
+    try:
+        at = open_page("trajectories", widgets=lambda at: at.radio(key="traj_method").set_value("umap"))
+        total = len(env.turn_index)
+        assert total > 100
+        assert any(f"UMAP fitted on 100 of {total:,} turns (seeded sample, seed 42), every turn placed with it."
+                   == c.value for c in at.caption)
+        main = next(f for f in figures(at) if "UMAP" in f["layout"]["title"]["text"])
+        assert len(decode(main["data"][0]["x"])) == total
+        pca = open_page("trajectories")  # PCA: no sample, no sentence
+        assert not any("fitted on" in c.value for c in pca.caption)
+    finally:
+        trajectories._turn_points.clear()
+        trajectories._map_frames.clear()

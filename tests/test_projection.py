@@ -141,3 +141,73 @@ def test_non_finite_value_in_a_later_block_names_its_row(turns, monkeypatch):
     monkeypatch.setattr(projection, "TRANSFORM_CHUNK", 16)
     with pytest.raises(InputError, match="row 101"):
         project_turns(x, index, method="pca", use_cache=False)
+
+
+# -- UMAP fitted on a seeded sample of at most max_fit_turns turns ----------------------------
+def _three_clusters():
+    """600 turns: 20 conversations x 30 turns, conversation i in cluster i % 3; the cluster
+    centres are 20 apart on three axes, the noise has standard deviation 1 per dimension."""
+    rng = np.random.default_rng(3)
+    dim = 8
+    centres = np.zeros((3, dim))
+    centres[0, 0] = centres[1, 1] = centres[2, 2] = 20.0
+    cluster = np.repeat(np.arange(20) % 3, 30)
+    x = centres[cluster] + rng.normal(size=(600, dim))
+    index = pd.DataFrame({"conversation_id": np.repeat([f"c{i:02d}" for i in range(20)], 30),
+                          "turn": np.tile(np.arange(30), 20)})
+    return x, index, cluster
+
+
+def test_fit_cap_is_in_the_cache_key_and_attrs(tmp_path, monkeypatch):
+    x, index, _ = _three_clusters()
+    fitted_rows = []
+
+    def fake_umap(x, fit_mask, params, progress, report):  # no numba: records what is fitted
+        fitted_rows.append(np.flatnonzero(fit_mask))
+        return np.zeros((len(x), 2)), {}
+
+    monkeypatch.setattr(projection, "_umap", fake_umap)
+    out = project_turns(x, index, method="umap", max_fit_turns=200, cache_dir=tmp_path)
+    expected = np.sort(np.random.default_rng(42).choice(np.arange(600), size=200, replace=False))
+    np.testing.assert_array_equal(fitted_rows[0], expected)
+    assert (out.attrs["fit_set_turns"], out.attrs["fitted_turns"], out.attrs["placed_turns"]) == (600, 200, 400)
+    assert out.attrs["fit_sampled"] and out.attrs["max_fit_turns"] == 200 and out.attrs["seed"] == 42
+    again = project_turns(x, index, method="umap", max_fit_turns=200, cache_dir=tmp_path)
+    assert len(fitted_rows) == 1 and again.attrs["fitted_turns"] == 200  # read from the cache, counts kept
+    project_turns(x, index, method="umap", max_fit_turns=300, cache_dir=tmp_path)
+    project_turns(x, index, method="umap", max_fit_turns=200, seed=7, cache_dir=tmp_path)
+    assert len(fitted_rows) == 3 and len(fitted_rows[1]) == 300
+    assert not np.array_equal(fitted_rows[2], fitted_rows[0])  # another seed, another sample
+    assert len(list(tmp_path.glob("projection-umap-*.parquet"))) == 3
+    # at or above the fit set's size the cap does not bind: no sample, one key for every such cap
+    project_turns(x, index, method="umap", max_fit_turns=600, cache_dir=tmp_path)
+    under = project_turns(x, index, method="umap", max_fit_turns=10_000, cache_dir=tmp_path)
+    assert len(fitted_rows) == 4 and len(fitted_rows[3]) == 600
+    assert not under.attrs["fit_sampled"] and "max_fit_turns" not in under.attrs
+    with pytest.raises(InputError, match="max_fit_turns must be at least 3"):
+        project_turns(x, index, method="umap", max_fit_turns=2, cache_dir=tmp_path)
+
+
+@pytest.mark.slow  # numba compiles UMAP on first use: ~30 s
+def test_umap_fitted_on_a_sample_places_every_turn_and_keeps_clusters_apart(monkeypatch):
+    x, index, cluster = _three_clusters()
+    monkeypatch.setattr(projection, "TRANSFORM_CHUNK", 150)  # 400 placed turns in 3 blocks
+    messages = []
+    out = project_turns(x, index, method="umap", max_fit_turns=200, use_cache=False, progress=messages.append)
+    assert "fitted on 200 of 600 turns (seeded sample" in messages[0]
+    assert [m for m in messages if m.startswith("projection: placed")] == [
+        "projection: placed 150 of 400 turns", "projection: placed 300 of 400 turns",
+        "projection: placed 400 of 400 turns"]
+    points = out[["x", "y"]].to_numpy()
+    assert len(points) == 600 and np.isfinite(points).all()
+    # separation, by hand: every pair of cluster centroids further apart than twice the
+    # largest root-mean-square distance of a cluster's points to its own centroid
+    centroids = np.array([points[cluster == c].mean(axis=0) for c in range(3)])
+    spread = max(np.sqrt(((points[cluster == c] - centroids[c]) ** 2).sum(axis=1).mean()) for c in range(3))
+    gaps = [np.linalg.norm(centroids[a] - centroids[b]) for a, b in ((0, 1), (0, 2), (1, 2))]
+    assert min(gaps) > 2 * spread, (gaps, spread)
+    # the placed turns (not only the fitted ones) sit with their own cluster: nearest centroid
+    placed = np.ones(600, dtype=bool)
+    placed[np.random.default_rng(42).choice(600, size=200, replace=False)] = False
+    nearest = np.linalg.norm(points[placed][:, None, :] - centroids[None], axis=2).argmin(axis=1)
+    assert (nearest == cluster[placed]).all()

@@ -69,6 +69,8 @@ if sampled:
 else:
     ui.ours(f"Every turn of {len(ids):,} conversations ({len(points):,} turns), {method.upper()} of the turn "
             f"embeddings; dataset {dataset.name}")
+if fit_note := trajectories.umap_fit_note(dataset, method):
+    st.caption(fit_note)
 search_note = ""
 if query.strip():
     search_note = (f"Search “{ui.escape(query)}”: {int(hits.sum()):,} turns"
