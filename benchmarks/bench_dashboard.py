@@ -7,7 +7,7 @@ the first render in this process (imports, dataset load, statistics, projections
 read from disk), *warm* the median of ``--repeat`` later first renders in new sessions, with
 the process caches filled as in a running server. The reference is a bare Streamlit page
 (``st.title`` + ``st.write``) rendered by AppTest in the same run; ratios are page / bare.
-Target (issue 5): every page's warm first render <= 3 s. The Trajectories page is also
+Target: every page's warm first render <= 3 s. The Trajectories page is also
 measured with UMAP (cached on disk after its first computation).
 """
 

@@ -1,6 +1,6 @@
 """Benchmark: Div-BLEU over 2,000 ~100-word texts vs NLTK ``sentence_bleu`` in a loop.
 
-Issue 2 target: at least 20x faster, equal to 1e-9 on a 200-text subset. NLTK's loop is
+Target: at least 20x faster, equal to 1e-9 on a 200-text subset. NLTK's loop is
 timed on ``--reference`` hypotheses (each against all 1,999 other texts) and its
 per-text cost scaled to 2,000; both measured in this run.
 ``python -m benchmarks.bench_div_bleu``

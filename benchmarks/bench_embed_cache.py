@@ -1,4 +1,4 @@
-"""Cached re-embedding of a 50,000-turn corpus: zero model calls, at most 2 s (issue 2).
+"""Cached re-embedding of a 50,000-turn corpus: zero model calls, at most 2 s.
 
 ``python -m benchmarks.bench_embed_cache [--turns 50000] [--cache PATH] [--batch-size 64]``
 

@@ -1,4 +1,4 @@
-"""Runner concurrency and resume, against a loopback OpenAI-compatible server (issue 4).
+"""Runner concurrency and resume, against a loopback OpenAI-compatible server.
 
 Every call waits a fixed server-side DELAY. Measured in this run:
 1. one 5-agent, 2-round homo_mad session: 16 calls, critical path 4 calls (3 rounds of

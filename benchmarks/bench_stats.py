@@ -1,6 +1,6 @@
 """Benchmark: all Table 24 specifications on the paper's 3,574 conversations, and a cached UMAP.
 
-Issue 3 targets: the 45 Table 24 fits (nine features x five models) in <= 5 s, printed with
+Targets: the 45 Table 24 fits (nine features x five models) in <= 5 s, printed with
 the ratio against statsmodels' formula API doing the same 45 fits in this run (and the
 largest R² difference between the two); a UMAP of 30,000 synthetic turns completes with
 progress shown, and the second, cached call takes <= 1 s.

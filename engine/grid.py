@@ -1,4 +1,4 @@
-"""A grid file: conditions x tasks x replicates, the model, the judge (issue 4, item 5).
+"""A grid file: conditions x tasks x replicates, the model, the judge.
 
 YAML (or a dict) with these keys; anything else is an error naming the key::
 

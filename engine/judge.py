@@ -1,4 +1,4 @@
-"""LLM-as-judge (issue 4, item 4).
+"""LLM-as-judge.
 
 * ``rate_ideas``: paper A's scales (Methods, Creativity Evaluation): novelty and
   usefulness 1-10 (0 if the idea ignores the task), min-max scaled within each task

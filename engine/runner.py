@@ -1,4 +1,4 @@
-"""Run sessions: a pilot in memory (dashboard) or a resumable grid on disk (CLI) (issue 4, item 5).
+"""Run sessions: a pilot in memory (dashboard) or a resumable grid on disk (CLI).
 
 * ``run_pilot``: a few replicates of one method on one task, run concurrently; ``on_turn``
   sees every turn as it arrives, ``on_session`` every finished Conversation; an optional

@@ -193,7 +193,7 @@ def test_spec_from_yaml_and_dict(tmp_path):
         RegressionSpec.from_yaml(tmp_path / "bad.yaml")
 
 
-# Bad input (issue 3): each names which and why.
+# Bad input: each names which and why.
 
 def small_frame(n=40, seed=0):
     rng = np.random.default_rng(seed)

@@ -1,4 +1,4 @@
-"""``python -m engine run``: run a pilot or a grid of sessions on a real model (issue 4, item 5).
+"""``python -m engine run``: run a pilot or a grid of sessions on a real model.
 
     python -m engine run --method homo_mad --task plastic_waste --agents 5 --rounds 2 \\
         --replicates 3 --model local --out runs/pilot

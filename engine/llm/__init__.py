@@ -1,4 +1,4 @@
-"""One chat interface for every model (issue 4, item 1).
+"""One chat interface for every model.
 
 ``make_backend`` builds the backend the CLI, runner and dashboard use:
 

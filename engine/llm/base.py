@@ -1,4 +1,4 @@
-"""The one chat interface every protocol talks through (issue 4, item 1).
+"""The one chat interface every protocol talks through.
 
 A backend implements a single method, ``_complete(messages, temperature, max_tokens, seed)``
 returning a :class:`ChatResult`. The base class adds what every backend needs the same way:

@@ -1,4 +1,4 @@
-"""SQLite response cache and replay mode (issue 4, item 1; the guide's cache rule).
+"""SQLite response cache and replay mode (the design guide's cache rule).
 
 The key covers everything that changes the answer: backend identity (kind, server, model),
 messages, temperature, max_tokens, seed and the replicate index, so repeated sampling is

