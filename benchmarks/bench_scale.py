@@ -191,7 +191,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES))
-    parser.add_argument("--max-umap", type=int, default=1000, help="largest N for UMAP (default 1000)")
+    parser.add_argument("--max-umap", type=int, default=16000, help="largest N for UMAP (default 16000)")
     parser.add_argument("--max-dashboard", type=int, default=16000,
                         help="largest N for the dashboard pages (default 16000)")
     parser.add_argument("--max-cache", type=int, default=64000, help="largest N for the cache pass")
