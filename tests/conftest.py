@@ -4,16 +4,23 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-RELEASE = REPO / "cached_runs" / "paper_release"
+from tests.cached_runs import cached_runs_folder
 
 
 @pytest.fixture
-def runs_root(tmp_path, monkeypatch):
+def cached_runs_of(tmp_path, monkeypatch):
+    """``cached_runs_of(*names)``: the dashboard pointed at a cached_runs folder holding only
+    those datasets; returns the folder."""
+    def make(*names: str) -> Path:
+        root, env = cached_runs_folder(tmp_path, *names)
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        return root
+
+    return make
+
+
+@pytest.fixture
+def runs_root(cached_runs_of):
     """A cached_runs folder holding only the paper release (so the default choice is fixed)."""
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / "paper_release").symlink_to(RELEASE, target_is_directory=True)
-    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
-    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
-    return root
+    return cached_runs_of("paper_release")

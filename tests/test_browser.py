@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.browser import PAGE_TITLES, chromium_path, served_dashboard, visit_pages
+from tests.cached_runs import cached_runs_folder
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE = REPO / "cached_runs" / "paper_release"
@@ -23,10 +24,7 @@ pytestmark = [
 def test_every_page_in_chromium(tmp_path):
     import pandas as pd
 
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / "paper_release").symlink_to(RELEASE, target_is_directory=True)
-    env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
+    _, env = cached_runs_folder(tmp_path, "paper_release")
     with served_dashboard(env=env) as url:
         results = visit_pages(url, tmp_path / "shots")
     assert list(results) == list(PAGE_TITLES)
@@ -47,10 +45,7 @@ PAPER_B = REPO / "cached_runs" / "local_smollm2_paper_b"
 
 @pytest.mark.skipif(not (PAPER_B / "manifest.json").exists(), reason="paper-B cached runs not built")
 def test_quality_diversity_page_in_chromium_on_the_paper_b_runs(tmp_path):
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / PAPER_B.name).symlink_to(PAPER_B, target_is_directory=True)
-    env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
+    _, env = cached_runs_folder(tmp_path, PAPER_B.name)
     with served_dashboard(env=env) as url:
         results = visit_pages(url, tmp_path / "shots", titles=("Quality–Diversity",))
     page = results["Quality–Diversity"]
@@ -72,10 +67,7 @@ def test_lasso_on_the_embedding_map_fills_the_table(tmp_path):
 
     from dashboard.browser import CHROMIUM_ARGS, wait_until_idle
 
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / LOCAL.name).symlink_to(LOCAL, target_is_directory=True)
-    env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
+    _, env = cached_runs_folder(tmp_path, LOCAL.name)
     with served_dashboard(env=env) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         try:
@@ -123,10 +115,7 @@ def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(tmp_path)
 
     from dashboard.browser import CHROMIUM_ARGS, wait_until_idle
 
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / "paper_release").symlink_to(RELEASE, target_is_directory=True)
-    env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
+    _, env = cached_runs_folder(tmp_path, "paper_release")
     with served_dashboard(env=env) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         try:

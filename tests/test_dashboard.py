@@ -89,13 +89,13 @@ def test_data_page_counts_llm_and_human(runs_root, release):
     assert shown["Mean turns"] == f"{release['n_turns'].mean():.1f}"
 
 
-def test_data_page_shows_how_a_cached_dataset_was_made(runs_root):
+def test_data_page_shows_how_a_cached_dataset_was_made(cached_runs_of):
     """A dataset's manifest note (e.g. the engine version's known limits) is on its Data page, as text."""
     def local(at):
         at.selectbox(key="dataset_choice").set_value("local_smollm2")
 
-    (runs_root / "local_smollm2").symlink_to(RELEASE.parent / "local_smollm2", target_is_directory=True)
-    note = json.loads((runs_root / "local_smollm2" / "manifest.json").read_text())["note"]
+    root = cached_runs_of("paper_release", "local_smollm2")
+    note = json.loads((root / "local_smollm2" / "manifest.json").read_text())["note"]
     at = open_page("data_page", sidebar=local)
     shown = [w.value.replace("\\", "") for w in at.warning]  # markdown escapes undone
     assert "N-1 agents agreed" in note and note in shown

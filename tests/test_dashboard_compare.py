@@ -16,13 +16,8 @@ pytestmark = pytest.mark.skipif(not ((RELEASE / "manifest.json").exists() and (L
                                 reason="cached runs not built")
 
 
-def test_two_datasets_side_by_side(tmp_path, monkeypatch):
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    for source in (RELEASE, LOCAL):
-        (root / source.name).symlink_to(source, target_is_directory=True)
-    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
-    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+def test_two_datasets_side_by_side(cached_runs_of):
+    cached_runs_of(RELEASE.name, LOCAL.name)
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()
     at.switch_page("views/compare.py").run()

@@ -39,6 +39,7 @@ def patch_backend(monkeypatch, backend):
         return backend
 
     import engine.llm
+    import engine.runner  # noqa: F401  imported first, so it keeps the real make_backend after the test
 
     monkeypatch.setattr(engine.llm, "make_backend", fake_make_backend)
     return calls

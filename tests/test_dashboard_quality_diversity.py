@@ -23,13 +23,8 @@ pytestmark = [pytest.mark.slow,  # embeds the dataset's final outputs on a cold 
 
 
 @pytest.fixture
-def paper_b_root(tmp_path, monkeypatch):
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / DATASET.name).symlink_to(DATASET, target_is_directory=True)
-    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
-    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
-    return root
+def paper_b_root(cached_runs_of):
+    return cached_runs_of(DATASET.name)
 
 
 def open_page() -> AppTest:

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.labels import readable_term
 from engine.cli import main
+from tests.cached_runs import cached_runs_folder
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
@@ -24,11 +25,8 @@ def _root(tmp_path, monkeypatch, name: str) -> Path:
     source = REPO / "cached_runs" / name
     if not (source / "manifest.json").exists():
         pytest.skip(f"cached_runs/{name} is not built")
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / name).symlink_to(source, target_is_directory=True)
-    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
-    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    for key, value in cached_runs_folder(tmp_path, name)[1].items():
+        monkeypatch.setenv(key, value)
     return source
 
 

@@ -24,13 +24,8 @@ pytestmark = pytest.mark.skipif(not (DATASET / "final_ids.json").exists(),
 
 
 @pytest.fixture
-def steered_root(tmp_path, monkeypatch):
-    root = tmp_path / "cached_runs"
-    root.mkdir()
-    (root / DATASET.name).symlink_to(DATASET, target_is_directory=True)
-    monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
-    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
-    return root
+def steered_root(cached_runs_of):
+    return cached_runs_of(DATASET.name)
 
 
 def vendi_by_definition(vectors: np.ndarray) -> float:
