@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
-CONSENSUS_METHODS = ("voting", "homo_mad", "hetero_mad", "creative_mad")
+from engine.protocols.config import WITH_CONSENSUS
 
 
 def _meta(session: Any) -> Mapping[str, Any]:
@@ -37,7 +37,7 @@ def consensus_summary(sessions: Iterable[Any]) -> dict[str, Any]:
     by_method: dict[str, Counter] = {}
     read = unparsed = total = 0
     for session in sessions:
-        if _protocol(session) not in CONSENSUS_METHODS:
+        if _protocol(session) not in WITH_CONSENSUS:
             continue
         meta = _meta(session)
         total += 1

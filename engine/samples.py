@@ -21,10 +21,9 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
+from engine.names import PAPER_A as PAPER_A_STRUCTURES
 
-PAPER_A_STRUCTURES = ("none", "open", "instructed", "iterative", "progressive")
 TRAJECTORY_STRUCTURES = ("instructed", "open", "iterative")
-TEAM_STRUCTURES = PAPER_A_STRUCTURES
 
 
 @dataclass(frozen=True)
