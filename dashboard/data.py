@@ -19,13 +19,12 @@ import streamlit as st
 
 from engine.datasets import Dataset, list_datasets
 from engine.features import FEATURE_NAMES
+from engine.names import PAPER_B as PAPER_B_METHODS  # paper A's samples are in engine.samples
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FILTER_COLUMNS = ("source", "task", "model", "discussion", "persona", "team_size")
 OUTCOME_COLUMNS = ("creativity", "novelty", "usefulness")
 MISSING_LABEL = "(none)"
-# Paper B's methods (paper A's samples are in engine.samples).
-PAPER_B_METHODS = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
 UPLOADS_KEY = "uploaded_datasets"
 DATASET_KEY = "dataset_choice"
 UPLOAD_PREFIX = "upload: "

@@ -17,7 +17,8 @@ import numpy as np
 from engine.corpus import Conversation
 from engine.llm.base import Backend
 from engine.llm.secrets import scrub
-from engine.protocols.config import METHODS, PAPER_A, PAPER_B, ProtocolConfig, make_config
+from engine.protocols.config import (DEBATES, METHODS, PAPER_A, PAPER_B, WITH_CONSENSUS, ProtocolConfig,
+                                     make_config)
 from engine.protocols.session import OnTurn, Session
 from engine.tasks import Task, get_task
 
@@ -79,7 +80,7 @@ def _paper_b_persona(config: ProtocolConfig) -> str:
 
 def consensus_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int:
     """Calls of the consensus step: judge 1 (+ retries), vote N, random / all none."""
-    if config.method not in ("voting", "homo_mad", "hetero_mad", "creative_mad"):
+    if config.method not in WITH_CONSENSUS:
         return 0
     return {"judge": 1 + (config.consensus_retries if with_retries else 0),
             "vote": config.agents, "random": 0, "all": 0}[config.consensus]
@@ -95,7 +96,7 @@ def expected_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int
         return 1 + 2 * r
     if m == "voting":
         return n + consensus_calls(config, with_retries=with_retries)
-    if m in ("homo_mad", "hetero_mad", "creative_mad"):
+    if m in DEBATES:
         return n * (r + 1) + consensus_calls(config, with_retries=with_retries)
     initial = 2 * n if config.initial_generation else 0
     limit = config.turn_limit
