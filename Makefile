@@ -44,9 +44,9 @@ bench: install
 # Regenerate cached_runs/: the paper-release dataset, then real sessions on the local
 # model (resumable: re-running skips finished sessions), then embeddings + features.
 cached-runs: install
-	$(PYTHON) -m dashboard.build_paper_release
+	$(PYTHON) -m engine dataset release
 	$(PYTHON) -m engine run --grid cached_runs/grids/local_smollm2.yaml --out runs/local_smollm2
-	$(PYTHON) -m dashboard.build_local_runs runs/local_smollm2 --out cached_runs/local_smollm2
+	$(PYTHON) -m engine dataset build runs/local_smollm2 --out cached_runs/local_smollm2
 
 # Paper B's ablation grid on the local model (about 40 minutes on a shared 2-core machine),
 # judged by the same model (rubric per round, pairwise win rates), into its own dataset.
@@ -54,4 +54,4 @@ cached-runs-paper-b: install
 	nice -n 10 $(PYTHON) -m engine run --grid cached_runs/grids/local_smollm2_paper_b.yaml --out runs/local_smollm2_paper_b
 	nice -n 10 $(PYTHON) -m engine judge quality runs/local_smollm2_paper_b --per-round --per-round-limit 3 --retries 1 --concurrency 1
 	nice -n 10 $(PYTHON) -m engine judge pairwise runs/local_smollm2_paper_b --max-per-pair 3 --retries 1 --concurrency 1
-	$(PYTHON) -m dashboard.build_local_runs runs/local_smollm2_paper_b --paper-b --out cached_runs/local_smollm2_paper_b
+	$(PYTHON) -m engine dataset build runs/local_smollm2_paper_b --kind paper-b --out cached_runs/local_smollm2_paper_b

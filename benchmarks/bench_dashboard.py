@@ -72,12 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="warm renders per page (median reported)")
     args = parser.parse_args(argv)
     _quiet_streamlit()
-    from dashboard.data import cached_runs_root
+    from dashboard.page_data.datasets import cached_runs_root
     from engine.datasets import list_datasets
 
     datasets = args.dataset or [p.name for p in list_datasets(cached_runs_root())]
     if not datasets:
-        print("no dataset in cached_runs/; build one first (python -m dashboard.build_paper_release)")
+        print("no dataset in cached_runs/; build one first (python -m engine.dataset_builds.paper_release)")
         return 2
     bare_render()  # warm the Streamlit runtime itself
     bare = statistics.median(bare_render() for _ in range(5))

@@ -1,7 +1,7 @@
 """Creativity Dynamics Lab: the Streamlit entry point (``streamlit run dashboard/app.py``).
 
 One ``st.navigation`` over the pages in ``dashboard/views/``; the sidebar holds the dataset
-choice and the filters every page respects (see ``dashboard.data``).
+choice and the filters every page respects (see ``dashboard.widgets.session``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if str(REPO_ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import sidebar  # noqa: E402
+from dashboard.widgets import sidebar  # noqa: E402
 
 st.set_page_config(page_title="Creativity Dynamics Lab", page_icon=":material/hub:", layout="wide")
 
@@ -37,7 +37,7 @@ PAGES = [
 
 navigation = st.navigation(PAGES)
 st.session_state["current_page_title"] = navigation.title
-from dashboard import ui  # noqa: E402
+from dashboard.widgets import ui  # noqa: E402
 
 ui.start_page()
 sidebar.render()

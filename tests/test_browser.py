@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.browser import PAGE_TITLES, chromium_path, served_dashboard, visit_pages
+from devtools.browser import PAGE_TITLES, chromium_path, served_dashboard, visit_pages
 from tests.cached_runs import cached_runs_folder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,7 +65,7 @@ def test_lasso_on_the_embedding_map_fills_the_table(tmp_path):
     lists the lassoed turns (Plotly selection events through st.plotly_chart(on_select=...))."""
     from playwright.sync_api import sync_playwright
 
-    from dashboard.browser import CHROMIUM_ARGS, wait_until_idle
+    from devtools.browser import CHROMIUM_ARGS, wait_until_idle
 
     _, env = cached_runs_folder(tmp_path, LOCAL.name)
     with served_dashboard(env=env) as url, sync_playwright() as playwright:
@@ -113,7 +113,7 @@ def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(tmp_path)
 
     from playwright.sync_api import sync_playwright
 
-    from dashboard.browser import CHROMIUM_ARGS, wait_until_idle
+    from devtools.browser import CHROMIUM_ARGS, wait_until_idle
 
     _, env = cached_runs_folder(tmp_path, "paper_release")
     with served_dashboard(env=env) as url, sync_playwright() as playwright:

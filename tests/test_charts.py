@@ -1,4 +1,4 @@
-"""Dashboard figures (dashboard/charts.py): the plotted numbers equal numbers worked out here."""
+"""Dashboard figures (dashboard/figures/charts.py): the plotted numbers equal numbers worked out here."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts
+from dashboard.figures import charts
 
 
 @pytest.fixture
@@ -143,7 +143,7 @@ def test_effect_size_forest_sorted_by_d():
 def test_contrasting_pair_prefers_conversations_with_a_path():
     import pandas as pd
 
-    from dashboard.trajectories import contrasting_pair
+    from dashboard.page_data.trajectories import contrasting_pair
 
     frame = pd.DataFrame({"conversation_id": ["one_turn", "long_low", "long_high", "short_high"],
                           "n_turns": [1, 9, 8, 2], "creativity": [0.9, 0.1, 0.5, 0.95]})

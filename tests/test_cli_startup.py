@@ -12,7 +12,9 @@ HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "sklearn", "statsmodels", "umap"
          "sentence_transformers", "transformers", "llama_cpp", "openai", "httpx", "pydantic",
          "streamlit", "plotly", "tqdm")
 COMMANDS = (["import"], ["embed"], ["features"], ["diversity"], ["analyze"], ["analyze", "regress"],
-            ["analyze", "manipulability"], ["analyze", "compare"], ["analyze", "diagnose"], ["analyze", "table"], ["run"], ["pilot"], [])
+            ["analyze", "manipulability"], ["analyze", "compare"], ["analyze", "diagnose"], ["analyze", "table"], ["run"], ["pilot"],
+            ["judge"], ["judge", "quality"], ["judge", "pairwise"], ["dataset"], ["dataset", "build"],
+            ["dataset", "release"], [])
 
 PROBE = """
 import contextlib, io, json, sys

@@ -1,4 +1,4 @@
-"""Diversity grouped by the full condition (engine.conditions, dashboard.diversity_data)."""
+"""Diversity grouped by the full condition (engine.conditions, dashboard.page_data.diversity)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import diversity_data
+from dashboard.page_data import diversity as diversity_data
 from engine.conditions import ablation_name, add_condition
 from engine.diversity import vendi_score
 

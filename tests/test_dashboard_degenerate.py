@@ -11,7 +11,8 @@ import pytest
 import statsmodels.formula.api as smf
 from streamlit.testing.v1 import AppTest
 
-from dashboard import analyses, labels
+from dashboard.figures import labels
+from dashboard.page_data import analyses
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")

@@ -44,7 +44,7 @@ def assert_shown_as_text(body: str, user_text: str) -> None:
        | st.lists(st.sampled_from(NASTY + ["#", "-", "1.", ">", "`", "*", "\n", " ", "    ", "&amp;",
                                             "\\", "|a|b|", "==="]), max_size=8).map("".join))
 def test_escaped_text_renders_as_exactly_that_text(text):
-    from dashboard.ui import escape
+    from dashboard.widgets.ui import escape
 
     rendered = RENDER.render(escape(text))
     assert "<img" not in rendered and "<a " not in rendered

@@ -254,7 +254,7 @@ def test_unreachable_server_fails_first_and_is_not_diagnosed(runs_root, monkeypa
     failed = next(d.value for d in at.dataframe if "error" in d.value.columns)
     assert len(failed) == 2 and failed["error"].str.contains("connection refused").all()
     # kept in the history all the same, marked failed
-    from dashboard import pilot_history
+    from dashboard.pilot import history as pilot_history
 
     listing = pilot_history.listing()
     assert listing[["sessions", "failed"]].values.tolist() == [[2, 2]]
@@ -270,7 +270,7 @@ def test_max_tokens_and_temperature_reach_the_model_and_the_pilot_is_kept(runs_r
     # synthesis, each with the 96 chosen (never the 512 default)
     assert {h["max_tokens"] for h in backend.history} == {96}
     assert [h["temperature"] for h in backend.history] == pytest.approx([0.3] * len(backend.history))
-    from dashboard import pilot_history
+    from dashboard.pilot import history as pilot_history
 
     listing = pilot_history.listing()
     assert len(listing) == 1 and listing.loc[0, "sessions"] == 1 and listing.loc[0, "failed"] == 0
@@ -292,7 +292,7 @@ def test_cancel_keeps_the_turns_received():
     import threading
     import time
 
-    from dashboard.pilot_job import CANCELLED, PilotJob
+    from dashboard.pilot.job import CANCELLED, PilotJob
     from engine.runner import run_pilot
 
     gate = threading.Semaphore(0)

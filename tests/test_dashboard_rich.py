@@ -250,7 +250,7 @@ def test_large_map_is_downsampled_to_the_cap_by_whole_conversations_and_says_so(
     every turn. The cap is lowered to 100 here (the rich corpus has ~320 turns)."""
     import re
 
-    from dashboard import trajectories
+    from dashboard.page_data import trajectories
 
     monkeypatch.setattr(trajectories, "MAX_MAP_POINTS", 100)
     at = open_page("trajectories", widgets=lambda at: at.text_input(key="traj_search").input("seaweed"))
@@ -280,7 +280,7 @@ def test_large_map_is_downsampled_to_the_cap_by_whole_conversations_and_says_so(
 
 
 def test_sample_conversations_keeps_everything_under_the_cap_and_whole_conversations_above():
-    from dashboard.trajectories import sample_conversations
+    from dashboard.page_data.trajectories import sample_conversations
 
     points = pd.DataFrame({"conversation_id": ["a"] * 3 + ["b"] * 5 + ["c"] * 2, "turn": [0, 1, 2, 0, 1, 2, 3, 4, 0, 1]})
     assert sample_conversations(points, cap=10) is points
@@ -297,11 +297,11 @@ def test_trajectories_say_when_umap_was_fitted_on_a_sample(env, monkeypatch):
     """With the fit cap lowered to 100 turns (the rich corpus has ~320), the page states the
     sample: 100 of every turn fitted, every turn still on the map."""
     import engine.projection
-    from dashboard import trajectories
+    from dashboard.widgets import cached
 
     monkeypatch.setattr(engine.projection, "MAX_FIT_TURNS", 100)
-    trajectories._turn_points.clear()
-    trajectories._map_frames.clear()
+    cached._turn_points.clear()
+    cached._map_frames.clear()
     try:
         at = open_page("trajectories", widgets=lambda at: at.radio(key="traj_method").set_value("umap"))
         total = len(env.turn_index)
@@ -313,5 +313,5 @@ def test_trajectories_say_when_umap_was_fitted_on_a_sample(env, monkeypatch):
         pca = open_page("trajectories")  # PCA: no sample, no sentence
         assert not any("fitted on" in c.value for c in pca.caption)
     finally:
-        trajectories._turn_points.clear()
-        trajectories._map_frames.clear()
+        cached._turn_points.clear()
+        cached._map_frames.clear()

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.labels import readable_term
+from dashboard.figures.labels import readable_term
 from engine.cli import main
 from tests.cached_runs import cached_runs_folder
 

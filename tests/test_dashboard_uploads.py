@@ -1,4 +1,4 @@
-"""Uploads (dashboard/uploads.py): bad files become InputErrors naming the file, good files
+"""Uploads (dashboard/page_data/uploads.py): bad files become InputErrors naming the file, good files
 become datasets whose numbers match a direct computation."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import uploads
-from dashboard.data import apply_filters, availability, filter_options
+from dashboard.page_data import uploads
+from dashboard.page_data.datasets import apply_filters, availability, filter_options
 from engine.datasets import Dataset
 from engine.errors import InputError
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-import pandas as pd
-
-from dashboard import diversity_data
+from dashboard.page_data import diversity as diversity_data
 
 
 def table(creative, homo):

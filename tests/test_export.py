@@ -1,4 +1,4 @@
-"""Exports (dashboard/export.py): CSV, LaTeX, HTML, the one-file report, PNG/SVG."""
+"""Exports (dashboard/exports/formats.py): CSV, LaTeX, HTML, the one-file report, PNG/SVG."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from dashboard import export
+from dashboard.exports import formats as export
 
 
 @pytest.fixture

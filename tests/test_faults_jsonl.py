@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -97,7 +96,7 @@ def test_imported_csv_with_separators_writes_a_readable_jsonl(tmp_path):
 
 
 def test_dashboard_upload_of_a_corpus_whose_first_line_holds_separators():
-    from dashboard import uploads
+    from dashboard.page_data import uploads
     from tests.test_dashboard_uploads import HashEmbedder
 
     corpus_line = json.dumps({"conversation_id": "c1", "turns": [{"speaker": "A", "text": NASTY},
@@ -119,11 +118,12 @@ def test_quality_file_holds_separators_and_reads_back(tmp_path):
 
 def test_hashes_of_text_holding_a_lone_surrogate_do_not_crash():
     # identical to plain UTF-8 for ordinary text (cache keys unchanged), defined for the rest
+    import hashlib
+
     from engine.embed import text_key
     from engine.llm import prompt_hash
     from engine.llm.cache import cache_key
     from engine.tasks import Task
-    import hashlib
 
     assert Task("t", "plain é").prompt_sha256 == hashlib.sha256("plain é".encode()).hexdigest()
     assert Task("t", "half \ud800").prompt_sha256 == hashlib.sha256(b"half \xed\xa0\x80").hexdigest()

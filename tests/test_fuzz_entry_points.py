@@ -358,7 +358,7 @@ upload_payloads = st.one_of(
                              "data.txt", "data", "x.CSV", "[a](http:x).csv", "<img src=x>.jsonl"]),
        payload=upload_payloads)
 def test_generated_dashboard_uploads(name, payload):
-    from dashboard.uploads import read_upload
+    from dashboard.page_data.uploads import read_upload
     from engine.datasets import Dataset
 
     started = time.perf_counter()

@@ -163,7 +163,7 @@ def test_analyze_reads_an_ideas_csv(tmp_path, ideas_file, capsys):
 
 
 def test_dashboard_upload_recognises_the_ideas_file(ideas_file):
-    from dashboard.uploads import read_upload
+    from dashboard.page_data.uploads import read_upload
 
     dataset = read_upload("ideas_with_ratings_clean.csv", ideas_file[0].read_bytes(), max_mb=50)
     assert len(dataset.conversations) == len(ideas_file[1])

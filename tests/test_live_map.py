@@ -1,5 +1,5 @@
-"""The Pilot page's live trajectory map (dashboard.live_map) and the shared chart of
-trajectories with interventions (dashboard.charts.trajectory_with_interventions).
+"""The Pilot page's live trajectory map (dashboard.figures.live_map) and the shared chart of
+trajectories with interventions (dashboard.figures.charts.trajectory_with_interventions).
 
 Turns carry known vectors through a fake embedder (a dict from text to vector), so every
 expected position is worked out here by hand: with the fixed projection, a turn's point is
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard import charts
-from dashboard.live_map import LiveTrajectories, live_map, random_projection
+from dashboard.figures import charts
+from dashboard.figures.live_map import LiveTrajectories, live_map, random_projection
 from engine.corpus import Turn
 
 DIM = 6
@@ -107,7 +107,7 @@ def test_intervention_before_any_turn_is_counted_not_drawn():
 
 
 def test_steering_page_marks_reach_the_shared_chart():
-    from dashboard.steering_data import trajectory_with_marks
+    from dashboard.page_data.steering import trajectory_with_marks
 
     vectors = np.stack([vector(i) for i in range(4)])
     records = pd.DataFrame([{"conversation_id": "c", "n_turns": 3, "rule": "lens", "reason": "drift_to_majority"}])

@@ -1,11 +1,11 @@
-"""dashboard.palette: one colour per level, the same in every chart."""
+"""dashboard.figures.palette: one colour per level, the same in every chart."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from dashboard import charts, palette
+from dashboard.figures import charts, palette
 from engine.protocols.config import METHODS, PAPER_A, PAPER_B
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dashboard import quality_diversity_data as qd
+from dashboard.page_data import quality_diversity as qd
 
 
 def test_mean_ci_is_a_student_t_interval():

@@ -3,15 +3,15 @@ as computed from the dataset; no dumps, no internal keys, no literal backslash-n
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import data, export, report
+from dashboard.exports import formats as export
+from dashboard.exports import report
+from dashboard.page_data import datasets
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
@@ -36,7 +36,7 @@ def test_every_catalog_block_has_its_provenance():
     frame = dataset.conversations[dataset.conversations["model"].isin(["gpt-4.1", "o3-high"])
                                   | (dataset.conversations["source"] == "human")]
     selections = {"model": ["gpt-4.1", "o3-high", "(none)"]}
-    items = report.catalog(dataset, frame, data.availability(dataset), cached=False, selections=selections)
+    items = report.catalog(dataset, frame, datasets.availability(dataset), selections=selections)
     page = export.html_report("r", items, context=report.selection_context(dataset, frame, selections))
     blocks = sections(page)
     assert len(blocks) == len(items)
@@ -66,7 +66,7 @@ def test_export_of_shown_items_uses_headings_not_keys(runs_root):
     assert not at.exception, [e.value for e in at.exception]
     options = at.selectbox(key="export_item").options
     assert not [o for o in options if re.search(r"\b(lvh|levers)_\w+", o)], options
-    from dashboard import ui
+    from dashboard.widgets import ui
 
     shown = report.shown_as_items(at.session_state[ui.SHOWN_KEY])
     table24 = next(i for i in shown if i.title == "Design levers: R² (%) published")

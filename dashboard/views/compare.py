@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, comparison, data, ui
-from dashboard.resources import get_embedder
+from dashboard.figures import charts
+from dashboard.page_data import comparison
+from dashboard.widgets import session, ui
+from dashboard.widgets.resources import get_embedder
 from engine.features import FEATURE_NAMES
 
 st.title("Compare runs")
 st.caption("Pick two or more datasets, uploads or pilots (the sidebar filters do not apply here: each "
            "dataset is taken whole).")
-choices = data.dataset_choices()
-current = st.session_state.get(data.DATASET_KEY)
+choices = session.dataset_choices()
+current = st.session_state.get(session.DATASET_KEY)
 default = ([current] if current in choices else []) + [c for c in choices if c != current][:1]
 default = default[:2]
 picked = st.multiselect("Datasets", choices, default=default, key="compare_datasets")
@@ -21,9 +23,9 @@ if len(picked) < 2:
     st.info("Choose at least two datasets to compare.")
     st.stop()
 
-datasets = {name: data.dataset_by_choice(name) for name in picked}
-frames = {name: d.conversations for name, d in datasets.items()}
-manifests = {name: d.manifest for name, d in datasets.items()}
+chosen = {name: session.dataset_by_choice(name) for name in picked}
+frames = {name: d.conversations for name, d in chosen.items()}
+manifests = {name: d.manifest for name, d in chosen.items()}
 ui.ours("What each dataset holds")
 ui.table(st, comparison.overview(frames, manifests), key="compare_overview", hide_index=True)
 models = {m.get("embedding_model", "not recorded") for m in manifests.values()}

@@ -7,8 +7,10 @@ import os
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, pilot_history, ui, uploads
-from dashboard.resources import get_embedder
+from dashboard.page_data import datasets, uploads
+from dashboard.pilot import history as pilot_history
+from dashboard.widgets import session, ui
+from dashboard.widgets.resources import get_embedder
 from engine.errors import InputError
 
 st.title("Data")
@@ -53,7 +55,7 @@ if missing:
 
 if {"source", "model", "task"} <= set(frame.columns):
     st.subheader("Conversations by model and task")
-    ui.table(st, pd.crosstab(frame["model"].fillna(data.MISSING_LABEL), frame["task"].fillna(data.MISSING_LABEL),
+    ui.table(st, pd.crosstab(frame["model"].fillna(datasets.MISSING_LABEL), frame["task"].fillna(datasets.MISSING_LABEL),
                              margins=True, margins_name="total"), key="data_counts")
 
 st.subheader("Rows")
@@ -72,7 +74,7 @@ else:
     ui.table(st, pilots.drop(columns=["path"]), key="data_pilots", hide_index=True)
     chosen_pilot = st.selectbox("Pilot", list(pilots["name"]), key="data_pilot_choice")
     if st.button("Open this pilot", key="data_pilot_open"):
-        st.session_state["pending_dataset_choice"] = data.PILOT_PREFIX + chosen_pilot
+        st.session_state["pending_dataset_choice"] = session.PILOT_PREFIX + chosen_pilot
         st.rerun()
 
 st.divider()
@@ -109,7 +111,7 @@ if upload is not None and st.button("Load this file", key="upload_load"):
             st.info("Rename your columns here: open “Column mapping and metadata” above and write "
                     "theirs=ours pairs (e.g. dialog_id=conversation_id, utterance=text), then load again.")
     else:
-        label = data.add_upload(loaded.name, loaded)
+        label = session.add_upload(loaded.name, loaded)
         st.session_state["pending_dataset_choice"] = label
         st.success(f"Loaded {len(loaded.conversations):,} conversations as “{ui.escape(label)}”.")
         st.rerun()
@@ -152,5 +154,5 @@ if {"file_id", "question_id"} <= set(dataset.conversations.columns) and not have
 
             rated = Dataset(name=f"{dataset.name}+ratings", conversations=joined,
                             manifest=dict(manifest, **extra))
-            st.session_state["pending_dataset_choice"] = data.add_upload(rated.name, rated)
+            st.session_state["pending_dataset_choice"] = session.add_upload(rated.name, rated)
             st.rerun()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import analyses, charts, published, sample_picker, ui
-from dashboard.published import MANIPULABILITY_COLUMNS
+from dashboard.figures import charts
+from dashboard.widgets import cached, sample_picker, ui
 from engine.errors import InputError
-from engine.stats import interaction_share
+from engine.stats import interaction_share, published_a
+from engine.stats.published_a import MANIPULABILITY_COLUMNS
 
 st.title("Design levers")
 dataset, frame, have = ui.page_context()
@@ -38,7 +39,7 @@ st.caption("OLS of each feature on task; task + discussion; task + model; task +
            "the trajectory sample, turn-by-turn structures instructed, open, iterative) with all "
            "nine features.")
 try:
-    ours = analyses.cached_manipulability(everything, "", sample_name)
+    ours = cached.cached_manipulability(everything, "", sample_name)
 except InputError as error:
     st.warning(f"Cannot compute the manipulability table on this selection: {ui.escape(error)}")
     ours = None
@@ -54,7 +55,7 @@ with col_ours:
         ui.chart(st, charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
                         key="levers_heatmap_ours")
 with col_paper:
-    paper = published.table24()
+    paper = published_a.table24()
     ui.published("Paper A, Table 24, N = 3,574")
     st.metric("Mean R², interaction model", f"{paper['interaction'].mean():.1f}%")
     ui.chart(st, charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60),
@@ -72,7 +73,7 @@ if ours is not None:
     if have.features_4b:
         with st.expander("Robustness: features from Qwen3-Embedding-4B"):
             try:
-                robust = analyses.cached_manipulability(everything, "_4b", sample_name)
+                robust = cached.cached_manipulability(everything, "_4b", sample_name)
             except InputError as error:
                 st.warning(ui.escape(error))
             else:

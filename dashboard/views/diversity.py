@@ -8,9 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, diversity_data, published, ui
-from dashboard.quality_diversity_data import consensus_table
-from dashboard.resources import get_embedder
+from dashboard.figures import charts
+from dashboard.page_data import diversity as diversity_data
+from dashboard.page_data.quality_diversity import consensus_table
+from dashboard.widgets import ui
+from dashboard.widgets.resources import get_embedder
+from engine.stats import published_b
 
 st.title("Diversity")
 dataset, frame, have = ui.page_context()
@@ -20,7 +23,7 @@ if not have.paper_b_methods or not have.final_ideas:
             "with final outputs and replicates), so set-level diversity cannot be measured here. "
             "Open the engine's runs (e.g. `local_smollm2`) to see Vendi and Div-BLEU.")
     ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
-    ui.table(st, published.paper_b_gains(), key="div_published", hide_index=True)
+    ui.table(st, published_b.diversity_gains(), key="div_published", hide_index=True)
     st.stop()
 
 methods = st.multiselect("Methods", list(have.paper_b_methods), default=list(have.paper_b_methods),
@@ -56,7 +59,7 @@ chosen = tuple(methods)
 inter = inter_table(frame, chosen, int(group_size))
 ui.ours(f"Inter-session diversity of final outputs per condition, groups of {int(group_size)} runs")
 metric_columns = st.columns(2)
-paper_gains = published.paper_b_gains().set_index("model")
+paper_gains = published_b.diversity_gains().set_index("model")
 for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"),
                                             ("semantic (Vendi) gain %", "lexical (Div-BLEU) gain %")):
     gain = diversity_data.gain_over(inter, metric)
@@ -119,4 +122,4 @@ if task is not None:
                         key="div_map")
 
 ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
-ui.table(st, published.paper_b_gains(), key="div_published", hide_index=True)
+ui.table(st, published_b.diversity_gains(), key="div_published", hide_index=True)

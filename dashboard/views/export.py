@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import data, export, report, ui
+from dashboard.exports import formats as export
+from dashboard.exports import report
+from dashboard.widgets import cached, session, ui
 
 st.title("Export")
 dataset, frame, have = ui.page_context()
-items = report.catalog(dataset, frame, have, selections=data.current_selections())
+items = report.catalog(dataset, frame, have, compute=cached, selections=session.current_selections())
 shown = report.shown_as_items(ui.shown_items())
-context = report.selection_context(dataset, frame, data.current_selections())
+context = report.selection_context(dataset, frame, session.current_selections())
 
 st.subheader("One-file HTML report")
 st.caption("Every item below in one self-contained HTML page (plotly.js inlined, opens offline, "

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import analyses, charts, labels, published, sample_picker, ui
+from dashboard.figures import charts, labels
+from dashboard.widgets import cached, sample_picker, ui
 from engine import samples, stats
 from engine.errors import InputError
+from engine.stats import published_a
 
 st.title("LLM vs human teams")
 dataset, frame, have = ui.page_context()
@@ -43,7 +45,7 @@ with tab_features:
                                                       "(box = quartiles, dashed = mean)"),
                         key="lvh_feature_boxes")
         if both:
-            table = analyses.cached_feature_comparison(frame, tuple(chosen))
+            table = cached.cached_feature_comparison(frame, tuple(chosen))
             c3.metric("Features compared", len(table))
             ui.ours("LLM − human: Cohen's d (pooled SD) with 95% CI, Welch's t-test")
             ui.table(st, labels.regression_table(table, 4), key="lvh_effects", hide_index=True)
@@ -77,12 +79,12 @@ with tab_ratings:
                     f"ideas of each group) on {outcome}")
             ui.table(st, within.round(4), key="lvh_p95", hide_index=True)
         if both:
-            ratings_table = analyses.cached_feature_comparison(frame, tuple(outcomes))
+            ratings_table = cached.cached_feature_comparison(frame, tuple(outcomes))
             ui.ours("LLM − human on the ratings: Cohen's d with 95% CI")
             ui.table(st, labels.regression_table(ratings_table, 4), key="lvh_rating_effects", hide_index=True)
 
 with tab_published:
     ui.published("Paper A, Table 5: creativity ratings by task and group, mean (SD), scaled to [0, 1]")
-    ui.table(st, published.table5(), key="lvh_table5", hide_index=True)
+    ui.table(st, published_a.table5(), key="lvh_table5", hide_index=True)
     st.caption("These ratings come from five human raters per idea in the paper; they are not "
                "recomputed here unless ratings are imported.")

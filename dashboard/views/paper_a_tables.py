@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import ui
+from dashboard.widgets import ui
 from engine import samples
 from engine.errors import InputError
 from engine.stats import paper_tables

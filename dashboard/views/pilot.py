@@ -11,10 +11,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, data, pilot_history, pilot_settings, ui
-from dashboard.live_map import PROJECTION_NOTE, LiveTrajectories, live_map
-from dashboard.pilot_job import PilotJob
-from dashboard.resources import get_embedder
+from dashboard.figures import charts
+from dashboard.figures.live_map import PROJECTION_NOTE, LiveTrajectories, live_map
+from dashboard.page_data import datasets
+from dashboard.pilot import history as pilot_history
+from dashboard.pilot import settings as pilot_settings
+from dashboard.pilot.job import PilotJob
+from dashboard.widgets import session, ui
+from dashboard.widgets.resources import get_embedder
 from engine.errors import InputError
 from engine.protocols.config import METHODS
 from engine.tasks import TASK_IDS
@@ -265,7 +269,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
                        f"{ui.escape(error)}")
             kept = ""
         else:
-            data.cached_dataset_names.clear()
+            session.cached_dataset_names.clear()
         st.session_state[KEPT_KEY] = str(kept)
     if st.session_state.get(KEPT_KEY):
         st.caption(f"Kept in the run history: {ui.escape(st.session_state[KEPT_KEY])} (listed on the Data page, "
@@ -275,7 +279,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
     status_column = conversations["status"] if "status" in conversations else pd.Series("ok", index=conversations.index)
     succeeded = conversations[status_column.fillna("ok") == "ok"]
     st.subheader("Diagnosis")
-    references = data.cached_dataset_names(str(data.cached_runs_root()))
+    references = session.cached_dataset_names(str(datasets.cached_runs_root()))
     if succeeded.empty:
         reasons = sorted({c.error or "unknown error" for c in failed_sessions(job)})
         st.error(f"No diagnosis: none of the {len(conversations)} session(s) finished, so there is no "
@@ -285,7 +289,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
     else:
         reference_name = st.selectbox("Reference", references, key="pilot_reference",
                                       index=references.index("paper_release") if "paper_release" in references else 0)
-        reference_set = data.load_dataset(data.cached_runs_root() / reference_name)
+        reference_set = session.load_dataset(datasets.cached_runs_root() / reference_name)
         reference = reference_set.conversations
         if "source" in reference.columns:
             reference = reference[reference["source"] == "llm"]
@@ -324,7 +328,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
 
     if not succeeded.empty:
         st.subheader("Save the pilot as a dataset")
-        default_folder = data.cached_runs_root() / f"pilot_{job.settings['method']}_{job.settings['task']}_" \
+        default_folder = datasets.cached_runs_root() / f"pilot_{job.settings['method']}_{job.settings['task']}_" \
                                                    f"{datetime.fromtimestamp(job.started):%Y%m%d-%H%M%S}"
         folder = st.text_input("Folder", value=str(default_folder), key="pilot_save_folder")
         if failed_sessions(job):
@@ -339,6 +343,6 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
                 except OSError as error:
                     st.error(f"Could not save into {ui.escape(target)}: {ui.escape(error)}")
                 else:
-                    data.cached_dataset_names.clear()
+                    session.cached_dataset_names.clear()
                     st.success(f"Saved {len(dataset.conversations)} conversations to {ui.escape(target)}. "
                                "Pick it in the sidebar to explore it on every page.")

@@ -8,10 +8,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import charts, diversity_data, palette, published_paper_b, ui
-from dashboard import quality_diversity_data as qd
-from dashboard.resources import get_embedder
+from dashboard.figures import charts, palette
+from dashboard.page_data import diversity as diversity_data
+from dashboard.page_data import quality_diversity as qd
+from dashboard.widgets import ui
+from dashboard.widgets.resources import get_embedder
 from engine.quality import per_round_table
+from engine.stats import published_b
 
 st.title("Quality–Diversity")
 dataset, frame, have = ui.page_context()
@@ -22,7 +25,7 @@ if not have.paper_b_methods or not have.final_ideas:
             "(paper B's ablation grid on the local model) or run one with `python -m engine run --grid "
             "cached_runs/grids/paper_b_ablation.yaml`.")
     ui.published("Paper B: headline results")
-    ui.table(st, published_paper_b.headlines(), key="qd_published", hide_index=True)
+    ui.table(st, published_b.headlines(), key="qd_published", hide_index=True)
     st.stop()
 
 methods = tuple(have.paper_b_methods)
@@ -64,7 +67,7 @@ if rubric.empty and summary["rubric"].notna().any():
                "`engine judge` records in this dataset: no win rates, no per-round quality).")
 elif rubric.empty:
     st.info("No judge ratings in this dataset: quality needs `python -m engine judge quality RUN_DIR` "
-            "(and `judge pairwise`) on the run, then `python -m dashboard.build_local_runs`.")
+            "(and `judge pairwise`) on the run, then `python -m engine.dataset_builds.run_folder`.")
 short = inter[inter["warning"] != ""]
 if len(short):
     st.warning(f"{len(short)} condition × task cell(s) are incomplete (fewer than {GROUP} runs, or a "
@@ -140,7 +143,7 @@ ui.ours("Diversity per condition and task")
 ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="qd_inter",
          hide_index=True)
 
-ui.published("Paper B: headline results (" + published_paper_b.SETUP + ")")
-ui.table(st, published_paper_b.headlines(), key="qd_published", hide_index=True)
+ui.published("Paper B: headline results (" + published_b.SETUP + ")")
+ui.table(st, published_b.headlines(), key="qd_published", hide_index=True)
 ui.published("Paper B, section 7: findings stated in words")
-ui.table(st, published_paper_b.ablation_findings(), key="qd_published_ablation", hide_index=True)
+ui.table(st, published_b.ablation_findings(), key="qd_published_ablation", hide_index=True)

@@ -8,10 +8,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analyses, charts, labels, published, sample_picker, ui
+from dashboard.figures import charts, labels
+from dashboard.page_data import analyses
+from dashboard.widgets import cached, sample_picker, ui
 from engine import samples, stats
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
+from engine.stats import published_a
 
 st.title("Regression")
 dataset, frame, have = ui.page_context()
@@ -98,7 +101,7 @@ for source in SAMPLES[sample_label]:
         results.warning(f"{label}: choose at least one predictor block.")
         continue
     try:
-        fits[label] = analyses.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
+        fits[label] = cached.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
                                           star_levels)
     except InputError as error:
         results.error(f"{label}: {ui.escape(error)}")
@@ -146,7 +149,7 @@ st.divider()
 st.subheader("R² ladder (Table 1)")
 if have.ratings:
     ladder_outcome = "creativity" if "creativity" in have.ratings else have.ratings[0]
-    ladder, notes, ladder_n = analyses.cached_ladder(frame, ladder_outcome)
+    ladder, notes, ladder_n = cached.cached_ladder(frame, ladder_outcome)
     if ladder.empty:
         st.info("No specification could be fitted on this selection: " + ui.escape(" · ".join(notes)))
     else:
@@ -162,10 +165,10 @@ if have.ratings:
 else:
     st.caption("Needs ratings; the published ladder is shown.")
 ui.published("Paper A, Table 1 (R² %, creativity)")
-ui.chart(st, charts.r2_ladder(published.table1(), title="Published R² ladder"), key="reg_ladder_paper",
+ui.chart(st, charts.r2_ladder(published_a.table1(), title="Published R² ladder"), key="reg_ladder_paper",
                 width="stretch")
 with st.expander("Published coefficient tables (Tables 23 and 26)"):
     ui.published("Table 23: LLM vs human, trajectory + task, standardized")
-    ui.table(st, published.table23(), key="reg_table23", hide_index=True)
+    ui.table(st, published_a.table23(), key="reg_table23", hide_index=True)
     ui.published("Table 26: 0.6B vs 4B embedding features")
-    ui.table(st, published.table26(), key="reg_table26", hide_index=True)
+    ui.table(st, published_a.table26(), key="reg_table26", hide_index=True)

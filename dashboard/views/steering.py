@@ -7,9 +7,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import steering_data as sd
-from dashboard import charts, ui
-from dashboard.data import cached_runs_root, load_dataset
+from dashboard.figures import charts
+from dashboard.page_data import steering as sd
+from dashboard.page_data.datasets import cached_runs_root
+from dashboard.widgets import ui
+from dashboard.widgets.session import load_dataset
 
 st.title("Steering")
 st.caption("Beyond the papers: a moderator that watches paper A's trajectory features as the discussion "
@@ -21,7 +23,7 @@ folder = cached_runs_root() / sd.DATASET_NAME
 if not (folder / "manifest.json").exists() or not (folder / sd.FINAL_IDS).exists():
     st.info(f"The steered-vs-baselines dataset is not built (no {sd.DATASET_NAME} in the cached runs). Build it: "
             "`nice -n 10 python -m engine run --grid cached_runs/grids/steered.yaml --out runs/steered` then "
-            "`python -m dashboard.steering_data runs/steered`.")
+            "`python -m dashboard.page_data.steering runs/steered`.")
     st.stop()
 
 dataset = load_dataset(folder)

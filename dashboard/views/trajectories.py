@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import analyses, charts, trajectories, ui
+from dashboard.figures import charts
+from dashboard.page_data import trajectories
+from dashboard.widgets import cached, ui
 from engine.features import FEATURE_NAMES
 
 st.title("Trajectories")
@@ -18,7 +20,7 @@ if not have.turn_embeddings:
             "page. Below: a map of conversations by their nine features instead.")
     colour = st.selectbox("Colour by", [c for c in ("source", "model", "discussion", "task")
                                         if c in frame.columns], key="traj_map_colour")
-    points = analyses.cached_conversation_map(frame)
+    points = cached.cached_conversation_map(frame)
     if points.empty:
         st.warning("Too few conversations with all nine features for a map.")
     else:
@@ -34,7 +36,7 @@ controls = st.columns([1, 1, 2, 1])
 method = controls[0].radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
                            help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
-    ids, points, drawn = trajectories.map_frames(dataset, frame, method)
+    ids, points, drawn = cached.map_frames(dataset, frame, method)
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()
@@ -48,7 +50,7 @@ if clusters_on:
         controls[3].error(f"k must be 2 to {min(30, len(points))}")
         clusters_on = False
     else:
-        labelled = trajectories.turn_clusters(dataset, int(k))
+        labelled = cached.turn_clusters(dataset, int(k))
         points = points.merge(labelled, on=["conversation_id", "turn"], how="left")
         drawn = drawn.merge(labelled, on=["conversation_id", "turn"], how="left")
 colour_options = ["progress", "turn", "speaker", *[c for c in trajectories.MAP_FACTORS if c in points],
@@ -69,7 +71,7 @@ if sampled:
 else:
     ui.ours(f"Every turn of {len(ids):,} conversations ({len(points):,} turns), {method.upper()} of the turn "
             f"embeddings; dataset {dataset.name}")
-if fit_note := trajectories.umap_fit_note(dataset, method):
+if fit_note := trajectories.umap_fit_note(cached.turn_points(dataset, method), method):
     st.caption(fit_note)
 search_note = ""
 if query.strip():

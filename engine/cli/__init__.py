@@ -5,6 +5,7 @@
 * ``engine.cli.run``: run (the debate engine)
 * ``engine.cli.judge``: judge {quality, pairwise} (paper B's quality side on a run folder)
 * ``engine.cli.pilot``: pilot (prescribe a design for a model and verify it, ``engine.pilot``)
+* ``engine.cli.dataset``: dataset {build, release} (the datasets the dashboard reads)
 Errors meant for people (``InputError``) print one line and exit 2, never a traceback.
 """
 
@@ -17,13 +18,13 @@ from engine.errors import InputError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.cli import analyze, data, judge, pilot, run
+    from engine.cli import analyze, data, dataset, judge, pilot, run
 
     parser = argparse.ArgumentParser(
         prog="python -m engine",
         description="creativity-dynamics lab: run, measure and analyse team creativity.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, analyze, run, judge, pilot):
+    for module in (data, analyze, run, judge, pilot, dataset):
         module.register(subparsers)
     return parser
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.importers.transcripts import (as_int, as_text, is_blank, read_jsonl_records, read_text,
-                                          rows_explained)
+from engine.importers.records import (as_int, as_text, is_blank, read_jsonl_records, read_text,
+                                     rows_explained)
 
 UTTERANCES = "utterances.jsonl"
 CONVERSATIONS = "conversations.json"

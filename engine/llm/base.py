@@ -18,8 +18,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from engine.llm.errors import BackendError, RetryableError  # noqa: F401  (re-exported: the backends raise them)
 from engine.llm.retry import RetryPolicy, call_with_retries
-from engine.llm.secrets import scrub
 
 Message = dict[str, str]
 ROLES = ("system", "user", "assistant")
@@ -49,21 +49,6 @@ def replace_lone_surrogates(text: str) -> tuple[str, int]:
     """
     cleaned, count = _LONE_SURROGATE.subn("\ufffd", text)
     return cleaned, count
-
-
-class BackendError(RuntimeError):
-    """A call that failed for good; the message never contains an API key."""
-
-    def __init__(self, message: str):
-        super().__init__(scrub(message))
-
-
-class RetryableError(BackendError):
-    """A failure worth retrying (429, 5xx, timeout, empty or malformed reply)."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 @dataclass

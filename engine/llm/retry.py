@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Mapping, TypeVar
 
+from engine.llm.errors import BackendError, RetryableError
+
 T = TypeVar("T")
 
 
@@ -78,8 +80,6 @@ def retry_after_seconds(headers: Mapping[str, str] | None, *, now: float | None 
 
 async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
                             on_retry: Callable[[Exception], None] | None = None) -> T:
-    from engine.llm.base import BackendError, RetryableError
-
     for number in range(1, policy.max_attempts + 1):
         try:
             return await attempt()

@@ -69,7 +69,7 @@ class ProtocolConfig(BaseModel):
     @classmethod
     def _known_targets(cls, value):
         if value is not None:
-            from engine.protocols.steered import steering_targets
+            from engine.protocols.steering_targets import steering_targets
 
             steering_targets(value)  # a ValueError naming the bad target
         return value
@@ -156,7 +156,7 @@ class ProtocolConfig(BaseModel):
         if self.models:
             meta["models"] = list(self.models)
         if self.method == "steered":
-            from engine.protocols.steered import steering_targets
+            from engine.protocols.steering_targets import steering_targets
 
             meta["steering"] = steering_targets(self.steering)
         return meta

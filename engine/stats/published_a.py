@@ -18,6 +18,15 @@ TASK_LABELS = {"Education Inequality": "education_inequality", "Employee Attriti
 # the paper's star levels per table (p thresholds for *, **, ***)
 STARS_CONVENTIONAL = (0.05, 0.01, 0.001)
 STARS_TABLES_20_21 = (0.10, 0.05, 0.01)
+# the nine trajectory features as the paper names them (Table 19) and the columns of Table 24
+FEATURE_LABELS = {
+    "local_coherence": "Local Coherence", "global_coherence": "Global Coherence",
+    "path_length": "Path Length", "convergence_ratio": "Convergence Ratio",
+    "max_distance": "Max Distance", "trajectory_curvature": "Trajectory Curvature",
+    "topic_switching_rate": "Topic Switching Rate", "revisit_score": "Revisit Score",
+    "semantic_spread": "Semantic Spread",
+}
+MANIPULABILITY_COLUMNS = ("task", "task+discussion", "task+model", "additive", "interaction")
 
 
 def table5() -> pd.DataFrame:

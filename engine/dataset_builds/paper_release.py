@@ -8,25 +8,27 @@ for the robustness check of Table 26, from Qwen3-Embedding-4B) through
 licence note and the SHA-256 of each input file. No turns, embeddings or ratings exist in
 the release, so the dataset has none.
 
-    python -m dashboard.build_paper_release [--source DIR] [--out DIR]
+    python -m engine dataset release [--source DIR] [--out DIR]
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import sys
 from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 
 from engine.datasets import Dataset
-from engine.errors import InputError
-from engine.importers.paper_release import LICENCE_NOTE, METRICS_4B, SUFFIX_4B, read_release
+from engine.importers.paper_release import (
+    LICENCE_NOTE,
+    METRICS_4B,
+    SUFFIX_4B,
+    read_release,
+)
 from engine.stats.reference import RELEASE_EMBEDDING, RELEASE_EMBEDDING_4B
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "data" / "paper_release"
 DEFAULT_OUT = REPO_ROOT / "cached_runs" / "paper_release"
 METRICS_06B = "comprehensive_trajectory_metrics.csv"
@@ -51,7 +53,7 @@ def build(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT) -> Dataset:
         "source": "GitHub pitehu/llm_multiagent_creativity, data/ (public release of paper A)",
         "licence": "CC BY-NC-SA 4.0",
         "licence_note": LICENCE_NOTE,
-        "made_by": "python -m dashboard.build_paper_release",
+        "made_by": "python -m engine dataset release",
         "inputs_sha256": inputs,
         "embedding_model": RELEASE_EMBEDDING,        # the nine feature columns
         "embedding_model_4b": RELEASE_EMBEDDING_4B,  # the *_4b columns
@@ -76,23 +78,3 @@ def _version(package: str) -> str:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
-                        help="folder holding the release's metrics CSV files")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="dataset folder to write")
-    args = parser.parse_args(argv)
-    try:
-        dataset = build(args.source, args.out)
-    except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    m = dataset.manifest
-    print(f"wrote {args.out}: {m['n_llm']} LLM + {m['n_human']} human conversations")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

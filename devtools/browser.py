@@ -1,6 +1,6 @@
 """Drive the real dashboard in headless Chromium (Debian's ``chromium``, through Playwright
 with its executable path set: no browser download). Used by the browser test and by
-``python -m dashboard.screenshots``.
+``python -m devtools.screenshots``.
 
 ``served_dashboard()`` starts ``streamlit run dashboard/app.py`` on a free localhost port
 and stops it (by its own process id) on exit; ``visit_pages()`` clicks every page in the

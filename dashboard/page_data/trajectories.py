@@ -1,4 +1,5 @@
-"""Turn-level projections for the Trajectories page (data side, no widgets)."""
+"""Turn-level projections, map frames, clusters and the transcript reader's rows for the
+Trajectories page (no Streamlit: ``dashboard.widgets.cached`` keeps these per dataset)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from engine.datasets import Dataset
 from engine.features import FEATURE_NAMES
@@ -30,33 +30,32 @@ def turn_texts(dataset: Dataset) -> pd.DataFrame:
     return turns[[c for c in TURN_COLUMNS if c in turns.columns]]
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _turn_points(_dataset: Dataset, key: str, method: str) -> pd.DataFrame:
+def dataset_key(dataset: Dataset) -> str:
+    """What identifies a dataset's turns for the caches: its folder (or name) and turn count."""
+    return f"{dataset.path or dataset.name}:{len(dataset.turn_index)}"
+
+
+def projected_turns(dataset: Dataset, method: str) -> pd.DataFrame:
+    """Projected turns of the whole dataset with speaker and text (``engine.projection``, which
+    also keeps the projection on disk)."""
     from engine.projection import project_turns
 
-    projected = project_turns(_dataset.turn_embeddings, _dataset.turn_index, method=method, seed=42,
+    projected = project_turns(dataset.turn_embeddings, dataset.turn_index, method=method, seed=42,
                               cache_dir=projection_cache_dir())
     points = projected
-    texts = turn_texts(_dataset)
+    texts = turn_texts(dataset)
     if len(texts):
         points = points.merge(texts, on=["conversation_id", "turn"], how="left")
         points.attrs = dict(projected.attrs)  # a merge drops them; they say what was fitted
     return points
 
 
-def turn_points(dataset: Dataset, method: str) -> pd.DataFrame:
-    """Projected turns of the whole dataset with speaker and text; cached per dataset and
-    method in memory (and on disk by ``engine.projection``)."""
-    key = f"{dataset.path or dataset.name}:{len(dataset.turn_index)}"
-    return _turn_points(dataset, key, method)
-
-
-def umap_fit_note(dataset: Dataset, method: str) -> str:
+def umap_fit_note(points: pd.DataFrame, method: str) -> str:
     """One sentence when UMAP was fitted on a seeded sample of the turns (above
     ``engine.projection.MAX_FIT_TURNS``), else ``""``. Numbers only: no user text."""
     if method != "umap":
         return ""
-    attrs = turn_points(dataset, method).attrs
+    attrs = points.attrs
     if not attrs.get("fit_sampled"):
         return ""
     return (f"UMAP fitted on {attrs['fitted_turns']:,} of {attrs['fit_set_turns']:,} turns (seeded sample, "
@@ -120,24 +119,19 @@ def sample_conversations(points: pd.DataFrame, cap: int = MAX_MAP_POINTS, seed: 
     return points[points["conversation_id"].isin(kept)]
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _map_frames(_dataset: Dataset, _frame: pd.DataFrame, key: str, method: str, cap: int):
-    points = turn_points(_dataset, method)
+def map_frames(points: pd.DataFrame, frame: pd.DataFrame, cap: int = MAX_MAP_POINTS):
+    """``(ids, points, drawn)`` for the selection ``frame``: the conversations with projected
+    turns, all their turns (``map_points``) and the ones drawn on the map
+    (``sample_conversations``, at most ``cap``)."""
     projected = set(points["conversation_id"])  # once: per conversation it made the page quadratic
-    ids = [c for c in _frame["conversation_id"] if c in projected]
-    points = map_points(points[points["conversation_id"].isin(ids)], _frame)
+    ids = [c for c in frame["conversation_id"] if c in projected]
+    points = map_points(points[points["conversation_id"].isin(ids)], frame)
     return ids, points, sample_conversations(points, cap)
 
 
-def map_frames(dataset: Dataset, frame: pd.DataFrame, method: str, cap: int | None = None):
-    """``(ids, points, drawn)`` for the selection ``frame``: the conversations with projected
-    turns, all their turns (``map_points``) and the ones drawn on the map
-    (``sample_conversations``, at most ``cap``, default ``MAX_MAP_POINTS``); cached per
-    dataset, method, selected ids and cap."""
-    cap = MAX_MAP_POINTS if cap is None else cap
-    digest = hashlib.sha1("\n".join(map(str, frame["conversation_id"])).encode()).hexdigest()
-    key = f"{dataset.path or dataset.name}:{len(dataset.turn_index)}:{digest}"
-    return _map_frames(dataset, frame, key, method, int(cap))
+def selection_digest(frame: pd.DataFrame) -> str:
+    """A short digest of the selected conversation ids (a cache key for ``map_frames``)."""
+    return hashlib.sha1("\n".join(map(str, frame["conversation_id"])).encode()).hexdigest()
 
 
 def conversation_labels(frame: pd.DataFrame) -> dict[str, str]:
@@ -198,19 +192,14 @@ def transcript(dataset: Dataset, conversation_id: str) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-@st.cache_data(show_spinner="Clustering the turns…", max_entries=8)
-def _clusters(_dataset: Dataset, key: str, k: int) -> pd.DataFrame:
-    from engine.clusters import cluster_turns
-
-    texts = turn_texts(_dataset)
-    index = _dataset.turn_index.reset_index(drop=True)
-    merged = index.merge(texts, on=["conversation_id", "turn"], how="left")
-    result = cluster_turns(merged["text"].fillna("").tolist(), _dataset.turn_embeddings, k=k)
-    labels = result.table.set_index("cluster")["label"]
-    return index.assign(cluster=[labels[c] for c in result.labels])
-
-
 def turn_clusters(dataset: Dataset, k: int) -> pd.DataFrame:
     """``conversation_id, turn, cluster`` (label "c: keyword, keyword"): k-means of the turn
-    embeddings named by c-TF-IDF keywords (``engine.clusters``); cached per dataset and k."""
-    return _clusters(dataset, f"{dataset.path or dataset.name}:{len(dataset.turn_index)}", int(k))
+    embeddings named by c-TF-IDF keywords (``engine.clusters``)."""
+    from engine.clusters import cluster_turns
+
+    texts = turn_texts(dataset)
+    index = dataset.turn_index.reset_index(drop=True)
+    merged = index.merge(texts, on=["conversation_id", "turn"], how="left")
+    result = cluster_turns(merged["text"].fillna("").tolist(), dataset.turn_embeddings, k=k)
+    labels = result.table.set_index("cluster")["label"]
+    return index.assign(cluster=[labels[c] for c in result.labels])

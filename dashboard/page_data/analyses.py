@@ -1,15 +1,14 @@
-"""The numbers behind the pages: thin, cached wrappers over ``engine.stats`` and friends.
+"""The numbers behind the analysis pages: thin wrappers over ``engine.stats`` and friends.
 
 Plain functions (``feature_comparison``, ``manipulability_percent``, ``regression_ladder``,
-``conversation_map``...) are testable without Streamlit; ``cached`` wraps them with
-``st.cache_data`` so a page re-render with the same selection costs nothing.
+``conversation_map``...), testable without Streamlit; ``dashboard.widgets.cached`` keeps
+their results so a page re-render with the same selection costs nothing.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from engine import stats
 from engine.errors import InputError
@@ -115,32 +114,3 @@ def conversation_map(frame: pd.DataFrame, columns=FEATURE_NAMES) -> pd.DataFrame
         if {"model", "discussion", "task"} <= set(data.columns) else data[["conversation_id", "source"]].copy()
     out["x"], out["y"] = points[:, 0], points[:, 1]
     return out
-
-
-# ---------------------------------------------------------------------------- cached versions
-@st.cache_data(show_spinner=False, max_entries=32)
-def cached_feature_comparison(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
-    return feature_comparison(frame, list(columns))
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def cached_manipulability(frame: pd.DataFrame, suffix: str = "", sample: str = "trajectory") -> pd.DataFrame:
-    return manipulability_percent(frame, suffix, sample)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
-    return regression_ladder(frame, outcome)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def cached_fit(frame: pd.DataFrame, outcome: str, blocks: tuple[str, ...], estimator: str,
-               name: str, star_levels: tuple[float, float, float] = (0.05, 0.01, 0.001)) -> dict:
-    """A fitted spec as plain data (table + summary), so it can be cached and copied."""
-    result = fit_spec(frame, outcome, list(blocks), estimator, name, star_levels)
-    return {"table": result.table, "summary": result.summary}
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def cached_conversation_map(frame: pd.DataFrame) -> pd.DataFrame:
-    return conversation_map(frame)

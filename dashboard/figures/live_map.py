@@ -1,7 +1,7 @@
 """The Pilot page's live trajectory map (data side, no widgets).
 
 While a pilot runs, :class:`LiveTrajectories` takes the turns received so far (the
-``(conversation_id, Turn)`` list of ``dashboard.pilot_job.PilotJob``), embeds only the turns
+``(conversation_id, Turn)`` list of ``dashboard.pilot.job.PilotJob``), embeds only the turns
 it has not seen, and keeps one point per discussion turn. Which turns form the trajectory
 follows ``engine.corpus.Corpus.trajectory_view`` (``engine.corpus.is_trajectory_turn``);
 the steered discussion's moderator turns (phase "moderator", ``engine.protocols.steered``)
@@ -87,7 +87,7 @@ class LiveTrajectories:
         return len(fresh)
 
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """``(points, marks)`` with ``x, y`` for ``dashboard.charts.trajectory_with_interventions``."""
+        """``(points, marks)`` with ``x, y`` for ``dashboard.figures.charts.trajectory_with_interventions``."""
         points = pd.DataFrame(self.points, columns=POINT_COLUMNS[:4])
         if self.vectors:
             vectors = np.stack(self.vectors)
@@ -105,7 +105,7 @@ class LiveTrajectories:
 
 def live_map(tracker: LiveTrajectories, title: str = ""):
     """The figure of everything the tracker holds (one path per session, interventions marked)."""
-    from dashboard import charts
+    from dashboard.figures import charts
 
     points, marks = tracker.frames()
     return charts.trajectory_with_interventions(points, marks, title, axis_label="random projection")

@@ -2,7 +2,7 @@
 
 Each function takes a DataFrame and returns a ``plotly.graph_objects.Figure`` whose data
 can be read back in tests (``fig.data[i].z``, ``.x``, ``.y``). Categorical colours come from
-``dashboard.palette`` only, so a method, discussion, model, task or source has the same colour
+``dashboard.figures.palette`` only, so a method, discussion, model, task or source has the same colour
 in every chart and export.
 """
 
@@ -16,8 +16,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard import palette
-from dashboard.published import FEATURE_LABELS
+from dashboard.figures import palette
+from engine.stats.published_a import FEATURE_LABELS
 
 SOURCE_COLOURS = palette.SOURCE
 SEQUENCE = palette.SEQUENCE  # the palette's order, for levels without a fixed colour
@@ -25,7 +25,7 @@ TEMPLATE = "plotly_white"
 
 
 def _label(name: str) -> str:
-    from dashboard.labels import readable_term
+    from dashboard.figures.labels import readable_term
 
     return FEATURE_LABELS.get(name) or readable_term(name)
 

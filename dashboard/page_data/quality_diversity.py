@@ -1,7 +1,7 @@
 """Tables of the Quality–Diversity page (paper B: section 6's trade-off, 7.1, 7.2, 7.4).
 
 * ``load_quality``: the dataset's judge records (``quality.parquet``, written by
-  ``dashboard.build_local_runs`` from ``python -m engine judge``): rubric scores (final and
+  ``engine.dataset_builds.run_folder`` from ``python -m engine judge``): rubric scores (final and
   per round) and pairwise comparisons.
 * ``condition_summary``: per condition (``engine.conditions``), over tasks: Vendi and
   Div-BLEU with 95% t-intervals over the diversity groups (paper B: groups of 5 runs),

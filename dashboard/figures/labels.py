@@ -15,7 +15,7 @@ import re
 
 import pandas as pd
 
-from dashboard.published import FEATURE_LABELS
+from engine.stats.published_a import FEATURE_LABELS
 
 _CATEGORICAL = re.compile(r"^C\((?P<factor>[^,)]+)(?:,.*)?\)\[(?:T\.)?(?P<level>.*)\]$")
 

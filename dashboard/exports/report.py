@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboard import analyses, charts, published
-from dashboard.data import FILTER_COLUMNS, Availability
-from dashboard.export import ReportItem
+from dashboard.exports.formats import ReportItem
+from dashboard.figures import charts
+from dashboard.page_data import analyses
+from dashboard.page_data.datasets import FILTER_COLUMNS, Availability
 from engine.datasets import Dataset
 from engine.errors import InputError
+from engine.stats import published_a
 
 
 def selection_context(dataset: Dataset, frame: pd.DataFrame, selections: dict[str, list[str]]) -> dict[str, str]:
@@ -33,11 +35,12 @@ def where_from(dataset: Dataset, frame: pd.DataFrame, selections: dict[str, list
                       f"{len(frame):,} of {len(dataset.conversations):,} conversations selected", *filters])
 
 
-def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, cached: bool = True,
+def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, compute=analyses,
             selections: dict[str, list[str]] | None = None) -> list[ReportItem]:
-    """Every exportable item for this selection; ``cached`` uses the Streamlit caches."""
-    compare = analyses.cached_feature_comparison if cached else (lambda f, c: analyses.feature_comparison(f, list(c)))
-    manip = analyses.cached_manipulability if cached else analyses.manipulability_percent
+    """Every exportable item for this selection. ``compute`` gives ``feature_comparison`` and
+    ``manipulability_percent``: ``dashboard.page_data.analyses`` (default) or the page's
+    caches of them (``dashboard.widgets.cached``)."""
+    compare, manip = compute.feature_comparison, compute.manipulability_percent
     where = where_from(dataset, frame, selections)
     items: list[ReportItem] = []
     counts = frame.groupby([c for c in ("source", "model", "discussion") if c in frame.columns],
@@ -64,7 +67,7 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, cached
             except InputError:
                 name = "all"
             rows = samples.select(frame, name)
-            table = compare(rows, tuple(features))
+            table = compare(rows, list(features))
             if len(table):
                 items.append(ReportItem("LLM minus human: Cohen's d with 95% CI", table=table,
                                         figure=charts.effect_size_forest(table), provenance=where,
@@ -85,16 +88,16 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, cached
                                 provenance=f"{where}; LLM rows of paper A's trajectory sample, N = {ours.attrs['n']:,}",
                                 caption="R² (%) of each trajectory feature by design choices."
                                         + (f" {dropped}." if dropped else "")))
-    items.append(ReportItem("Paper A, Table 24 (R² %)", table=published.table24(), published=True,
+    items.append(ReportItem("Paper A, Table 24 (R² %)", table=published_a.table24(), published=True,
                             provenance="paper A, Table 24 (N = 3,574 LLM conversations)",
-                            figure=charts.percent_heatmap(published.table24(), "R² (%) published",
+                            figure=charts.percent_heatmap(published_a.table24(), "R² (%) published",
                                                           colorscale="Oranges", zmax=60)))
-    items.append(ReportItem("Paper A, Table 1: R² ladder (%)", table=published.table1(), published=True,
+    items.append(ReportItem("Paper A, Table 1: R² ladder (%)", table=published_a.table1(), published=True,
                             provenance="paper A, Table 1",
-                            figure=charts.r2_ladder(published.table1(), title="Published R² ladder")))
-    items.append(ReportItem("Paper A, Table 5: ratings by task and group", table=published.table5(),
+                            figure=charts.r2_ladder(published_a.table1(), title="Published R² ladder")))
+    items.append(ReportItem("Paper A, Table 5: ratings by task and group", table=published_a.table5(),
                             published=True, provenance="paper A, Table 5"))
-    items.append(ReportItem("Paper A, Table 23: LLM vs human coefficients", table=published.table23(),
+    items.append(ReportItem("Paper A, Table 23: LLM vs human coefficients", table=published_a.table23(),
                             published=True, provenance="paper A, Table 23"))
     return items
 
@@ -148,6 +151,6 @@ def _unique_titles(items: list[ReportItem]) -> list[ReportItem]:
 
 
 def export_slug(page: str, key: str) -> str:
-    from dashboard.export import slugify
+    from dashboard.exports.formats import slugify
 
     return slugify(f"{page}_{key}")

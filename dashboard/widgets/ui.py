@@ -8,7 +8,8 @@ import string
 import pandas as pd
 import streamlit as st
 
-from dashboard import data
+from dashboard.page_data import datasets
+from dashboard.widgets import session
 
 PUBLISHED_BADGE = ":orange-badge[published]"
 OURS_BADGE = ":blue-badge[computed from this dataset]"
@@ -35,23 +36,23 @@ def escape(value) -> str:
 def page_context():
     """(dataset, filtered table, availability) of the current selection, or stop the page
     with a message when there is no dataset or the filters leave no row."""
-    dataset = data.current_dataset()
+    dataset = session.current_dataset()
     if dataset is None:
-        st.info("No dataset yet: build one (`python -m dashboard.build_paper_release`) or "
+        st.info("No dataset yet: build one (`python -m engine.dataset_builds.paper_release`) or "
                 "upload a file on the Data page.")
         st.stop()
-    frame = data.filtered_conversations()
+    frame = session.filtered_conversations()
     if frame.empty:
         st.warning("The sidebar filters leave no conversation: widen them.")
         st.stop()
-    return dataset, frame, data.availability(dataset)
+    return dataset, frame, datasets.availability(dataset)
 
 
 HEADING_KEY = "last_block_heading"
 
 
 def published(title: str) -> None:
-    """Heading of a block of the papers' own numbers, always labelled as published. The
+    """Heading of a block of the papers' own numbers, always labelled as published_a. The
     figures and tables shown after it (until the next heading) are exported under it."""
     st.session_state[HEADING_KEY] = ("published", title)
     st.markdown(f"**{escape(title)}** {PUBLISHED_BADGE}")
@@ -69,11 +70,11 @@ def start_page() -> None:
 
 def selection_provenance() -> str:
     """Dataset, N and filters of the current selection, for an export's provenance line."""
-    dataset = data.current_dataset()
+    dataset = session.current_dataset()
     if dataset is None:
         return ""
-    frame = data.filtered_conversations()
-    filters = [f"{column} = {', '.join(map(str, chosen))}" for column, chosen in data.current_selections().items()
+    frame = session.filtered_conversations()
+    filters = [f"{column} = {', '.join(map(str, chosen))}" for column, chosen in session.current_selections().items()
                if chosen]
     return ", ".join([f"dataset {dataset.name}", f"{len(frame):,} of {len(dataset.conversations):,} "
                       "conversations selected", *filters])

@@ -1,0 +1,105 @@
+"""What a dataset holds and how the sidebar filters cut it (no Streamlit here).
+
+``availability`` says what a dataset can show, ``filter_options`` and ``apply_filters`` are
+the sidebar's filters; ``cached_runs_root`` and ``pilot_root`` are where datasets live
+(``cached_runs/`` or ``$CDL_CACHED_RUNS``; the pilot history). The chosen dataset and the
+session's uploads are kept by ``dashboard.widgets.session``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.datasets import Dataset
+from engine.features import FEATURE_NAMES
+from engine.names import (
+    PAPER_B as PAPER_B_METHODS,  # paper A's samples are in engine.samples
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FILTER_COLUMNS = ("source", "task", "model", "discussion", "persona", "team_size")
+OUTCOME_COLUMNS = ("creativity", "novelty", "usefulness")
+MISSING_LABEL = "(none)"
+
+
+def cached_runs_root() -> Path:
+    """Folder of cached datasets: ``$CDL_CACHED_RUNS`` or ``<repo>/cached_runs``."""
+    return Path(os.environ.get("CDL_CACHED_RUNS") or REPO_ROOT / "cached_runs")
+
+
+def pilot_root() -> Path:
+    """Folder of the pilots kept in the run history (``dashboard.pilot.history``)."""
+    from dashboard.pilot.history import history_root
+
+    return history_root()
+
+
+@dataclass(frozen=True)
+class Availability:
+    """What a dataset holds, so pages can say what is missing instead of failing."""
+
+    n_conversations: int
+    turns: bool
+    turn_embeddings: bool
+    features: tuple[str, ...]
+    ratings: tuple[str, ...]
+    sources: tuple[str, ...]
+    paper_b_methods: tuple[str, ...]
+    final_ideas: bool
+    features_4b: bool
+
+
+def availability(dataset: Dataset) -> Availability:
+    frame = dataset.conversations
+    has = lambda c: c in frame.columns and frame[c].notna().any()  # noqa: E731
+    methods = ()
+    if "discussion" in frame.columns:
+        present = set(frame["discussion"].dropna().astype(str))
+        methods = tuple(m for m in PAPER_B_METHODS if m in present)
+    return Availability(
+        n_conversations=len(frame),
+        turns=dataset.corpus is not None and any(c.turns for c in dataset.corpus),
+        turn_embeddings=dataset.turn_embeddings is not None and dataset.turn_index is not None,
+        features=tuple(f for f in FEATURE_NAMES if has(f)),
+        ratings=tuple(c for c in OUTCOME_COLUMNS if has(c)),
+        sources=tuple(sorted(frame["source"].dropna().astype(str).unique())) if "source" in frame else (),
+        paper_b_methods=methods,
+        final_ideas=has("final_idea"),
+        features_4b=any(f"{f}_4b" in frame.columns for f in FEATURE_NAMES),
+    )
+
+
+def _labels(values: pd.Series) -> pd.Series:
+    """Filter labels of a column: text, with missing values shown as ``(none)``."""
+    out = values.astype(object).where(values.notna(), MISSING_LABEL)
+    return out.map(lambda v: str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v))
+
+
+def filter_options(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """For each filter column present, its distinct labels (sorted, ``(none)`` last)."""
+    options = {}
+    for column in FILTER_COLUMNS:
+        if column not in frame.columns:
+            continue
+        labels = sorted(set(_labels(frame[column])) - {MISSING_LABEL})
+        if frame[column].isna().any():
+            labels.append(MISSING_LABEL)
+        options[column] = labels
+    return options
+
+
+def apply_filters(frame: pd.DataFrame, selections: dict[str, list[str]]) -> pd.DataFrame:
+    """Rows whose label in every filtered column is among the selected ones.
+
+    An empty selection means "no filter" on that column.
+    """
+    mask = np.ones(len(frame), dtype=bool)
+    for column, chosen in selections.items():
+        if chosen and column in frame.columns:
+            mask &= _labels(frame[column]).isin([str(c) for c in chosen]).to_numpy()
+    return frame.loc[mask]

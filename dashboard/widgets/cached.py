@@ -1,0 +1,81 @@
+"""Streamlit's caches over the pages' computations (``dashboard.page_data``): a re-render with
+the same selection costs nothing. Each function here only keys and keeps; the work is in the
+function it wraps."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.page_data import analyses, trajectories
+from engine.datasets import Dataset
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_feature_comparison(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    return analyses.feature_comparison(frame, list(columns))
+
+
+def feature_comparison(frame: pd.DataFrame, columns) -> pd.DataFrame:
+    """``analyses.feature_comparison`` through its cache (the export catalog calls it by this name)."""
+    return cached_feature_comparison(frame, tuple(columns))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_manipulability(frame: pd.DataFrame, suffix: str = "", sample: str = "trajectory") -> pd.DataFrame:
+    return analyses.manipulability_percent(frame, suffix, sample)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
+    return analyses.regression_ladder(frame, outcome)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_fit(frame: pd.DataFrame, outcome: str, blocks: tuple[str, ...], estimator: str,
+               name: str, star_levels: tuple[float, float, float] = (0.05, 0.01, 0.001)) -> dict:
+    """A fitted spec as plain data (table + summary), so it can be cached and copied."""
+    result = analyses.fit_spec(frame, outcome, list(blocks), estimator, name, star_levels)
+    return {"table": result.table, "summary": result.summary}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_conversation_map(frame: pd.DataFrame) -> pd.DataFrame:
+    return analyses.conversation_map(frame)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _turn_points(_dataset: Dataset, key: str, method: str) -> pd.DataFrame:
+    return trajectories.projected_turns(_dataset, method)
+
+
+def turn_points(dataset: Dataset, method: str) -> pd.DataFrame:
+    """``trajectories.projected_turns``, kept per dataset and method (and on disk by
+    ``engine.projection``)."""
+    return _turn_points(dataset, trajectories.dataset_key(dataset), method)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _map_frames(_dataset: Dataset, _frame: pd.DataFrame, key: str, method: str, cap: int):
+    return trajectories.map_frames(turn_points(_dataset, method), _frame, cap)
+
+
+def map_frames(dataset: Dataset, frame: pd.DataFrame, method: str, cap: int | None = None):
+    """``trajectories.map_frames`` of the dataset's projected turns, kept per dataset, method,
+    selected ids and cap (default ``trajectories.MAX_MAP_POINTS``)."""
+    cap = trajectories.MAX_MAP_POINTS if cap is None else int(cap)
+    key = f"{trajectories.dataset_key(dataset)}:{trajectories.selection_digest(frame)}"
+    return _map_frames(dataset, frame, key, method, cap)
+
+
+@st.cache_data(show_spinner="Clustering the turns…", max_entries=8)
+def _clusters(_dataset: Dataset, key: str, k: int) -> pd.DataFrame:
+    return trajectories.turn_clusters(_dataset, k)
+
+
+def turn_clusters(dataset: Dataset, k: int) -> pd.DataFrame:
+    """``trajectories.turn_clusters``, kept per dataset and k."""
+    return _clusters(dataset, trajectories.dataset_key(dataset), int(k))
+
+
+manipulability_percent = cached_manipulability  # the export catalog's name for it

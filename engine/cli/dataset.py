@@ -1,0 +1,82 @@
+"""``python -m engine dataset``: build the datasets the dashboard reads (``engine.dataset_builds``).
+
+    python -m engine dataset build runs/local_smollm2 --out cached_runs/local_smollm2
+    python -m engine dataset build runs/local_smollm2_paper_b --kind paper-b --out cached_runs/local_smollm2_paper_b
+    python -m engine dataset build runs/steered --kind steered --out cached_runs/local_smollm2_steered
+    python -m engine dataset release --out cached_runs/paper_release
+
+``build`` turns a run folder of ``python -m engine run`` into a dataset: finished sessions, judge
+ratings scaled within task, turn embeddings and the nine trajectory features. ``--kind``
+chooses the description written into its manifest (all protocols, paper B's ablation) or, for
+``steered``, adds the final-idea embeddings and the moderator's interventions. ``release``
+reads paper A's released metrics files.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from engine.errors import InputError
+
+KINDS = ("run", "paper-b", "steered")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("dataset", help="build a dataset for the dashboard (run folder, paper release)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = p.add_subparsers(dest="dataset_command", required=True, metavar="ACTION")
+    build = actions.add_parser("build", help="a run folder -> a dataset (embeddings, features, ratings)")
+    build.add_argument("run_dir", type=Path, help="output folder of `python -m engine run`")
+    build.add_argument("--out", type=Path, required=True, help="dataset folder to write (e.g. cached_runs/NAME)")
+    build.add_argument("--kind", choices=KINDS, default="run",
+                       help="run: all protocols (default); paper-b: paper B's ablation; steered: the "
+                            "steered discussion with final-idea embeddings and interventions")
+    build.add_argument("--embedding-model", help="sentence-transformers model (default: the bundled MiniLM)")
+    build.add_argument("--grid", type=Path,
+                       help="steered only: keep the sessions this grid file plans "
+                            "(default cached_runs/grids/steered.yaml)")
+    build.set_defaults(handler=build_command)
+    release = actions.add_parser("release", help="paper A's released metrics -> cached_runs/paper_release")
+    release.add_argument("--source", type=Path, help="folder holding the release's metrics CSV files "
+                                                     "(default ../shared/data/paper_release)")
+    release.add_argument("--out", type=Path, help="dataset folder to write (default cached_runs/paper_release)")
+    release.set_defaults(handler=release_command)
+
+
+def build_command(args: argparse.Namespace) -> int:
+    from engine.run_store import CORPUS_FILE, MANIFEST_FILE
+
+    for name in (CORPUS_FILE, MANIFEST_FILE):
+        if not (args.run_dir / name).is_file():
+            raise InputError(f"{args.run_dir}: no {name}: not a run folder of `python -m engine run`")
+    if args.grid is not None and args.kind != "steered":
+        raise InputError("--grid applies to --kind steered only")
+    if args.kind == "steered":
+        if args.embedding_model:
+            raise InputError("--embedding-model: the steered dataset uses the bundled MiniLM")
+        from engine.dataset_builds import steered
+
+        grid = args.grid or REPO / "cached_runs" / "grids" / "steered.yaml"
+        folder = steered.build(args.run_dir, args.out, grid)
+    else:
+        from engine.dataset_builds import run_folder
+        from engine.embed import DEFAULT_MODEL
+
+        paper_b = args.kind == "paper-b"
+        folder = run_folder.build(args.run_dir, args.out, embedding_model=args.embedding_model or DEFAULT_MODEL,
+                                  paper_b=paper_b,
+                                  regenerate="make cached-runs-paper-b" if paper_b else run_folder.REGENERATE)
+    print(f"wrote {folder}")
+    return 0
+
+
+def release_command(args: argparse.Namespace) -> int:
+    from engine.dataset_builds import paper_release
+
+    out = args.out or paper_release.DEFAULT_OUT
+    dataset = paper_release.build(args.source or paper_release.DEFAULT_SOURCE, out)
+    m = dataset.manifest
+    print(f"wrote {out}: {m['n_llm']} LLM + {m['n_human']} human conversations")
+    return 0

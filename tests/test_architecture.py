@@ -1,0 +1,154 @@
+"""The rules of ARCHITECTURE.md, checked on the source with ``ast`` (nothing is imported):
+Streamlit only in the views, the widgets and the app's entry; no import circle in ``engine/``
+or ``dashboard/``; the dashboard's computing folders never import a page or a widget; the
+engine never imports the dashboard. Imports inside functions count as much as top-level ones.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("engine", "dashboard", "devtools")
+STREAMLIT_ALLOWED = ("dashboard.views", "dashboard.widgets", "dashboard.app")
+COMPUTING = ("dashboard.page_data", "dashboard.figures", "dashboard.pilot", "dashboard.exports")
+
+
+def module_files(root: Path, packages=PACKAGES) -> dict[str, Path]:
+    """``{dotted module name: file}`` for every ``.py`` file under the packages."""
+    modules = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+    return modules
+
+
+def imported_modules(path: Path, module: str, modules) -> set[str]:
+    """The dotted names a file imports (relative imports resolved). ``from a import b`` names
+    ``a.b`` when that is a module in ``modules`` and ``a`` otherwise; ``import a.b`` names ``a.b``."""
+    is_package = path.name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            for alias in node.names:
+                names.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+    return names
+
+
+def import_graph(root: Path, packages=PACKAGES) -> dict[str, set[str]]:
+    """Edges between the project's own modules: ``a -> b`` when ``a`` imports module ``b``."""
+    modules = module_files(root, packages)
+    return {name: {m for m in imported_modules(path, name, modules) if m in modules and m != name}
+            for name, path in modules.items()}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, on_stack, stack, cycles = {}, {}, set(), [], []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+# ----------------------------------------------------------------------------- the checker itself
+def test_cycle_finder_sees_a_circle_made_by_an_import_inside_a_function(tmp_path):
+    _write(tmp_path, {"engine/__init__.py": "", "engine/a.py": "from engine.b import x\n",
+                      "engine/b.py": "def x():\n    from engine.a import y\n",
+                      "engine/c.py": "from engine import a\n"})
+    assert import_cycles(import_graph(tmp_path, ("engine",))) == [["engine.a", "engine.b"]]
+
+
+def test_cycle_finder_sees_a_three_module_circle_and_relative_imports(tmp_path):
+    _write(tmp_path, {"engine/__init__.py": "", "engine/p/__init__.py": "",
+                      "engine/p/config.py": "from .steered import t\n",
+                      "engine/p/steered.py": "from engine.p.session import s\n",
+                      "engine/p/session.py": "from engine.p import config\n"})
+    assert import_cycles(import_graph(tmp_path, ("engine",))) == [
+        ["engine.p.config", "engine.p.session", "engine.p.steered"]]
+
+
+def test_a_package_importing_its_own_submodule_is_not_a_circle(tmp_path):
+    _write(tmp_path, {"engine/__init__.py": "", "engine/s/__init__.py": "from engine.s.r import fit\n",
+                      "engine/s/r.py": "from engine.s import spec\n", "engine/s/spec.py": "X = 1\n"})
+    assert import_cycles(import_graph(tmp_path, ("engine",))) == []
+
+
+# ----------------------------------------------------------------------------- the rules
+def test_no_import_circle_in_the_project():
+    assert import_cycles(import_graph(REPO)) == []
+
+
+@pytest.mark.parametrize("name,path", sorted(module_files(REPO).items()))
+def test_streamlit_only_in_views_widgets_and_the_app(name, path):
+    if name.startswith(STREAMLIT_ALLOWED):
+        return
+    imported = imported_modules(path, name, {})
+    streamlit = {n for n in imported if n == "streamlit" or n.startswith("streamlit.")}
+    assert not streamlit, f"{path.relative_to(REPO)} imports Streamlit; only views and widgets may"
+
+
+def test_computing_folders_import_no_page_and_no_widget():
+    graph = import_graph(REPO)
+    wrong = {name: sorted(e for e in edges if e.startswith(("dashboard.views", "dashboard.widgets")))
+             for name, edges in graph.items() if name.startswith(COMPUTING)}
+    assert {k: v for k, v in wrong.items() if v} == {}
+
+
+def test_widgets_import_no_page_and_the_engine_no_dashboard():
+    graph = import_graph(REPO)
+    upward = {name: sorted(e for e in edges if e.startswith(("dashboard", "devtools")))
+              for name, edges in graph.items() if name.startswith("engine")}
+    assert {k: v for k, v in upward.items() if v} == {}
+    from_widgets = {name: sorted(e for e in edges if e.startswith("dashboard.views"))
+                    for name, edges in graph.items() if name.startswith("dashboard.widgets")}
+    assert {k: v for k, v in from_widgets.items() if v} == {}
+
+
+def test_published_numbers_live_in_the_engine_only():
+    """Paper A's and paper B's printed values are transcribed once, in ``engine.stats``."""
+    assert (REPO / "engine/stats/published_a.py").is_file() and (REPO / "engine/stats/published_b.py").is_file()
+    stray = [p.relative_to(REPO).as_posix() for p in (REPO / "dashboard").rglob("*published*.py")]
+    assert stray == []
