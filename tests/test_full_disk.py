@@ -146,6 +146,53 @@ def test_a_full_disk_after_k_bytes_loses_nothing_and_a_rerun_finishes_exactly_th
     assert outcomes["stopped"] >= 40 and outcomes["finished"] >= 1
 
 
+class FullForAMoment:
+    """A disk full for a moment: the write that crosses ``budget`` is short (``short``) or
+    fails with ENOSPC, and every later write has space again (how the older writer glued a
+    cut record to the next one)."""
+
+    def __init__(self, budget: int, *, short: bool):
+        self.left, self.short, self.hit = budget, short, False
+
+    def write(self, fd, data):
+        if not self.hit and len(data) > self.left:
+            self.hit = True
+            if not self.short:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return os.write(fd, bytes(data[: max(1, int(self.left))]))
+        self.left -= len(data)
+        return os.write(fd, bytes(data))
+
+
+@pytest.mark.parametrize("short", [True, False])
+def test_a_disk_full_for_a_moment_never_glues_records(reference, tmp_path, monkeypatch, capsys, short):
+    """Short write then space: the record is finished by the next write. ENOSPC then space:
+    the run stops in one line with whole records; the re-run finishes. Either way the judge
+    and the re-run read the folder."""
+    from engine import durable
+
+    ideas, _ = reference
+    total = bytes_of_a_whole_run(tmp_path, monkeypatch)
+    for budget in range(total // 10, total, total // 10):
+        folder = tmp_path / f"m{budget}-{short}"
+        disk = FullForAMoment(budget, short=short)
+        monkeypatch.setattr(durable, "_write", disk.write)
+        try:
+            run(folder)
+            assert short, "a failed write went unnoticed"
+        except InputError as error:
+            assert not short and str(error).endswith(FULL)
+        monkeypatch.setattr(durable, "_write", os.write)
+        assert disk.hit
+        whole_lines(folder / "corpus.jsonl")
+        assert main(["judge", "quality", str(folder), "--dry-run"]) == 0
+        result = run(folder)
+        assert result.ok + result.skipped == SESSIONS and result.failed == 0
+        corpus = Corpus.from_jsonl(folder / "corpus.jsonl")
+        assert {c.conversation_id: c.final_idea for c in corpus} == ideas
+    capsys.readouterr()
+
+
 def test_a_failed_fsync_takes_the_record_back(tmp_path, monkeypatch):
     from engine import durable
 
