@@ -16,6 +16,8 @@ again after its node was lost finds the replies its first attempt got. Replies a
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -67,7 +69,8 @@ class ResponseBroker:
 
 
 class BrokerCachedBackend(Backend):
-    """``engine.llm.cache.CachedBackend`` with the broker in place of the SQLite file."""
+    """``engine.llm.cache.CachedBackend`` with the broker in place of the SQLite file (and
+    the same single flight: a request already on its way is waited for, not sent again)."""
 
     def __init__(self, inner: Backend, broker, *, replay: bool = False):
         self.inner = inner
@@ -76,6 +79,7 @@ class BrokerCachedBackend(Backend):
         self.model, self.kind = inner.model, inner.kind
         self.concurrency, self.retry = inner.concurrency, inner.retry
         self.usage = inner.usage
+        self._in_flight: dict[str, asyncio.Future] = {}  # one session's loop: one event loop
 
     @property
     def identity(self) -> str:
@@ -88,19 +92,33 @@ class BrokerCachedBackend(Backend):
                     replicate=None) -> ChatResult:
         messages = check_messages(messages)
         key = cache_key(self.identity, messages, temperature, max_tokens, seed, replicate)
-        row = await self.broker.get.remote(key)
-        if row is not None:
-            self.usage.bump("cache_hits")
-            return ChatResult(text=row[3], prompt_tokens=row[4], completion_tokens=row[5],
-                              latency_s=row[6] or 0.0, cached=True)
+        while True:
+            row = await self.broker.get.remote(key)
+            if row is not None:
+                self.usage.bump("cache_hits")
+                return ChatResult(text=row[3], prompt_tokens=row[4], completion_tokens=row[5],
+                                  latency_s=row[6] or 0.0, cached=True)
+            pending = self._in_flight.get(key)
+            if pending is None:
+                break
+            shared = await asyncio.shield(pending)  # the same request is on its way (single flight)
+            if shared is not None:
+                self.usage.bump("cache_hits")
+                return shared
         if self.replay:
             raise CacheMiss(f"replay mode: no cached response for {self.identity} "
                             f"(prompt {prompt_hash(messages)}, seed {seed}, replicate {replicate})")
-        result = await self.inner.achat(messages, temperature=temperature, max_tokens=max_tokens,
-                                        seed=seed, replicate=replicate)
-        self.broker.put.remote((key, self.identity, prompt_hash(messages), result.text,
-                                result.prompt_tokens, result.completion_tokens, result.latency_s))
-        return result
+        pending = self._in_flight[key] = asyncio.get_running_loop().create_future()
+        result = None
+        try:
+            result = await self.inner.achat(messages, temperature=temperature, max_tokens=max_tokens,
+                                            seed=seed, replicate=replicate)
+            self.broker.put.remote((key, self.identity, prompt_hash(messages), result.text,
+                                    result.prompt_tokens, result.completion_tokens, result.latency_s))
+            return result
+        finally:
+            self._in_flight.pop(key, None)
+            pending.set_result(None if result is None else dataclasses.replace(result, cached=True))
 
     async def aclose(self) -> None:
         await self.inner.aclose()
