@@ -133,13 +133,17 @@ class Tally:
 
 
 def report(tally, kind: str, amount: int) -> None:
-    """From a worker: tell ``tally`` that ``amount`` of ``kind`` finished on this node
-    (fire and forget)."""
+    """From a worker: tell ``tally`` that ``amount`` of ``kind`` finished on this node,
+    waiting until it is counted (so the driver, reading the tally after the last result,
+    never reads it before a report still on its way)."""
     if tally is None:
         return
     import ray
 
-    tally.add.remote(kind, amount, ray.get_runtime_context().get_node_id())
+    try:
+        ray.get(tally.add.remote(kind, amount, ray.get_runtime_context().get_node_id()), timeout=60)
+    except Exception:  # the count is information; the work itself is done
+        pass
 
 
 def head_lost_message(address: str) -> str:

@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -56,7 +57,13 @@ def cluster():
 def small_corpus(tmp_path_factory) -> Path:
     corpus = Corpus.from_parquet(CORPUS).trajectory_view()
     path = tmp_path_factory.mktemp("corpus") / "corpus.jsonl"
-    Corpus([c for c in corpus if len(c.turns) >= 5][:20], name="ray-check").to_jsonl(path)
+    by_length: dict[int, list] = {}
+    for conversation in corpus:  # several lengths: one machine computes them in several chunks
+        if len(conversation.turns) >= 4 and len(by_length.setdefault(len(conversation.turns), [])) < 4:
+            by_length[len(conversation.turns)].append(conversation)
+    chosen = [c for length in sorted(by_length) for c in by_length[length]][:20]
+    assert len({len(c.turns) for c in chosen}) >= 4
+    Corpus(chosen, name="ray-check").to_jsonl(path)
     return path
 
 
@@ -130,7 +137,7 @@ def test_features_on_two_nodes_are_bit_identical_in_input_order(cluster, embedde
     expected = features_for_corpus(blocks)
     assert got["conversation_id"].tolist() == ids  # input order
     assert np.array_equal(got[list(FEATURE_NAMES)].to_numpy(), expected.to_numpy(), equal_nan=True)
-    shards = int(err.split(" in ")[1].split(" shards")[0])
+    shards = int(re.search(r"conversations in (\d+) shards", err).group(1))
     assert shards > 2  # 20-turn shards: the corpus went out in several pieces
 
 
@@ -169,6 +176,7 @@ def test_a_grid_on_two_nodes_gives_one_machines_sessions_usage_and_cache(cluster
         assert code == 0, err
         cluster_requests = server.requests - one_machine_requests
         assert "on 2 node(s)" in err and "made again after a lost node: 0" in err
+        cluster_run = json.loads((tmp_path / "two" / "manifest.json").read_text())
         # a re-run on the cluster: everything done, not one request
         code, out, _ = cli("run", "--grid", str(grid), "--out", str(tmp_path / "two"), "--no-progress",
                            "--ray", cluster.address)
@@ -187,7 +195,8 @@ def test_a_grid_on_two_nodes_gives_one_machines_sessions_usage_and_cache(cluster
     assert cluster_requests == one_machine_requests == one_manifest["usage_total"]["calls"]
     assert two_manifest["usage_total"] == one_manifest["usage_total"]
     assert two_manifest["cost_usd_last_run"] == one_manifest["cost_usd_last_run"]
-    assert len(two_manifest["ray_last_run"]["nodes"]) == 2
+    assert len(cluster_run["ray_last_run"]["nodes"]) == 2
+    assert cluster_run["ray_last_run"]["calls"] == cluster_requests  # every call came back to the driver
     assert not (tmp_path / "two" / "failed.jsonl").exists() or \
         not (tmp_path / "two" / "failed.jsonl").read_text().strip()
     for path in (tmp_path / "two").iterdir():
@@ -201,7 +210,7 @@ def test_a_worker_node_killed_mid_embed_leaves_the_job_to_the_head(cluster, smal
     from engine.ray_embed import RayEmbedder
 
     corpus = Corpus.from_parquet(CORPUS).trajectory_view()
-    texts = [t.text for c in list(corpus)[-40:] for t in c.turns]
+    texts = [t.text for c in list(corpus)[-20:] for t in c.turns]
     cache = tmp_path / "cache.sqlite"
     result: dict = {}
     with connect(cluster.address) as session:
@@ -217,7 +226,7 @@ def test_a_worker_node_killed_mid_embed_leaves_the_job_to_the_head(cluster, smal
         worker.start()
         stored = 0
         deadline = time.monotonic() + 240
-        while stored < 24 and worker.is_alive() and time.monotonic() < deadline:
+        while stored < 16 and worker.is_alive() and time.monotonic() < deadline:
             time.sleep(0.2)
             if cache.exists():
                 with contextlib.suppress(sqlite3.OperationalError):
