@@ -69,9 +69,11 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
             rows = samples.select(frame, name)
             table = compare(rows, list(features))
             if len(table):
-                items.append(ReportItem("LLM minus human: Cohen's d with 95% CI", table=table,
-                                        figure=charts.effect_size_forest(table), provenance=where,
-                                        caption=samples.sample(name).label(frame) + "; Welch's t-test."))
+                items.append(ReportItem("LLM minus human: Hedges' g with 95% CI", table=table,
+                                        figure=charts.effect_size_forest(
+                                            table, "Hedges' g (95% CI from Welch's statistic)", value="g",
+                                            x_title="Hedges' g"), provenance=where,
+                                        caption=samples.sample(name).label(frame) + ". " + analyses.EFFECT_NOTE))
     if have.ratings:
         rated = frame.dropna(subset=list(have.ratings), how="all")
         items.append(ReportItem("Ratings by source", figure=charts.distributions_by_group(

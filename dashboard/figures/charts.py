@@ -75,18 +75,19 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
     return _layout(fig, title, height=max(320, 280 * n_rows))
 
 
-def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)") -> go.Figure:
-    """Forest plot of ``d`` with ``ci_low``/``ci_high`` per ``feature``."""
+def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)", value: str = "d",
+                       x_title: str = "Cohen's d") -> go.Figure:
+    """Forest plot of ``value`` (default ``d``) with ``ci_low``/``ci_high`` per ``feature``."""
     if table.empty:
         return empty_figure("no effect sizes")
-    ordered = table.sort_values("d")
+    ordered = table.sort_values(value)
     fig = go.Figure(go.Scatter(
-        x=ordered["d"], y=[_label(f) for f in ordered["feature"]], mode="markers",
+        x=ordered[value], y=[_label(f) for f in ordered["feature"]], mode="markers",
         marker=dict(color=SOURCE_COLOURS["llm"], size=9),
-        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered["d"],
-                     arrayminus=ordered["d"] - ordered["ci_low"])))
+        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered[value],
+                     arrayminus=ordered[value] - ordered["ci_low"])))
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
-    return _layout(fig, title, xaxis_title="Cohen's d", height=60 + 36 * len(ordered))
+    return _layout(fig, title, xaxis_title=x_title, height=60 + 36 * len(ordered))
 
 
 def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go.Figure:

@@ -3,12 +3,16 @@ manipulability table (paper A, Tables 2, 24 and 25), ours beside the published o
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from dashboard.figures import charts
 from dashboard.widgets import cached, sample_picker, ui
 from engine.errors import InputError
+from dashboard.page_data.analyses import small_model
 from engine.stats import interaction_share, published_a
+from engine.stats.guards import not_comparable
+from engine.stats.manipulability import adjusted_r2, guard_lines
 from engine.stats.published_a import MANIPULABILITY_COLUMNS
 
 st.title("Design levers")
@@ -45,13 +49,29 @@ except InputError as error:
     ours = None
 
 col_ours, col_paper = st.columns(2)
+made_by = small_model(llm)
 with col_ours:
     if ours is not None:
-        ui.ours(f"This selection, N = {ours.attrs['n']:,}")
+        lines = guard_lines(ours)
+        for line in lines:
+            st.warning(ui.escape(line))
+        ui.ours(f"This selection{f' ({made_by})' if made_by else ''}, N = {ours.attrs['n']:,}")
         for factor, level in ours.attrs.get("dropped_factors", {}).items():
             st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
                     f"the same model without it.")
-        st.metric("Mean R², interaction model", f"{ours['interaction'].mean():.1f}%")
+        fit = ours.attrs["fits"]["interaction"]
+        if fit["refuse"]:
+            st.metric("Mean R², interaction model", "refused",
+                      help=f"N − k = {fit['df_resid']} (N = {fit['n']}, k = {fit['k']})")
+        elif fit["small_sample"]:
+            st.metric(f"Mean adjusted R², interaction model{f' ({made_by})' if made_by else ''}",
+                      f"{adjusted_r2(ours)['interaction'].mean():.1f}%")
+            st.caption(f"R² {ours['interaction'].mean():.1f}%; N = {fit['n']}, k = {fit['k']}")
+        else:
+            st.metric(f"Mean R², interaction model{f' ({made_by})' if made_by else ''}",
+                      f"{ours['interaction'].mean():.1f}%")
+        if made_by:
+            st.caption(ui.escape(not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} conversations")))
         ui.chart(st, charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
                         key="levers_heatmap_ours")
 with col_paper:
@@ -65,6 +85,12 @@ if ours is not None:
     with st.expander("Tables (ours, difference from published, Table 25 decomposition)"):
         st.markdown("Ours (%)")
         ui.table(st, ui.percent_table(ours), key="levers_table_ours")
+        if guard_lines(ours):
+            st.markdown("Ours, adjusted R² (%)")
+            ui.table(st, ui.percent_table(adjusted_r2(ours)), key="levers_table_ours_adjusted")
+        fits = pd.DataFrame(ours.attrs["fits"]).T[["n", "k", "df_resid", "small_sample", "refuse"]]
+        st.markdown("N, k and N − k of each column's fit")
+        ui.table(st, fits.rename(columns={"df_resid": "N − k"}), key="levers_table_fits")
         st.markdown("Ours − published (percentage points)")
         ui.table(st, ui.percent_table(ours[list(MANIPULABILITY_COLUMNS)] - paper.loc[ours.index]),
                      key="levers_table_diff")

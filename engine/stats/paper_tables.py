@@ -158,7 +158,8 @@ def _coefficients(result, levels, label: str) -> pd.DataFrame:
 
 def _fit_summary(result, label: str) -> dict:
     s = result.summary
-    return {"model": label, "n": s["n"], "r2": s["r2"], "adj_r2": s["adj_r2"],
+    return {"model": label, "n": s["n"], "k": s.get("k"), "n_minus_k": s.get("df_resid"),
+            "small_sample": s.get("small_sample"), "r2": s["r2"], "adj_r2": s["adj_r2"],
             "marginal_r2": s.get("marginal_r2"), "conditional_r2": s.get("conditional_r2"),
             "converged": s.get("converged", True)}
 
@@ -229,8 +230,10 @@ def _wide(results, labels) -> tuple[pd.DataFrame, pd.DataFrame]:
 # ------------------------------------------------------------------------------ tables
 def ladder(rows: pd.DataFrame, levels=CONVENTIONAL, *, sources=("llm", "human"), outcome: str = "creativity"):
     """Tables 1, 20, 21: the hierarchical specifications of each source on ``rows`` (already the
-    trajectory sample). Parts: ``R² (%)`` (OLS R², conditional R² for the mixed model) and, per
-    source, ``coefficients`` and ``fit`` (N, R², marginal / conditional R²); and notes."""
+    trajectory sample). Parts: ``R² (%)`` (OLS R², conditional R² for the mixed model; beside
+    each source its adjusted R², ``<source> adj.``) and, per source, ``coefficients`` and ``fit``
+    (N, k, N − k, small_sample, R², adjusted, marginal / conditional R²); and notes. A rung with
+    N − k < 5 is refused (``engine.stats.guards``): no row, a note says why."""
     notes: list[str] = []
     r2 = {}
     parts = {}
@@ -248,9 +251,11 @@ def ladder(rows: pd.DataFrame, levels=CONVENTIONAL, *, sources=("llm", "human"),
         coefficients, summary = _wide(results, [l.split(": ", 1)[1] for l in labels])
         parts[f"{source} coefficients"] = coefficients
         parts[f"{source} fit"] = summary
-        r2[source] = summary.set_index("model").apply(
-            lambda s: 100 * (s["r2"] if pd.notna(s["r2"]) else s["conditional_r2"]), axis=1)
-    table = pd.DataFrame({("LLM" if s == "llm" else "Human"): v for s, v in r2.items()})
+        indexed = summary.set_index("model")
+        r2[source] = indexed.apply(lambda s: 100 * (s["r2"] if pd.notna(s["r2"]) else s["conditional_r2"]), axis=1)
+        r2[f"{source} adj."] = 100 * pd.to_numeric(indexed["adj_r2"], errors="coerce")
+    names = {"llm": "LLM", "human": "Human", "llm adj.": "LLM adj.", "human adj.": "Human adj."}
+    table = pd.DataFrame({names[s]: v for s, v in r2.items()})
     table.index.name = "specification"
     return {"R² (%)": table.reset_index(), **parts}, notes
 
