@@ -379,7 +379,7 @@ def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot si
     direction = evidence.get("creativity_direction", pd.Series(0, index=evidence.index))
     wanted = direction.map({1: "higher goes with creativity (Table 23)", -1: "lower goes with creativity (Table 23)"}
                            ).fillna("no significant Table 23 coefficient")
-    flagged = evidence["flag"].astype(str) != "typical"
+    flagged = evidence["flag"].astype(str).isin(["low", "high"])  # not "typical", "not compared", "not assessed"
     fig.add_trace(go.Scatter(
         y=labels, x=evidence["percentile"], mode="markers", name="pilot (mean percentile rank)",
         marker=dict(size=13, color=np.where(flagged, "#d55e00", "#0072b2"), line=dict(color="white", width=1)),
