@@ -72,7 +72,7 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
                 items.append(ReportItem("LLM minus human: Hedges' g with 95% CI", table=table,
                                         figure=charts.effect_size_forest(
                                             table, "Hedges' g (95% CI from Welch's statistic)", value="g",
-                                            x_title="Hedges' g"), provenance=where,
+                                            x_title="Hedges' g (LLM − human)"), provenance=where,
                                         caption=samples.sample(name).label(frame) + ". " + analyses.EFFECT_NOTE))
     if have.ratings:
         rated = frame.dropna(subset=list(have.ratings), how="all")

@@ -52,7 +52,7 @@ with tab_features:
             st.caption(analyses.EFFECT_NOTE)
             ui.table(st, labels.regression_table(table, 4), key="lvh_effects", hide_index=True)
             ui.chart(st, charts.effect_size_forest(table, "Hedges' g (95% CI from Welch's statistic)", value="g",
-                                                   x_title="Hedges' g"), key="lvh_forest")
+                                                   x_title="Hedges' g (LLM − human)"), key="lvh_forest")
 
 with tab_ratings:
     if not have.ratings:
