@@ -54,7 +54,7 @@ with col_ours:
     if ours is not None:
         lines = guard_lines(ours)
         for line in lines:
-            st.warning(ui.escape(line))
+            ui.caveat(st, line)
         ui.ours(f"This selection{f' ({made_by})' if made_by else ''}, N = {ours.attrs['n']:,}")
         for factor, level in ours.attrs.get("dropped_factors", {}).items():
             st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
@@ -71,7 +71,8 @@ with col_ours:
             st.metric(f"Mean R², interaction model{f' ({made_by})' if made_by else ''}",
                       f"{ours['interaction'].mean():.1f}%")
         if made_by:
-            st.caption(ui.escape(not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} conversations")))
+            ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} conversations"),
+                      "caption")
         ui.chart(st, charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
                         key="levers_heatmap_ours")
 with col_paper:

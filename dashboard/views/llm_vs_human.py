@@ -49,7 +49,7 @@ with tab_features:
             table = cached.cached_feature_comparison(frame, tuple(chosen))
             c3.metric("Features compared", len(table))
             ui.ours("LLM − human: Hedges' g with 95% CI, Welch's t-test")
-            st.caption(analyses.EFFECT_NOTE)
+            ui.caveat(st, analyses.EFFECT_NOTE, "caption")
             ui.table(st, labels.regression_table(table, 4), key="lvh_effects", hide_index=True)
             ui.chart(st, charts.effect_size_forest(table, "Hedges' g (95% CI from Welch's statistic)", value="g",
                                                    x_title="Hedges' g (LLM − human)"), key="lvh_forest")
@@ -84,7 +84,7 @@ with tab_ratings:
         if both:
             ratings_table = cached.cached_feature_comparison(frame, tuple(outcomes))
             ui.ours("LLM − human on the ratings: Hedges' g with 95% CI, Welch's t-test")
-            st.caption(analyses.EFFECT_NOTE)
+            ui.caveat(st, analyses.EFFECT_NOTE, "caption")
             ui.table(st, labels.regression_table(ratings_table, 4), key="lvh_rating_effects", hide_index=True)
 
 with tab_published:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard.page_data.analyses import small_model
 from dashboard.widgets import ui
 from engine import samples
 from engine.errors import InputError
-from engine.stats import paper_tables
+from engine.stats import paper_tables, published_a
+from engine.stats.guards import not_comparable
 
 st.title("Paper A tables")
 dataset, frame, have = ui.page_context()
@@ -23,7 +25,8 @@ def _name(key: str) -> str:
 
 
 left, middle, right = st.columns([2, 2, 1])
-key = left.selectbox("Table", keys, format_func=_name, key="pat_table")
+labels = {k: paper_tables.picker_label(k, frame) for k in keys}  # what the data lack, before choosing
+key = left.selectbox("Table", keys, format_func=labels.get, key="pat_table")
 definition = paper_tables.table_def(key)
 choices = samples.available(frame) or [definition.sample]
 if definition.sample not in choices:
@@ -61,7 +64,11 @@ ours_column, paper_column = st.columns(2)
 with ours_column:
     if result is not None:
         levels = result.star_levels
-        ui.ours(f"{_name(key)}: {dataset.name}, {samples.sample(result.sample).title}, N = {result.n:,} rows")
+        made_by = small_model(frame)
+        ui.ours(f"{_name(key)}: {dataset.name}" + (f" ({made_by})" if made_by else "")
+                + f", {samples.sample(result.sample).title}, N = {result.n:,} rows")
+        if made_by:
+            ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {result.n:,} rows"), "caption")
         st.caption(f"stars: * p < {levels[0]:g}, ** p < {levels[1]:g}, *** p < {levels[2]:g}")
         for position, (title, part) in enumerate(result.parts.items()):
             st.markdown(f"*{ui.escape(title)}*")

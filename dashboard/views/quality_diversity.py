@@ -61,8 +61,8 @@ st.caption(f"Dataset “{ui.escape(dataset.name)}”: {len(data):,} paper-B sess
            + (f", made by {ui.escape(made_by)}" if made_by else "") + f". Diversity: paper B's protocol, "
            f"runs of one condition and task split into groups of {GROUP} (15 runs → 3 groups), Vendi and "
            f"Div-BLEU per group. Quality: the judge's rubric score (1–10) of each final output; win rate: "
-           f"average over the other conditions of pairwise comparisons asked in both orders, ties = 1/2. "
-           + qd.INTERVALS)
+           f"average over the other conditions of pairwise comparisons asked in both orders, ties = 1/2.")
+ui.caveat(st, qd.INTERVALS, "caption")
 if dataset.manifest.get("note"):
     st.caption(ui.escape(dataset.manifest["note"]))
 if rubric.empty and summary["rubric"].notna().any():
@@ -130,7 +130,7 @@ ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round
          hide_index=True)
 
 if made_by:
-    st.caption(ui.escape(not_comparable(published_b.MODELS, f"{made_by}, {len(data):,} runs")))
+    ui.caveat(st, not_comparable(published_b.MODELS, f"{made_by}, {len(data):,} runs"), "caption")
 ui.published("Paper B: headline results (" + published_b.SETUP + ")")
 ui.table(st, published_b.headlines(), key="qd_published", hide_index=True)
 ui.published("Paper B, section 7: findings stated in words")

@@ -105,7 +105,7 @@ for source in SAMPLES[sample_label]:
         fits[label] = cached.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
                                           star_levels)
     except InputError as error:
-        results.error(f"{label}: {ui.escape(error)}")
+        ui.caveat(results, f"{label}: {error}", "error")
 
 made_by = analyses.small_model(frame)
 with results:
@@ -115,7 +115,7 @@ with results:
             s = fitted["summary"]
             who = f"{label} ({made_by})" if made_by else label
             if s.get("sample_warning"):  # above the numbers: N < 10 k
-                column.warning(f"{label}: {ui.escape(s['sample_warning'])}")
+                ui.caveat(column, f"{label}: {s['sample_warning']}")
             column.metric(f"{who}: N", f"{s['n']:,}")
             column.caption(f"k = {s['k']} estimated coefficients, N − k = {s['df_resid']:,}")
             name, value, beside = headline_r2(s)
@@ -159,7 +159,7 @@ if have.ratings:
     else:
         warnings = analyses.ladder_warnings(ladder_n)
         for line in warnings:
-            st.warning(ui.escape(line))
+            ui.caveat(st, line)
         models = f" ({made_by})" if made_by else ""
         ui.ours(f"Hierarchical specifications on {ladder_outcome}{models}, {samples.sample(sample_name).title}")
         st.caption(samples.sample(sample_name).label(frame) + "; each rung drops rows missing a feature "
@@ -179,7 +179,7 @@ if have.ratings:
 else:
     st.caption("Needs ratings; the published ladder is shown.")
 if made_by:
-    st.caption(ui.escape(not_comparable(published_a.MODELS, f"{made_by}, {len(frame):,} conversations")))
+    ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, {len(frame):,} conversations"), "caption")
 ui.published("Paper A, Table 1 (R² %, creativity)")
 ui.chart(st, charts.r2_ladder(published_a.table1(), title="Published R² ladder"), key="reg_ladder_paper",
                 width="stretch")

@@ -97,6 +97,25 @@ def has_need(df: pd.DataFrame, need: str) -> bool:
     raise ValueError(need)
 
 
+SHORT_NEED = {"ratings": "the authors' ideas file", "raters": "the authors' ideas file",
+              "tokens": "token counts", "features": "trajectory features", "features_4b": "the 4B features"}
+
+
+def picker_label(key: str, df: pd.DataFrame) -> str:
+    """The table's name as a picker shows it, saying before it is chosen what ``df`` lacks for it:
+    "Table 7: creativity on discussion structure (models 1-4) [needs the authors' ideas file:
+    published only]"."""
+    definition = table_def(key)
+    name = f"{'Figure 1' if definition.key == 'fig1' else 'Table ' + definition.key}: {definition.title}"
+    lacking = []
+    for need in definition.needs:
+        if not has_need(df, need) and SHORT_NEED[need] not in lacking:
+            lacking.append(SHORT_NEED[need])
+    if lacking:
+        name += f" [needs {' and '.join(lacking)}: published only]"
+    return name
+
+
 def missing_needs(key: str, df: pd.DataFrame) -> list[str]:
     """What table ``key`` needs that ``df`` lacks, as sentences (empty when it can run)."""
     return [NEED_TEXT[n] for n in table_def(key).needs if not has_need(df, n)]
