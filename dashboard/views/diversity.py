@@ -77,7 +77,7 @@ for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"
                  f"{int(group_size)} runs ({interval['cells']['creative_mad']} and {interval['cells']['homo_mad']} "
                  "task cells)")
         if interval["low"] is None and interval.get("reason"):
-            column.caption(f"No interval: {interval['reason']}; {basis}.")
+            column.caption(ui.escape(f"No interval: {interval['reason']}; {basis}."))
         elif interval["low"] is None:
             column.caption(f"No interval: {interval['single_group_cells']} cell(s) have a single group, so the "
                            f"spread between groups is unknown; {basis}. Smaller groups or more runs give one.")

@@ -363,12 +363,17 @@ def run_manipulability(args) -> int:
         else:
             mean_row[column] = f"{means[column]:.1f}"
     rows.append(mean_row)
+    from engine.stats.manipulability import guard_lines
+
+    for line in guard_lines(table):  # N < 10 k, or a column refused (N − k < 5), above the numbers
+        print(line)
     _print_table(pd.DataFrame(rows))
     if is_release:
         print("All 45 cells and the mean row match the published values to one decimal." if not mismatches
               else f"Differs from the published table in: {', '.join(mismatches)}")
     output = table.reset_index()
-    payload = {"n": table.attrs["n"], "source": label, "r2": output.to_dict(orient="records")}
+    payload = {"n": table.attrs["n"], "source": label, "r2": output.to_dict(orient="records"),
+               "fits": table.attrs["fits"]}
     if is_release:
         payload["published_percent"] = {"table24": published["table24"], "table2_mean": published["table2_mean"]}
     _write(args.out, output, payload)
