@@ -467,12 +467,18 @@ def run_table(args) -> int:
     print(f"== {result.label}")
     print(f"data: {label}")
     print(f"sample: {samples.sample(result.sample).label(df)}")
+    # a table whose fits use fewer rows than the sample (Tables 24, 25: the LLM rows with every
+    # feature) says so in the header, so the N above is never read as the fits' N
+    fitted = [note for note in result.notes if note.startswith("N = ")]
+    for note in fitted:
+        print(f"fitted on: {note}")
     print(f"stars: * p < {result.star_levels[0]:g}, ** p < {result.star_levels[1]:g}, *** p < {result.star_levels[2]:g}")
     for title, part in result.parts.items():
         print(f"\n-- ours: {title}")
         _print_table(part)
     for note in result.notes:
-        print(f"   note: {note}")
+        if note not in fitted:
+            print(f"   note: {note}")
     if result.published is not None:
         print(f"\n-- published (paper A, {'Figure 1' if result.key == 'fig1' else 'Table ' + result.key}):")
         _print_table(result.published, digits=None)

@@ -80,20 +80,21 @@ def _paper_b_persona(config: ProtocolConfig) -> str:
 
 def consensus_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int:
     """Calls of the consensus step: judge 1 (+ retries), vote N, random / all none."""
-    if config.method not in WITH_CONSENSUS:
+    if not config.has_consensus:
         return 0
     return {"judge": 1 + (config.consensus_retries if with_retries else 0),
             "vote": config.agents, "random": 0, "all": 0}[config.consensus]
 
 
 def expected_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int:
-    """Chat calls of one session: exact for paper B (``with_retries``: the most the consensus
-    judge's retries of an unreadable pick can add), the maximum for paper A."""
+    """Chat calls of one session: exact for paper B, the maximum for paper A; ``with_retries``
+    adds the most that asking again can add (the consensus judge's retries of an unreadable
+    pick; an instructed turn's unreadable replies, ``config.attempts`` asks in all)."""
     n, r, m = config.agents, config.rounds, config.method
     if m == "direct":
-        return 1
+        return config.candidates + consensus_calls(config, with_retries=with_retries)
     if m == "self_refine":
-        return 1 + 2 * r
+        return config.candidates * (1 + 2 * r) + consensus_calls(config, with_retries=with_retries)
     if m == "voting":
         return n + consensus_calls(config, with_retries=with_retries)
     if m in DEBATES:
@@ -105,10 +106,12 @@ def expected_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int
     if m in ("open", "steered"):  # the steering moderator makes no chat calls
         return initial + limit + 1
     if m == "instructed":
-        per_turn = 2 * n if config.order == "raise" else 1
-        return initial + limit * per_turn
+        asked = n if config.order == "raise" else 1  # turns that must be read (hand-raising: drafts)
+        bids = n if config.order == "raise" else 0
+        attempts = config.attempts if with_retries else 1
+        return initial + limit * (asked * attempts + bids)
     if m == "iterative":
-        return initial + limit * (1 + n)
+        return initial + limit * (2 if config.fidelity == "release" else 1 + n)
     if m == "progressive":
         return initial + 4 * n
     raise ValueError(m)
