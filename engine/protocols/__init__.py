@@ -108,7 +108,9 @@ def expected_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int
     if m == "instructed":
         asked = n if config.order == "raise" else 1  # turns that must be read (hand-raising: drafts)
         bids = n if config.order == "raise" else 0
-        attempts = config.attempts if with_retries else 1
+        # the release asks once without an initial phase (fixed / random order)
+        asks_again = config.fidelity != "release" or config.initial_generation or config.order == "raise"
+        attempts = config.attempts if with_retries and asks_again else 1
         return initial + limit * (asked * attempts + bids)
     if m == "iterative":
         return initial + limit * (2 if config.fidelity == "release" else 1 + n)
