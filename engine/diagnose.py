@@ -404,7 +404,9 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
         raise InputError("no such file or folder", path=str(path))
     if path.is_dir():
         if (path / RUN_CORPUS).exists():
-            corpus = Corpus.from_jsonl(path / RUN_CORPUS)
+            from engine.run_store import read_run_corpus
+
+            corpus = read_run_corpus(path)
             return _pilot_from_corpus(corpus, path, embedder_factory, "run folder")
         if (path / "conversations.parquet").exists():
             table = read_parquet_table(path / "conversations.parquet")

@@ -179,9 +179,18 @@ def condition_config(grid: GridSpec, index: int) -> ProtocolConfig:
     condition = grid.conditions[index]
     options = {**grid.defaults, **(condition.model_extra or {})}
     try:
-        return make_config(condition.method, **options)
+        config = make_config(condition.method, **options)
     except InputError as error:
         raise InputError(error.reason, field=f"conditions[{index}].{error.field or 'method'}") from None
+    if config.models and len(config.models) > config.agents:
+        # each agent takes the next model: models beyond the team would never be called, and
+        # the session would still be filed under "mixed" (a single-agent method has one model:
+        # run each model as its own --model, in its own folder)
+        raise InputError(f"{len(config.models)} models for {config.agents} agent(s) of {config.method}: "
+                         f"models beyond the team would never be called; give at most {config.agents}"
+                         + (" (a single-agent method: run each model with --model)" if config.agents == 1
+                            else ""), field=f"conditions[{index}].models")
+    return config
 
 
 def grid_tasks(grid: GridSpec) -> dict[str, Task]:

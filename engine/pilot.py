@@ -131,16 +131,15 @@ def plan_text(grid: dict, label: str) -> tuple[str, dict]:
 def stage_features(run_dir: Path, embedder_factory: Callable[[], Any], cache: Path) -> pd.DataFrame:
     """Table 19 features of every finished session of a run folder, one row each, with its
     ``design`` (the protocol) and task; cached in ``cache`` keyed by the sessions' ids."""
-    from engine.corpus import Corpus
     from engine.datasets import dataset_from_corpus
-    from engine.run_store import CORPUS_FILE
+    from engine.run_store import read_run_corpus
 
-    corpus = Corpus.from_jsonl(run_dir / CORPUS_FILE).filter(lambda c: c.status == "ok")
+    corpus = read_run_corpus(run_dir).filter(lambda c: c.status == "ok")
     ids = sorted(c.conversation_id for c in corpus)
     key = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
-    if cache.exists():
-        table = pd.read_csv(cache)
-        if "cache_key" in table.columns and len(table) and table["cache_key"].iloc[0] == key:
+    if cache.exists() or cache.is_symlink():
+        table = _cached_features(cache, key, ids)
+        if table is not None:
             return table
     if not ids:
         raise InputError("no finished session to measure", path=str(run_dir))
@@ -152,6 +151,53 @@ def stage_features(run_dir: Path, embedder_factory: Callable[[], Any], cache: Pa
     table["embedding_model"] = dataset.manifest.get("embedding_model")
     _atomic_write_text(cache, table.to_csv(index=False))
     return table
+
+
+def _cached_features(cache: Path, key: str, ids: list[str]) -> pd.DataFrame | None:
+    """The cached feature table when it is whole and for exactly these sessions; None to
+    recompute. A damaged cache (cut short, empty, not a table, rows missing) is said in one
+    line and recomputed: it holds nothing the run folder does not."""
+    import sys
+
+    try:
+        table = pd.read_csv(cache)
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as error:
+        print(f"note: file {cache}: damaged feature cache ({type(error).__name__}); computed again",
+              file=sys.stderr)
+        return None
+    if "cache_key" not in table.columns or not len(table) or table["cache_key"].iloc[0] != key:
+        return None  # made for other sessions: not damaged, just old
+    columns = {"conversation_id", "design", *FEATURE_NAMES}
+    if (not columns <= set(table.columns) or (table["cache_key"] != key).any()
+            or sorted(table["conversation_id"].astype(str)) != ids):
+        print(f"note: file {cache}: damaged feature cache (rows or columns missing); computed again",
+              file=sys.stderr)
+        return None
+    return table
+
+
+def _cached_prediction(path: Path, key: dict) -> pd.DataFrame | None:
+    """The cached prediction when it is whole and made for ``key``; a damaged one (cut
+    short, empty, without ``rows``) is said in one line and computed again."""
+    import sys
+
+    try:
+        cached = json.loads(path.read_bytes().decode("utf-8"))
+        if not isinstance(cached, dict):
+            raise ValueError("not a JSON object")
+        if cached.get("key") != key:
+            return None
+        rows = cached["rows"]
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+            raise ValueError("no rows")
+        frame = pd.DataFrame(rows)
+        if not {"design", "feature", "predicted"} <= set(frame.columns):
+            raise ValueError("columns missing")
+        return frame
+    except (OSError, ValueError, KeyError, UnicodeDecodeError, RecursionError) as error:
+        print(f"note: file {path}: damaged prediction cache ({type(error).__name__}: {error}); "
+              f"computed again", file=sys.stderr)
+        return None
 
 
 # -- prediction from the paper release --------------------------------------------------------
@@ -305,13 +351,16 @@ def run_pilot_study(out: str | Path, *, model: str = "local", budget: str = "sma
     ``backend`` / ``embedder`` replace the model's backend and the MiniLM embedder (tests);
     ``reference`` replaces the paper release's trajectory sample.
     """
-    from engine.runner import run_grid
-
     if budget not in BUDGETS:
         raise InputError(f"unknown budget {budget!r}; choose {', '.join(BUDGETS)}", field="budget")
     spec = BUDGETS[budget]
     if baseline not in spec.designs:
         raise InputError(f"unknown baseline {baseline!r}; choose {', '.join(spec.designs)}", field="baseline")
+    predictable = (REFERENCE_STRUCTURES if reference is None
+                   else tuple(sorted(set(reference["discussion"].dropna().astype(str)))))
+    if baseline not in predictable:  # refused before any call, not after the pilot stage
+        raise InputError(f"baseline {baseline!r} is not in the paper release ({', '.join(predictable)}): no "
+                         f"shift can be predicted against it; choose one of those", field="baseline")
     out = Path(out)
     started = time.monotonic()
     pilot_designs = [baseline] + [d for d in spec.pilot_designs if d != baseline]
@@ -333,8 +382,52 @@ def run_pilot_study(out: str | Path, *, model: str = "local", budget: str = "sma
                               "plan": {"pilot": pilot_budget, "verification_at_most": verify_budget,
                                        "lines": [pilot_line, verify_line]}}
     if dry_run:
+        _refuse_other_settings(out, _settings(model, base_url, budget, baseline, seed))
         return PilotStudy(out, report)
-    out.mkdir(parents=True, exist_ok=True)
+    from engine.folder_lock import FolderLock
+
+    with FolderLock(out, "pilot"):  # one writer per pilot folder
+        settings = _settings(model, base_url, budget, baseline, seed)
+        _refuse_other_settings(out, settings)
+        _atomic_write_text(out / SETTINGS_FILE, json.dumps(settings, indent=1) + "\n")
+        return _run_stages(out, spec, report, model=model, budget=budget, baseline=baseline, seed=seed,
+                           base_url=base_url, api_key_env=api_key_env, backend=backend, embedder=embedder,
+                           reference=reference, progress=progress, started=started,
+                           pilot_grid=pilot_grid, candidates=candidates)
+
+
+SETTINGS_FILE = "pilot_settings.json"
+SETTINGS_KEYS = ("model", "base_url", "budget", "baseline", "seed")
+
+
+def _settings(model: str, base_url, budget: str, baseline: str, seed: int) -> dict[str, Any]:
+    from engine.llm.replicas import redact_urls
+
+    return {"model": model, "base_url": redact_urls(base_url), "budget": budget, "baseline": baseline,
+            "seed": seed}
+
+
+def _refuse_other_settings(out: Path, settings: dict[str, Any]) -> None:
+    """A pilot folder keeps one model, server, budget, baseline and seed: its stages' sessions,
+    features and prediction belong to them. Another value is refused, never written over
+    (``pilot_settings.json``; a folder of an older version: its ``report.json``)."""
+    from engine.run_store import read_manifest
+
+    recorded = read_manifest(out / SETTINGS_FILE) or read_manifest(out / "report.json")
+    for name in SETTINGS_KEYS:
+        if name not in recorded or recorded[name] == settings[name]:
+            continue
+        flag = "--" + name.replace("_", "-")
+        raise InputError(f"this pilot folder was made with {name} {recorded[name]!r}, not {settings[name]!r}: "
+                         f"its sessions and stages belong to that; use another --out, or {flag} "
+                         f"{recorded[name]} to resume", path=str(out))
+
+
+def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baseline, seed, base_url,
+                api_key_env, backend, embedder, reference, progress, started, pilot_grid,
+                candidates) -> "PilotStudy":
+    """Stages 1 to 4 (see the module docstring), in a folder this process holds."""
+    from engine.runner import run_grid
 
     def embedder_factory():
         if embedder is not None:
@@ -372,10 +465,8 @@ def run_pilot_study(out: str | Path, *, model: str = "local", budget: str = "sma
     prediction_file = out / "prediction.json"
     key = {"baseline": baseline, "targets": sorted(needs), "candidates": candidates, "n_reference": len(reference)}
     prediction = None
-    if prediction_file.exists():
-        cached = json.loads(prediction_file.read_text(encoding="utf-8"))
-        if cached.get("key") == key:
-            prediction = pd.DataFrame(cached["rows"])
+    if prediction_file.exists() or prediction_file.is_symlink():
+        prediction = _cached_prediction(prediction_file, key)
     if prediction is None:
         prediction = predict_shifts(reference, baseline, candidates, list(needs))
         _atomic_write_text(prediction_file, json.dumps({"key": key, "rows": _records(prediction)}))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import platform
 import sys
 import time
@@ -25,7 +26,7 @@ import numpy as np
 
 from engine.consensus import consensus_summary
 from engine.corpus import Conversation, Corpus, Turn
-from engine.errors import InputError
+from engine.errors import InputError, WriteError
 from engine.grid import GridSpec, SessionSpec, load_grid, plan
 from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ratings, judge_summary,
                           scale_within_task)
@@ -37,7 +38,7 @@ from engine.paraphrase import aparaphrase
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.config import DEBATES
 from engine.protocols.reask import reply_summary
-from engine.run_store import RunStore, session_prompts_in
+from engine.run_store import MANIFEST_FILE, RunStore, read_manifest, session_prompts_in, task_record
 from engine.tasks import Task, get_task
 
 OnTurn = Callable[[str, Turn], None]
@@ -255,6 +256,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     if dry_run:
         sessions = session_prompts_in(out_dir)
         _refuse_other_prompts(sessions, specs, Path(out_dir))
+        _refuse_other_session_options(read_manifest(Path(out_dir) / MANIFEST_FILE), grid, Path(out_dir))
         done = {cid for cid, (_, _, finished) in sessions.items() if finished}
         todo = [s for s in specs if s.conversation_id not in done]
         budget = estimate(todo)
@@ -289,10 +291,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     started = time.perf_counter()
     with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
         manifest = store.read_manifest()
-        if manifest and (manifest.get("config", {}).get("model") != grid.model or
-                         manifest.get("config", {}).get("base_url") != redact_urls(grid.base_url)):
-            raise InputError(f"this folder holds a run of model {manifest['config'].get('model')!r}; "
-                             f"use another --out for {grid.model!r}", path=str(out))
+        _refuse_other_session_options(manifest, grid, out)
         finished = store.finished_ids()
         _refuse_other_prompts(session_prompts_in(out), specs, out)
         todo = [s for s in specs if s.conversation_id not in finished]
@@ -345,8 +344,9 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
             "versions": _versions(), "seed": grid.seed, "files": {"corpus": "corpus.jsonl",
                                                                    "failed": "failed.jsonl"},
             "sessions": {"planned": len(specs)},
-            "tasks": {s.task.id: {"prompt": s.task.prompt, "prompt_sha256": s.task.prompt_sha256}
-                      for s in specs},
+            # every prompt the folder's sessions answered, earlier runs' too (the judge reads them)
+            "tasks": {**(manifest.get("tasks") if isinstance(manifest.get("tasks"), dict) else {}),
+                      **{s.task.id: task_record(s.task) for s in specs}},
         }
         previous_usage = manifest.get("usage_total", {})
         store.write_manifest({**base_manifest, "updated": _now(), "status": "running"})
@@ -379,10 +379,14 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
             embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
                                       api_key_env=grid.api_key_env, timeout=grid.request_timeout,
                                       max_attempts=grid.max_attempts).encode
+        failure: BaseException | None = None
         try:
             run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
                                 on_done=done, judge=judge, judge_options=judge_options,
                                 embedder=embedder, progress=progress, agent_backends=agent_backends))
+        except BaseException as error:
+            failure = error
+            raise
         finally:
             if bar is not None:
                 bar.close()
@@ -391,7 +395,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                            for k in set(previous_usage) | set(usage)}
             finished_corpus = store.read_corpus()
             consensus = consensus_summary(finished_corpus)
-            store.write_manifest({**base_manifest, "updated": _now(),
+            _write_manifest_unless_failing(store, failure, {**base_manifest, "updated": _now(),
                                   "status": "complete" if not store.failed and counts["ok"] + len(finished) >= len(specs) else "incomplete",
                                   "sessions": {"planned": len(specs), "ok": len(store.finished_ids()),
                                                "failed": len(store.failed),
@@ -467,6 +471,62 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
         summary["paraphrase"] = paraphrased["counts"]
     store.rewrite_corpus(corpus)
     store.write_manifest({**manifest, "judge_summary": summary})
+
+
+def _write_manifest_unless_failing(store: RunStore, failure: BaseException | None, manifest: dict) -> None:
+    """The run's final manifest; when the run is already ending on an error (a full disk),
+    a manifest that cannot be written either does not hide that first error."""
+    try:
+        store.write_manifest(manifest)
+    except WriteError:
+        if failure is None:
+            raise
+
+
+# Options that shape a session but are not part of its id: a folder keeps one value of each.
+SESSION_OPTIONS = ("model", "base_url", "seed", "reasoning_effort", "embed_base_url", "embed_model", "judge")
+OPTION_FLAGS = {"model": "--model", "base_url": "--base-url", "seed": "--seed",
+                "reasoning_effort": "--reasoning-effort", "embed_base_url": "--embed-base-url",
+                "embed_model": "--embed-model", "judge": "the judge options (--judge-*)"}
+
+
+def _refuse_other_session_options(manifest: dict[str, Any], grid: GridSpec, out: Path) -> None:
+    """Refuse to resume a folder with another model, seed, server or judge than its sessions had.
+
+    A session's id holds its protocol options and prompt, not these: with another seed a
+    resumed run would find every session "done" and make none (the manifest then claiming
+    the new seed), or add new sessions under the same ids' replicates. The folder keeps one
+    value of each; another value needs another ``--out``.
+    """
+    recorded = manifest.get("config") if isinstance(manifest.get("config"), dict) else None
+    if not recorded:
+        return
+    current = _storable_config(grid)
+    for key in SESSION_OPTIONS:
+        old, new = recorded.get(key), current.get(key)
+        if key == "seed" and old is None:
+            old = manifest.get("seed", 0)
+        if old == new or (key == "judge" and _same_judge(old, new)):
+            continue
+        if key == "model":
+            raise InputError(f"this folder holds a run of model {old!r}; use another --out for {new!r}",
+                             path=str(out))
+        shown_old = "none" if old is None else (json.dumps(old) if isinstance(old, (dict, list)) else repr(old))
+        shown_new = "none" if new is None else (json.dumps(new) if isinstance(new, (dict, list)) else repr(new))
+        raise InputError(f"this folder's sessions were made with {key} {shown_old}, this run has "
+                         f"{shown_new}: the two would be mixed in one folder (the {key} is not part of "
+                         f"a session's id); use another --out, or {OPTION_FLAGS[key]} as before to resume",
+                         path=str(out))
+
+
+def _same_judge(old, new) -> bool:
+    """Judge settings equal (which variable holds the key does not matter), counting keys an
+    older manifest did not record as equal."""
+    if old is None or new is None:
+        return old is new
+    if not isinstance(old, dict):
+        return False
+    return all(old.get(k, v) == v for k, v in new.items() if k != "api_key_env") and set(old) <= set(new)
 
 
 def _storable_config(grid: GridSpec) -> dict[str, Any]:

@@ -247,15 +247,9 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
         from engine.datasets import dataset_from_corpus
 
         settings = dict(job.settings)
-        failed = failed_sessions(job)
-        manifest = {"description": f"pilot: {settings['method']} on {settings['task']}, "
-                                   f"{settings['replicates']} replicate(s)",
-                    "source": "engine.runner.run_pilot from the dashboard",
-                    "made_by": "dashboard Pilot page", "settings": settings,
-                    "created": datetime.fromtimestamp(job.started).isoformat(timespec="seconds"),
-                    "backend": job.corpus.meta.get("backend"), "error": job.error,
-                    "cancelled": job.cancelled, "n_sessions": len(job.corpus), "n_failed": len(failed),
-                    "failures": {c.conversation_id: c.error for c in failed}}
+        manifest = pilot_history.pilot_manifest(settings, started=job.started,
+                                                backend=job.corpus.meta.get("backend"), error=job.error,
+                                                cancelled=job.cancelled, conversations=list(job.corpus))
         with st.spinner("Embedding the turns and measuring the trajectories…"):
             dataset = dataset_from_corpus(job.corpus, get_embedder(),
                                           name=f"pilot_{settings['method']}_{settings['task']}", manifest=manifest)

@@ -5,10 +5,9 @@ ablation table (7.4), the consensus bias check, and the paper's published headli
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.figures import charts, palette
+from dashboard.figures import charts
 from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data import quality_diversity as qd
 from dashboard.widgets import ui
@@ -78,29 +77,12 @@ shown = summary.drop(columns=["method"]).round(3)
 ui.table(st, shown, key="qd_summary", hide_index=True)
 
 
-def tradeoff_figure(table: pd.DataFrame, diversity: str, label: str) -> go.Figure:
-    points = table.dropna(subset=["rubric", diversity])
-    if points.empty:
-        return charts.empty_figure("no condition has both a quality and a diversity value")
-    fig = go.Figure()
-    for _, row in points.iterrows():
-        fig.add_trace(go.Scatter(
-            x=[row[diversity]], y=[row["rubric"]], mode="markers", name=row["condition"],
-            marker=dict(size=11, color=palette.colour(row["condition"], "method")),
-            error_x=dict(type="data", symmetric=False, array=[row[f"{diversity}_hi"] - row[diversity]],
-                         arrayminus=[row[diversity] - row[f"{diversity}_lo"]]),
-            error_y=dict(type="data", symmetric=False, array=[row["rubric_hi"] - row["rubric"]],
-                         arrayminus=[row["rubric"] - row["rubric_lo"]])))
-    frontier = points[qd.pareto(points, "rubric", diversity)].sort_values(diversity)
-    fig.add_trace(go.Scatter(x=frontier[diversity], y=frontier["rubric"], mode="lines",
-                             name="Pareto frontier", line=dict(color="black", dash="dot")))
-    return charts._layout(fig, f"Rubric score vs {label} (95% CIs)", xaxis_title=label,
-                          yaxis_title="rubric score (1–10)")
-
-
 c1, c2 = st.columns(2)
-ui.chart(c1, tradeoff_figure(summary, "vendi", "Vendi Score"), key="qd_vendi")
-ui.chart(c2, tradeoff_figure(summary, "div_bleu", "Div-BLEU"), key="qd_bleu")
+vendi_figure = charts.quality_diversity_scatter(summary, "vendi", "Vendi Score", summary["pareto (rubric × Vendi)"])
+ui.chart(c1, vendi_figure, key="qd_vendi", show_key=False)
+ui.chart(c2, charts.quality_diversity_scatter(summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),
+         key="qd_bleu", show_key=False)
+ui.condition_key(st, vendi_figure, key="qd_codes")
 
 st.subheader("Across debate rounds (sections 7.1 and 7.2)")
 if not have.turns:

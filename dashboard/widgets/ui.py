@@ -98,11 +98,27 @@ def _remember(kind: str, key: str | None, value) -> None:
     st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value, provenance)
 
 
-def chart(where, figure, key: str, **kwargs):
-    """``where.plotly_chart`` full width, remembered for export."""
+def chart(where, figure, key: str, *, show_key: bool = True, **kwargs):
+    """``where.plotly_chart`` full width, remembered for export. A chart that names
+    conditions by code (``charts.condition_key``) gets its key, code -> condition in words,
+    right under it (``show_key=False`` when the page shows one key for several charts)."""
     _remember("figure", key, figure)
     kwargs.setdefault("width", "stretch")
-    return where.plotly_chart(figure, key=key, **kwargs)
+    event = where.plotly_chart(figure, key=key, **kwargs)
+    if show_key:
+        condition_key(where, figure, key=f"{key}_codes")
+    return event
+
+
+def condition_key(where, figure, key: str) -> None:
+    """The key of a figure's condition codes as a small table (nothing when it has none)."""
+    from dashboard.figures.charts import condition_key as rows_of
+
+    rows = rows_of(figure)
+    if rows:
+        where.dataframe(pd.DataFrame(rows, columns=["code", "condition"]), key=key, hide_index=True,
+                        width="stretch", height=38 + 35 * len(rows),
+                        column_config={"code": st.column_config.TextColumn("code", width="small")})
 
 
 def table(where, frame: pd.DataFrame, key: str, **kwargs):
