@@ -114,6 +114,8 @@ def test_page_source_prefers_the_chosen_dataset_then_the_cached_one(tmp_path):
     (tmp_path / "fid").rename(tmp_path / page.FIDELITY_DATASET)
     other = page.source(frame.iloc[0:0], "paper_release", tmp_path)
     assert other.name == page.FIDELITY_DATASET and other.model == "local" and len(other.frame) == len(frame)
+    # a dataset without the column at all (the paper release) falls back the same way
+    assert page.source(frame.drop(columns=["fidelity"]), "paper_release", tmp_path).name == page.FIDELITY_DATASET
     missing = page.source(frame.iloc[0:0], "paper_release", tmp_path / "nowhere")
     assert missing.frame is None and "fidelity.yaml" in missing.note
     shown = page.differences_table(frame)

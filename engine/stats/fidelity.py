@@ -31,7 +31,7 @@ STRUCTURES = ("open", "instructed", "iterative")
 def fidelity_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The conversations of a dataset that were run with a recorded fidelity."""
     if "fidelity" not in table.columns:
-        return table.iloc[0:0]
+        return table.iloc[0:0].assign(fidelity=pd.Series(dtype=object), structure=pd.Series(dtype=object))
     rows = table[table["fidelity"].isin(MODES)]
     structure = "discussion" if "discussion" in rows.columns else "protocol"
     return rows.assign(structure=rows[structure].astype(str))
