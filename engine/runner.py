@@ -102,6 +102,8 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
                 try:
                     await _judge_session(conversation, spec.task, judge,
                                          **(judge_options or {}))
+                except WriteError:  # a full disk stops the run (one line), not the session
+                    raise
                 except Exception as error:  # the judge failed: retry the session next run
                     conversation.status = "failed"
                     conversation.error = scrub(f"judge: {type(error).__name__}: {error}")
@@ -459,6 +461,8 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
     manifest = store.read_manifest()
     try:
         result = run_sync(judge_all())
+    except WriteError:
+        raise
     except Exception as error:  # kept for the next run; the sessions are safe on disk
         store.write_manifest({**manifest, "judge_summary": {
             "status": "failed", "error": scrub(f"{type(error).__name__}: {error}")}})

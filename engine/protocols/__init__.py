@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from engine.corpus import Conversation
+from engine.errors import WriteError
 from engine.llm.base import Backend
 from engine.llm.secrets import scrub
 from engine.protocols.config import (DEBATES, METHODS, PAPER_A, PAPER_B, WITH_CONSENSUS, ProtocolConfig,
@@ -55,6 +56,8 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
     try:
         final = await protocol_module(config.method).run(session)
         conversation.final_idea = final
+    except WriteError:  # the disk, not the session: the run stops in one line (engine.durable)
+        raise
     except Exception as error:  # a failed session is data, kept with its turns
         conversation.status = "failed"
         conversation.error = scrub(f"{type(error).__name__}: {error}")
