@@ -1,14 +1,20 @@
-"""Design levers page: trajectory features by model × discussion structure and the
-manipulability table (paper A, Tables 2, 24 and 25), ours beside the published one."""
+"""Design levers page: trajectory features by model × discussion structure, the
+manipulability table (paper A, Tables 2, 24 and 25), ours beside the published one, and how
+far the structures' implementation (the paper's text or the authors' code) moves the
+features (``dashboard.page_data.fidelity``)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from dashboard.figures import charts
+from dashboard.figures import fidelity as fidelity_chart
+from dashboard.page_data import datasets
+from dashboard.page_data import fidelity as fidelity_data
 from dashboard.widgets import cached, sample_picker, ui
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
+from engine.stats.fidelity import mode_differences
 from engine.stats.published_a import MANIPULABILITY_COLUMNS
 
 st.title("Design levers")
@@ -80,3 +86,24 @@ if ours is not None:
                 ui.chart(st, charts.percent_heatmap(robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
                                                        colorscale="Greens", zmax=60),
                                 key="levers_heatmap_4b")
+
+st.subheader("The paper's text or the authors' code: does the implementation move the features?")
+st.caption("Paper A's open, instructed and iterative structures run twice with the same task, team, "
+           "turn limits and token budget: as the paper describes them (fidelity = paper) and as the "
+           "authors' released code ran them (fidelity = release: how replies are read and re-asked, "
+           "what each turn sees, who picks and who summarises; docs/fidelity.md lists every "
+           "difference). Each feature: release − paper, Welch's 95% interval, Holm's adjustment over "
+           "the nine features, Hedges' g. Neither paper reports this comparison.")
+found = fidelity_data.source(everything, dataset.name, datasets.cached_runs_root())
+if found.frame is None:
+    st.info(ui.escape(found.note))
+else:
+    ui.ours(f"Dataset {found.name} ({found.note}); model {found.model}")
+    st.markdown(ui.escape(fidelity_data.headline(found.frame)))
+    ui.chart(st, fidelity_chart.mode_difference_forest(
+        mode_differences(found.frame), f"Release − paper, Hedges' g (95% CI), dataset {found.name}"),
+        key="levers_fidelity_forest")
+    ui.table(st, fidelity_data.differences_table(found.frame), key="levers_fidelity_table", hide_index=True)
+    with st.expander("How each mode ran (turns, calls, replies asked again or read as Agree)"):
+        ui.table(st, fidelity_data.mechanics_table(found.frame), key="levers_fidelity_mechanics",
+                 hide_index=True)
