@@ -139,11 +139,11 @@ def test_design_levers_heatmap_matches_ols_r2(runs_root, release):
     z = decode(ours["data"][0]["z"]).astype(float)
     rows = list(ours["data"][0]["y"])
     columns = list(ours["data"][0]["x"])
-    assert columns == ["task", "task+discussion", "task+model", "additive", "interaction"]
+    assert columns == ["Task", "+Discussion", "+Model", "Additive", "Interaction"]  # as the paper heads them
     sample = trajectory_sample(release)
     assert len(sample) == 3574
-    formulas = {"task": "C(task)", "task+discussion": "C(task) + C(discussion)", "task+model": "C(task) + C(model)",
-                "additive": "C(task) + C(discussion) + C(model)", "interaction": "C(task) + C(discussion) * C(model)"}
+    formulas = {"Task": "C(task)", "+Discussion": "C(task) + C(discussion)", "+Model": "C(task) + C(model)",
+                "Additive": "C(task) + C(discussion) + C(model)", "Interaction": "C(task) + C(discussion) * C(model)"}
     for feature, label in (("global_coherence", "Global Coherence"), ("semantic_spread", "Semantic Spread")):
         for column, rhs in formulas.items():
             r2 = smf.ols(f"{feature} ~ {rhs}", data=sample).fit().rsquared

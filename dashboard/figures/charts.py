@@ -189,13 +189,16 @@ def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
 
 def percent_heatmap(table: pd.DataFrame, title: str, colorscale: str = "Blues",
                     zmax: float | None = None, *, zmin: float = 0.0, colour_title: str = "R² %",
-                    digits: int = 1) -> go.Figure:
+                    digits: int = 1, column_labels: dict[str, str] | None = None) -> go.Figure:
     """Heatmap of a features × specifications table given in percent, values printed.
-    A diverging table (differences) passes ``zmin=-zmax`` and a diverging ``colorscale``."""
+    A diverging table (differences) passes ``zmin=-zmax`` and a diverging ``colorscale``;
+    ``column_labels`` names the columns as a paper prints them."""
     z = table.to_numpy(dtype=float)
     top = zmax if zmax is not None else float(np.nanmax(z)) if np.isfinite(z).any() else 1
+    names = column_labels or {}
     fig = go.Figure(go.Heatmap(
-        z=z, x=[str(c) for c in table.columns], y=[_label(str(i)) for i in table.index], colorscale=colorscale,
+        z=z, x=[names.get(str(c), str(c)) for c in table.columns], y=[_label(str(i)) for i in table.index],
+        colorscale=colorscale,
         zmin=zmin, zmax=top,
         text=[["–" if not np.isfinite(v) else f"{v:+.{digits}f}" if zmin < 0 else f"{v:.{digits}f}" for v in row]
               for row in z],

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.stats import published_a
+from engine.stats.published_a import FEATURE_LABELS
 
 OURS, PUBLISHED, DIFF = "ours", "published", "ours − published"
 NOT_IN_PAPER = "(not in the paper)"
@@ -41,10 +42,14 @@ class Beside:
     extra_rows: int = 0
     missing_rows: int = 0
     notes: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
 
     def formatted(self) -> pd.DataFrame:
-        """The table as text: every number with the decimals the paper prints, "–" for none."""
+        """The table as text: every number with the decimals the paper prints, "–" for none;
+        features and column headings named as the paper prints them."""
         out = self.table.copy()
+        for key in self.keys:
+            out[key] = out[key].map(lambda v: _paper_label(v, self.labels))
         for value in self.values:
             digits = self.decimals.get(value)
             for column in (f"{value} · {OURS}", f"{value} · {PUBLISHED}", f"{value} · {DIFF}"):
@@ -55,6 +60,8 @@ class Beside:
                 else:
                     sign = "+" if column.endswith(DIFF) else ""
                     out[column] = out[column].map(lambda v, d=digits, s=sign: _number(v, d, s))
+        if self.labels:
+            out.columns = [_relabel(c, self.labels) for c in out.columns]
         return out
 
     @property
@@ -66,6 +73,18 @@ class Beside:
         if self.missing_rows:
             parts.append(f"{self.missing_rows} published row(s) not computed here")
         return "; ".join(parts)
+
+
+def _paper_label(value, labels: dict[str, str] | None = None) -> str:
+    """A feature or heading as the paper prints it (``global_coherence`` -> ``Global Coherence``)."""
+    text = str(value)
+    base, marker = (text[: -len(NOT_IN_PAPER) - 1], " " + NOT_IN_PAPER) if text.endswith(NOT_IN_PAPER) else (text, "")
+    return (labels or {}).get(base) or FEATURE_LABELS.get(base, base) + marker
+
+
+def _relabel(column: str, labels: dict[str, str]) -> str:
+    value, sep, side = str(column).partition(" · ")
+    return f"{labels.get(value, value)}{sep}{side}"
 
 
 def _number(value, digits: int, sign: str = "") -> str:
@@ -240,12 +259,12 @@ def _t8(result):
     stars["model"] = stars["model"].str.removesuffix("_sig")
     long = effects.rename(columns={"value": "effect"}).merge(stars, on=["discussion", "model"])
     return [("effect of each structure vs none, within model", ours, long, ["discussion", "model"],
-             ["effect", "stars"], _fitted(result) if "fit" in result.parts else result.published.attrs.get("n")
-             or _model_n(result))]
+             ["effect", "stars"], _model_n(result))]
 
 
 def _model_n(result) -> str:
-    return f"{result.n:,}"
+    """The sample's rows, for tables computed on every row of it (no rows dropped by a fit)."""
+    return f"{result.n:,} (every row of the sample)"
 
 
 def _wide_terms(long: pd.DataFrame, names: dict[str, str], samples: dict[str, str], extra=()) -> pd.DataFrame:
@@ -425,8 +444,11 @@ def beside(result) -> list[Beside]:
         return []
     out = []
     for title, ours, published, keys, values, n_ours in PAIRINGS[result.key](result):
-        out.append(pair(title, ours, published.copy(), keys, values, n_ours=str(n_ours),
-                        n_published=published_a.printed_n(result.key)))
+        table = pair(title, ours, published.copy(), keys, values, n_ours=str(n_ours),
+                     n_published=published_a.printed_n(result.key))
+        if result.key in ("2", "24"):
+            table.labels = dict(published_a.TABLE24_HEADINGS)
+        out.append(table)
     return out
 
 
@@ -435,9 +457,11 @@ def manipulability_beside(ours: pd.DataFrame) -> Beside:
     beside the published Table 24, in the paper's row order."""
     published = published_a.table24().rename_axis("feature").reset_index()
     mine = ours.rename_axis("feature").reset_index()
-    return pair("R² (%) of each feature", mine, published, ["feature"],
-                [c for c in published.columns if c != "feature"], n_ours=f"{int(ours.attrs.get('n', 0)):,}",
-                n_published=published_a.printed_n("24"))
+    out = pair("R² (%) of each feature", mine, published, ["feature"],
+               [c for c in published.columns if c != "feature"], n_ours=f"{int(ours.attrs.get('n', 0)):,}",
+               n_published=published_a.printed_n("24"))
+    out.labels = dict(published_a.TABLE24_HEADINGS)
+    return out
 
 
 def values_of(table: Beside, which: str) -> pd.DataFrame:

@@ -27,6 +27,9 @@ FEATURE_LABELS = {
     "semantic_spread": "Semantic Spread",
 }
 MANIPULABILITY_COLUMNS = ("task", "task+discussion", "task+model", "additive", "interaction")
+# Table 24's column headings as the paper prints them
+TABLE24_HEADINGS = {"task": "Task", "task+discussion": "+Discussion", "task+model": "+Model", "additive": "Additive",
+                    "interaction": "Interaction"}
 
 
 def table5() -> pd.DataFrame:
