@@ -182,10 +182,10 @@ def _cached_features(cache: Path, key: str, ids: list[str]) -> pd.DataFrame | No
         print(f"note: file {cache}: damaged feature cache ({type(error).__name__}); computed again",
               file=sys.stderr)
         return None
-    if "cache_key" not in table.columns or not len(table) or table["cache_key"].iloc[0] != key:
+    if "cache_key" in table.columns and len(table) and table["cache_key"].iloc[0] != key:
         return None  # made for other sessions: not damaged, just old
-    columns = {"conversation_id", "design", *FEATURE_NAMES}
-    if (not columns <= set(table.columns) or (table["cache_key"] != key).any()
+    columns = {"conversation_id", "design", "cache_key", *FEATURE_NAMES}
+    if (not len(table) or not columns <= set(table.columns) or (table["cache_key"] != key).any()
             or sorted(table["conversation_id"].astype(str)) != ids):
         print(f"note: file {cache}: damaged feature cache (rows or columns missing); computed again",
               file=sys.stderr)

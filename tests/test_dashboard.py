@@ -150,11 +150,11 @@ def test_design_levers_heatmap_matches_ols_r2(runs_root, release):
     z = decode(ours["data"][0]["z"]).astype(float)
     rows = list(ours["data"][0]["y"])
     columns = list(ours["data"][0]["x"])
-    assert columns == ["task", "task+discussion", "task+model", "additive", "interaction"]
+    assert columns == ["Task", "+Discussion", "+Model", "Additive", "Interaction"]  # as the paper heads them
     sample = trajectory_sample(release)
     assert len(sample) == 3574
-    formulas = {"task": "C(task)", "task+discussion": "C(task) + C(discussion)", "task+model": "C(task) + C(model)",
-                "additive": "C(task) + C(discussion) + C(model)", "interaction": "C(task) + C(discussion) * C(model)"}
+    formulas = {"Task": "C(task)", "+Discussion": "C(task) + C(discussion)", "+Model": "C(task) + C(model)",
+                "Additive": "C(task) + C(discussion) + C(model)", "Interaction": "C(task) + C(discussion) * C(model)"}
     for feature, label in (("global_coherence", "Global Coherence"), ("semantic_spread", "Semantic Spread")):
         for column, rhs in formulas.items():
             r2 = smf.ols(f"{feature} ~ {rhs}", data=sample).fit().rsquared
@@ -320,3 +320,21 @@ def test_joining_a_ratings_file_unlocks_rating_views(runs_root, release):
     human = joined[joined["source"] == "human"].dropna(subset=FEATURES)
     fit_h = smf.ols("avg_creativity_rating ~ " + " + ".join(FEATURES) + " + C(task)", data=human).fit()
     assert ladder.loc["+task", "Human"] == pytest.approx(round(100 * fit_h.rsquared, 1))
+
+
+CACHED_DATASETS = sorted(p.name for p in (REPO / "cached_runs").iterdir() if (p / "manifest.json").is_file())
+
+
+@pytest.mark.slow  # 12 pages on each cached dataset; the local ones embed their final outputs once
+@pytest.mark.parametrize("dataset", CACHED_DATASETS)
+def test_every_page_renders_on_every_cached_dataset(cached_runs_of, dataset):
+    """Each page opened with the dataset chosen in the sidebar: a title, no exception, no error box."""
+    cached_runs_of(dataset)
+
+    def choose(at):
+        at.selectbox(key="dataset_choice").set_value(dataset)
+
+    for page in PAGES:
+        at = open_page(page, sidebar=choose)
+        assert at.title, f"{page} shows no title on {dataset}"
+        assert not at.error, (page, dataset, [e.value for e in at.error])

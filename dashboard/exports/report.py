@@ -127,6 +127,7 @@ def shown_as_items(shown: dict) -> list[ReportItem]:
         heading = provenance.get("heading")
         is_published = bool(heading) and heading[0] == "published"
         block = heading[1] if heading else ""
+        paper = heading[2] if heading and heading[0] == "beside" and len(heading) > 2 else ""
         if kind == "figure":
             title = (value.layout.title.text or "") if value.layout.title else ""
             title = title or block or f"{page} figure"
@@ -141,6 +142,8 @@ def shown_as_items(shown: dict) -> list[ReportItem]:
             source = provenance.get("selection", "")
             if block and block != title:
                 source = f"{block}; {source}" if source else block
+            if paper:
+                source = f"{source}; beside published: {paper}"
         caveats = [] if is_published else provenance.get("caveats", [])  # what the page said of the sample
         items.append(ReportItem(f"{page}: {title}", figure=value if kind == "figure" else None,
                                 table=value if kind == "table" else None, published=is_published,

@@ -95,9 +95,10 @@ if len(short):
                f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
                + ". See the 'warning' column.")
 by_condition = inter.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
-c1, c2 = st.columns(2)
-ui.chart(c1, charts.diversity_bars(by_condition, "vendi", "Vendi Score (semantic)"), key="div_vendi")
-ui.chart(c2, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu")
+vendi_bars = charts.diversity_bars(by_condition, "vendi", "Vendi Score (semantic)")
+ui.chart(st, vendi_bars, key="div_vendi", show_key=False)
+ui.chart(st, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False)
+ui.condition_key(st, vendi_bars, key="div_codes")
 ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="div_inter_table",
          hide_index=True)
 
@@ -116,9 +117,10 @@ else:
     if intra.empty:
         st.info("No session has two or more responses in a round.")
     else:
-        c1, c2 = st.columns(2)
-        ui.chart(c1, charts.rounds_lines(intra, "vendi"), key="div_intra_vendi")
-        ui.chart(c2, charts.rounds_lines(intra, "div_bleu"), key="div_intra_bleu")
+        intra_vendi = charts.rounds_lines(intra, "vendi")
+        ui.chart(st, intra_vendi, key="div_intra_vendi", show_key=False)
+        ui.chart(st, charts.rounds_lines(intra, "div_bleu"), key="div_intra_bleu", show_key=False)
+        ui.condition_key(st, intra_vendi, key="div_intra_codes")
 
 st.subheader("Inter-session map of final outputs (section 7.3)")
 tasks = sorted(frame.loc[frame["discussion"].isin(chosen), "task"].dropna().unique())

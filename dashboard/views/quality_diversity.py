@@ -81,10 +81,9 @@ shown = summary.drop(columns=["method"]).round(3)
 ui.table(st, shown, key="qd_summary", hide_index=True)
 
 
-c1, c2 = st.columns(2)
 vendi_figure = charts.quality_diversity_scatter(summary, "vendi", "Vendi Score", summary["pareto (rubric × Vendi)"])
-ui.chart(c1, vendi_figure, key="qd_vendi", show_key=False)
-ui.chart(c2, charts.quality_diversity_scatter(summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),
+ui.chart(st, vendi_figure, key="qd_vendi", show_key=False)
+ui.chart(st, charts.quality_diversity_scatter(summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),
          key="qd_bleu", show_key=False)
 ui.condition_key(st, vendi_figure, key="qd_codes")
 
@@ -94,16 +93,15 @@ if not have.turns:
 else:
     intra = intra_table(dataset_key, frame, methods)
     rounds_quality = per_round_table(rubric, data) if not rubric.empty else pd.DataFrame()
-    c1, c2 = st.columns(2)
     if intra.empty:
-        c1.info("No session has two or more responses in a round.")
+        st.info("No session has two or more responses in a round.")
     else:
-        ui.chart(c1, charts.rounds_lines(intra.assign(method=intra["condition"]), "vendi",
+        ui.chart(st, charts.rounds_lines(intra.assign(method=intra["condition"]), "vendi",
                                          "Intra-session Vendi across rounds (7.2)"), key="qd_intra")
     if rounds_quality.empty:
-        c2.info("No per-round ratings: run `python -m engine judge quality RUN_DIR --per-round`.")
+        st.info("No per-round ratings: run `python -m engine judge quality RUN_DIR --per-round`.")
     else:
-        ui.chart(c2, charts.rounds_lines(rounds_quality.assign(method=rounds_quality["condition"]), "score",
+        ui.chart(st, charts.rounds_lines(rounds_quality.assign(method=rounds_quality["condition"]), "score",
                                          "Rubric score of the debaters' answers across rounds (7.1)"),
                  key="qd_round_quality")
         ui.table(st, rounds_quality.round(3), key="qd_round_quality_table", hide_index=True)

@@ -15,7 +15,7 @@ from engine import samples, stats
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 from engine.stats import published_a
-from engine.stats.guards import headline_r2, not_comparable
+from engine.stats.guards import SampleTooSmall, headline_r2, not_comparable
 
 st.title("Regression")
 dataset, frame, have = ui.page_context()
@@ -104,8 +104,10 @@ for source in SAMPLES[sample_label]:
     try:
         fits[label] = cached.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
                                           star_levels)
+    except SampleTooSmall as error:  # a guard, not a fault: the message stands in place of the table
+        ui.caveat(results, f"{label}: {error}", "warning")
     except InputError as error:
-        ui.caveat(results, f"{label}: {error}", "error")
+        results.error(f"{label}: {ui.escape(error)}")
 
 made_by = analyses.small_model(frame)
 with results:

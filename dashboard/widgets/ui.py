@@ -13,6 +13,7 @@ from dashboard.widgets import session
 
 PUBLISHED_BADGE = ":orange-badge[published]"
 OURS_BADGE = ":blue-badge[computed from this dataset]"
+BESIDE_BADGE = ":blue-badge[ours] :orange-badge[published] :gray-badge[row by row]"
 
 
 # --------------------------------------------------------------------------- user text
@@ -61,6 +62,13 @@ def published(title: str) -> None:
 def ours(title: str) -> None:
     st.session_state[HEADING_KEY] = ("ours", title)
     st.markdown(f"**{escape(title)}** {OURS_BADGE}")
+
+
+def beside(title: str, paper: str) -> None:
+    """Heading of a block that sets our numbers beside the paper's (``paper``: where the
+    published ones come from), every column labelled ours / published / ours − published."""
+    st.session_state[HEADING_KEY] = ("beside", title, paper)
+    st.markdown(f"**{escape(title)}** {BESIDE_BADGE}")
 
 
 CAVEATS_KEY = "page_caveats"

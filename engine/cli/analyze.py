@@ -1,4 +1,4 @@
-"""``python -m engine analyze {regress,manipulability,compare,diagnose}``: paper A's analyses.
+"""``python -m engine analyze {regress,manipulability,compare,table,diagnose,fidelity}``: paper A's analyses.
 
 Data come from ``--metrics`` (a metrics CSV; default the paper release beside the
 repository) or ``--dataset`` (a dataset folder). Tables print to stdout; ``--out`` writes
@@ -63,6 +63,13 @@ def register(subparsers) -> None:
                             "conventional (.05/.01/.001), tenths (.10/.05/.01) or three p values, e.g. .1,.05,.01")
     table.add_argument("--out", help="write our tables to .csv (all parts, stacked) or .json")
     table.set_defaults(handler=run_table)
+
+    fidelity = commands.add_parser("fidelity", help="the nine features when paper A's structures run as the "
+                                   "paper describes them vs as the authors' code ran them")
+    fidelity.add_argument("--dataset", help="a dataset with sessions of both fidelities "
+                                            "(default cached_runs/local_smollm2_fidelity)")
+    fidelity.add_argument("--out", help="write the differences to .csv or .json")
+    fidelity.set_defaults(handler=run_fidelity)
 
     diag = commands.add_parser("diagnose", help="place pilot conversations against the paper's reference")
     diag.add_argument("--pilot", required=True,
@@ -496,12 +503,18 @@ def run_table(args) -> int:
     print(f"== {result.label}")
     print(f"data: {label}")
     print(f"sample: {samples.sample(result.sample).label(df)}")
+    # a table whose fits use fewer rows than the sample (Tables 24, 25: the LLM rows with every
+    # feature) says so in the header, so the N above is never read as the fits' N
+    fitted = [note for note in result.notes if note.startswith("N = ")]
+    for note in fitted:
+        print(f"fitted on: {note}")
     print(f"stars: * p < {result.star_levels[0]:g}, ** p < {result.star_levels[1]:g}, *** p < {result.star_levels[2]:g}")
     for title, part in result.parts.items():
         print(f"\n-- ours: {title}")
         _print_table(part)
     for note in result.notes:
-        print(f"   note: {note}")
+        if note not in fitted:
+            print(f"   note: {note}")
     if result.published is not None:
         print(f"\n-- published (paper A, {'Figure 1' if result.key == 'fig1' else 'Table ' + result.key}):")
         _print_table(result.published, digits=None)
@@ -514,6 +527,13 @@ def run_table(args) -> int:
                                "n": result.n, "star_levels": list(result.star_levels), "notes": result.notes,
                                "parts": {t: p.to_dict(orient="records") for t, p in result.parts.items()}})
     return 0
+
+
+# ---------------------------------------------------------------- fidelity
+def run_fidelity(args) -> int:
+    from engine.cli.fidelity_report import report
+
+    return report(args.dataset, args.out, write=_write, show=_print_table)
 
 
 # ---------------------------------------------------------------- diagnose

@@ -81,8 +81,9 @@ def _split(url: str) -> SplitResult | None:
 
 
 def url_secrets(url: str | None) -> list[str]:
-    """The credentials a URL carries: its user info and every query value that is not plain
-    configuration (``api-version``), raw and percent-decoded."""
+    """The credentials a URL carries: its user info (and the ``Basic`` token it is sent as)
+    and every query value that is not plain configuration (``api-version``), raw and
+    percent-decoded."""
     parts = _split(url) if url else None
     if parts is None:
         return []
@@ -90,6 +91,10 @@ def url_secrets(url: str | None) -> list[str]:
     if "@" in parts.netloc:
         userinfo = parts.netloc.rsplit("@", 1)[0]
         found += [userinfo, *userinfo.split(":", 1)]
+        # the Basic token the HTTP client sends them as (its own base64 forms are kept too)
+        import base64
+
+        found.append(base64.b64encode(unquote(userinfo).encode("utf-8", "surrogatepass")).decode("ascii"))
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if name.lower() not in SAFE_QUERY_PARAMS and value:
             found.append(value)

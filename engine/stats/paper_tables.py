@@ -594,8 +594,8 @@ def _table28(rows, levels):
 
 def _table24(rows, levels):
     table = 100 * manipulability(rows[rows["source"] == "llm"])
-    return {"R² (%)": table.reset_index()}, [f"N = {table.attrs['n']:,} ({table.attrs['n_dropped']} rows "
-                                            "missing a feature dropped)"]
+    return {"R² (%)": table.reset_index()}, [f"N = {table.attrs['n']:,} LLM conversations "
+                                            f"({table.attrs['n_dropped']} rows missing a feature dropped)"]
 
 
 def _table25(rows, levels):
@@ -603,7 +603,7 @@ def _table25(rows, levels):
     share = interaction_share(table)
     out = share.assign(**{c: 100 * share[c] for c in ("additive", "interaction_increment", "full",
                                                       "share_from_interaction")})
-    return {"R² (%) and % from interaction": out.reset_index()}, [f"N = {table.attrs['n']:,}"]
+    return {"R² (%) and % from interaction": out.reset_index()}, [f"N = {table.attrs['n']:,} LLM conversations"]
 
 
 def _table29(rows, levels):

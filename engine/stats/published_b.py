@@ -29,7 +29,8 @@ def headlines() -> pd.DataFrame:
         ("Vendi Score favours Creative-MAD over Homo MAD", "40 queries", "38 / 40", "G.2"),
         ("Human and automatic diversity verdicts agree", "40 queries", "88%", "G.2"),
         ("Judge (Qwen3.5-397B-A17B) agrees with the human majority", "120 comparisons", "81.0%", "G.2"),
-        ("Agreement between human annotators", "120 comparisons", "79.0%", "G.2"),
+        ("Agreement between human annotators (pairwise)", "number of comparisons not given",
+         "79.0%", "G.2"),
     ]
     return pd.DataFrame(rows, columns=["result", "model / sample", "published", "where"])
 
