@@ -12,7 +12,8 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
                                 #   task_texts: {my_task: "prompt text"}
     benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.benchmarks
     defaults: {max_tokens: 200} # protocol options applied to every condition
-    judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas
+    judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas;
+                                #   order: shared|shuffled, paraphrase: MODEL (engine.judge)
     prices: {my-model: [0.5, 1.5]}                        # USD per 1M input, output tokens
     conditions:
       - {method: homo_mad, agents: 5, rounds: 2, replicates: 5}
@@ -56,6 +57,12 @@ class JudgeSpec(BaseModel):
     batch_size: int = Field(10, ge=2, le=100)
     samples: int = Field(1, ge=1, le=20)
     models: list[str] = Field(default_factory=list)  # more judge models on the same server
+    # paper A's raters read GPT-4.1 paraphrases (Methods; appendix A.2): a model on the judge's
+    # server that paraphrases each final idea first (engine.paraphrase); None: the raw ideas
+    paraphrase: str | None = None
+    paraphrase_max_tokens: int = Field(200, ge=16, le=2000)
+    # paper A: "All five judges evaluated ideas in the same randomized sequence"
+    order: Literal["shared", "shuffled"] = "shared"
 
 
 class BenchmarkSpec(BaseModel):

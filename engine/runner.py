@@ -34,8 +34,10 @@ from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
 from engine.llm.replicas import redact_urls
 from engine.llm.secrets import scrub
+from engine.paraphrase import aparaphrase
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.config import DEBATES
+from engine.protocols.reask import reply_summary
 from engine.run_store import MANIFEST_FILE, RunStore, read_manifest, session_prompts_in, task_record
 from engine.tasks import Task, get_task
 
@@ -90,6 +92,8 @@ async def _one_session(spec: SessionSpec, backend: Backend, *, judge: Backend | 
     if judge is not None and conversation.status == "ok":
         try:
             await _judge_session(conversation, spec.task, judge, **(judge_options or {}))
+        except WriteError:  # a full disk stops the run (one line), not the session
+            raise
         except Exception as error:  # the judge failed: retry the session next run
             conversation.status = "failed"
             conversation.error = scrub(f"judge: {type(error).__name__}: {error}")
@@ -181,8 +185,8 @@ class GridResult:
 
 
 def estimate(specs: Sequence[SessionSpec]) -> dict[str, Any]:
-    """Calls (exact for paper B, maximum for paper A), the most that consensus retries can add,
-    and a rough token budget."""
+    """Calls (exact for paper B, maximum for paper A), the most that asking again can add
+    (consensus picks, unreadable instructed replies), and a rough token budget."""
     calls = completion = prompt = retries = 0
     for spec in specs:
         n = expected_calls(spec.config)
@@ -191,7 +195,7 @@ def estimate(specs: Sequence[SessionSpec]) -> dict[str, Any]:
         completion += n * spec.config.max_tokens
         context = 300 + len(spec.task.prompt) // 4 + spec.config.max_tokens * min(spec.config.agents, 4)
         prompt += n * context
-    return {"sessions": len(specs), "calls": calls, "consensus_retry_calls_max": retries,
+    return {"sessions": len(specs), "calls": calls, "retry_calls_max": retries,
             "prompt_tokens": prompt, "completion_tokens": completion}
 
 
@@ -307,6 +311,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
              cache: str | Path | None | bool = True, replay: bool = False,
              max_requests: int | None = None, embedder: Embedder | None = None,
              command: str | None = None, stream=None,
+             paraphrase_backend: Backend | None = None,
              ray: str | None = None) -> GridResult | dict[str, Any]:
     """Run (or resume) every session of a grid; see the module docstring. ``ray`` (or the
     grid's ``ray`` key): the address of a Ray cluster to run the sessions on
@@ -339,8 +344,8 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                 budget["judge_calls"] = len(todo) * (1 + int(spec.rubric))
             judge_note = (f"; the judge adds {budget['judge_calls']} calls "
                           f"(at most {budget['judge_calls'] * (1 + grid.judge.retries)} with retries)")
-        retry_note = (f" (+ at most {budget['consensus_retry_calls_max']} consensus retries)"
-                      if budget["consensus_retry_calls_max"] else "")
+        retry_note = (f" (+ at most {budget['retry_calls_max']} calls asking again after "
+                      f"unreadable replies)" if budget["retry_calls_max"] else "")
         print(f"{budget['sessions']} sessions, at most {budget['calls']} chat calls "
               f"(exact for paper B methods){retry_note}, about {budget['prompt_tokens']:,} prompt + "
               f"{budget['completion_tokens']:,} completion tokens at most "
@@ -462,7 +467,8 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
             usage = usage_now()
             total_usage = {k: previous_usage.get(k, 0) + usage.get(k, 0)
                            for k in set(previous_usage) | set(usage)}
-            consensus = consensus_summary(store.read_corpus())
+            finished_corpus = store.read_corpus()
+            consensus = consensus_summary(finished_corpus)
             _write_manifest_unless_failing(store, failure, {**base_manifest, "updated": _now(),
                                   "status": "complete" if not store.failed and counts["ok"] + len(finished) >= len(specs) else "incomplete",
                                   "sessions": {"planned": len(specs), "ok": len(store.finished_ids()),
@@ -470,10 +476,12 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                                                "failed_ids": sorted(store.failed)},
                                   "usage_last_run": usage, "usage_total": total_usage,
                                   "consensus": consensus,
+                                  "replies": reply_summary(finished_corpus, store.failed.values()),
                                   "cost_usd_last_run": cost_now(),
                                   **({"ray_last_run": cluster_work} if cluster_work else {})})
         if together and judge is not None:
-            _judge_together(store, judges, grid, {s.task.id: s.task for s in specs})
+            _judge_together(store, judges, grid, {s.task.id: s.task for s in specs}, cache=cache_path,
+                            replay=replay, rewriter=paraphrase_backend)
         elif judge is not None and counts["ok"]:
             _rescale(store)
         result = GridResult(out_dir=out, planned=len(specs), skipped=len(specs) - len(todo),
@@ -514,10 +522,14 @@ def _run_on_cluster(address: str, todo: Sequence[SessionSpec], grid: GridSpec, b
     return {"address": address, **work}
 
 
-def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, tasks: dict) -> None:
+def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, tasks: dict, *,
+                    cache: str | Path | None = None, replay: bool = False,
+                    rewriter: Backend | None = None) -> None:
     """Paper A's consensual assessment of every finished session's final idea, task by task
     (``engine.judge.arate_together``); the corpus is rewritten with the scaled ratings and
-    the manifest gets the raters, counts and ICC. Re-run after new sessions (the response
+    the manifest gets the raters, counts and ICC. With ``judge.paraphrase`` every idea is
+    first paraphrased by that model (paper A's harmonisation; ``outcomes["paraphrased_idea"]``,
+    failures counted in the summary). Re-run after new sessions (the response
     cache answers the batches already asked). A judge failure is recorded, not raised:
     the sessions are kept and the next run judges again."""
     import pandas as pd
@@ -528,29 +540,45 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
         return
     spec = grid.judge
     frame = pd.DataFrame({"idea": [c.final_idea for c in rated], "task": [c.task for c in rated]})
+    if rewriter is None and spec.paraphrase:
+        rewriter = make_backend(spec.paraphrase, base_url=spec.base_url, api_key_env=spec.api_key_env,
+                                azure_api_version=spec.azure_api_version, timeout=grid.request_timeout,
+                                max_attempts=grid.max_attempts, cache=cache, replay=replay)
+    paraphrased: dict = {}
 
     async def judge_all():
         try:
+            if rewriter is not None:  # paper A's raters read paraphrases (engine.paraphrase)
+                texts, done, counts = await aparaphrase(list(frame["idea"]), rewriter,
+                                                        max_tokens=spec.paraphrase_max_tokens)
+                frame["idea"] = texts
+                paraphrased.update(done=done, counts=counts)
             return await arate_together(frame, tasks, judges, samples=spec.samples,
                                         batch_size=spec.batch_size, retries=spec.retries,
                                         max_tokens=spec.max_tokens,
                                         temperature=spec.temperature if spec.samples == 1 else None,
-                                        seed=grid.seed)
+                                        seed=grid.seed, order=spec.order)
         finally:
-            for each in judges:
+            for each in [*judges, *([rewriter] if rewriter else [])]:
                 await each.aclose()
 
     manifest = store.read_manifest()
     try:
         result = run_sync(judge_all())
+    except WriteError:
+        raise
     except Exception as error:  # kept for the next run; the sessions are safe on disk
         store.write_manifest({**manifest, "judge_summary": {
             "status": "failed", "error": scrub(f"{type(error).__name__}: {error}")}})
         return
     attach_ratings(rated, result, "llm:" + "+".join(dict.fromkeys(j.model for j in judges)))
+    summary = {"status": "ok", "mode": "together", **judge_summary(result)}
+    if paraphrased:
+        for conversation, text, done in zip(rated, frame["idea"], paraphrased["done"]):
+            conversation.outcomes["paraphrased_idea"] = text if done else None
+        summary["paraphrase"] = paraphrased["counts"]
     store.rewrite_corpus(corpus)
-    store.write_manifest({**manifest, "judge_summary": {"status": "ok", "mode": "together",
-                                                        **judge_summary(result)}})
+    store.write_manifest({**manifest, "judge_summary": summary})
 
 
 def _write_manifest_unless_failing(store: RunStore, failure: BaseException | None, manifest: dict) -> None:

@@ -338,3 +338,43 @@ def test_a_real_small_tmpfs_fills_and_the_run_resumes_after_it_grows(small_tmpfs
     assert (result.ok, result.skipped, len(backend.history)) == (SESSIONS - saved, saved, SESSIONS - saved)
     after = whole_lines(folder / "corpus.jsonl")
     assert after[:len(before)] == before and len(after) == SESSIONS + 1
+
+
+def test_a_real_small_tmpfs_with_the_response_cache_on_it(small_tmpfs):
+    """The SQLite response cache fills the disk too: still one line, no session recorded as
+    failed for it (a full disk is not the session's fault), and the re-run completes."""
+    folder = small_tmpfs / "run"
+    folder.mkdir()
+    first = Seeded(responder=big_reply)
+    with pytest.raises(InputError) as caught:
+        run_grid(GRID, folder, backend=CachedBackend(first, folder / "llm_cache.sqlite"), progress=False)
+    assert str(caught.value).startswith(f"disk full while writing {folder}") and str(caught.value).endswith(FULL)
+    assert not (folder / "failed.jsonl").exists() or b"disk full" not in (folder / "failed.jsonl").read_bytes()
+    before = whole_lines(folder / "corpus.jsonl") if (folder / "corpus.jsonl").exists() else [b""]
+    subprocess.run(["mount", "-o", "remount,size=8m", str(small_tmpfs)], check=True)
+    again = Seeded(responder=big_reply)
+    result = run_grid(GRID, folder, backend=CachedBackend(again, folder / "llm_cache.sqlite"), progress=False)
+    saved = len(before) - 1
+    assert (result.ok, result.skipped, result.failed) == (SESSIONS - saved, saved, 0)
+    assert len(again.history) <= SESSIONS - saved  # replies the cache kept are not paid again
+    after = whole_lines(folder / "corpus.jsonl")
+    assert len(after) == SESSIONS + 1 and after[:len(before)] == before[:len(after)]
+
+
+@pytest.mark.parametrize("judged", [False, True])
+def test_a_cache_that_cannot_store_stops_the_run_not_the_session(tmp_path, judged):
+    """A full disk met while storing a reply (the response cache) is the disk's fault: the
+    run stops in one line, no session is recorded as failed for it."""
+    from engine.errors import disk_full_message, WriteError
+
+    def full(messages):
+        if judged and "Score" not in messages[-1]["content"] and "Novelty" not in messages[-1]["content"]:
+            return "Idea: a refill van."
+        raise WriteError(disk_full_message(tmp_path / "run" / "llm_cache.sqlite"))
+
+    grid = {**GRID, "judge": {"model": "scripted", "mode": "alone"}} if judged else GRID
+    backend = ScriptedBackend(responder=full)
+    with pytest.raises(InputError, match=f"disk full while writing .*llm_cache.sqlite{FULL}"):
+        run_grid(grid, tmp_path / "run", backend=backend, judge_backend=backend if judged else None,
+                 progress=False, cache=False)
+    assert not (tmp_path / "run" / "failed.jsonl").exists()
