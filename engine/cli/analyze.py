@@ -112,6 +112,19 @@ def _spec_arguments(parser) -> None:
 
 # ---------------------------------------------------------------- data
 
+def csv_header(path: Path) -> list[str]:
+    """The column names on a CSV file's first line (a regular file: never a FIFO's wait)."""
+    import csv
+
+    from engine.files import check_regular, first_line
+
+    check_regular(path)
+    try:
+        return [c.strip() for c in next(csv.reader([first_line(path)]), [])]
+    except csv.Error as error:
+        raise InputError(f"not a readable CSV header ({error})", path=str(path)) from None
+
+
 def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[pd.DataFrame, str]:
     """A conversation table from a metrics file or a dataset folder, and a label for it."""
     import pandas as pd
@@ -130,16 +143,15 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
         from engine.datasets import Dataset
 
         return Dataset.load(path, with_corpus=False).conversations, f"dataset {path}"
+    from engine.files import check_regular
+
+    check_regular(path)  # a FIFO would wait forever, a device never end
     if path.suffix == ".parquet":
         try:
             return pd.read_parquet(path), str(path)
         except Exception as error:  # pyarrow raises many types for a bad file
             raise InputError(f"not a readable Parquet file ({error})", path=str(path)) from None
-    try:
-        header = pd.read_csv(path, nrows=0).columns
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        reason = " ".join(str(error).split())
-        raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
+    header = csv_header(path)
     from engine.importers.kinds import table_kind
 
     kind = table_kind(header, path=str(path))
@@ -427,7 +439,7 @@ def paper_table_data(ideas: str | None, metrics: str | None, dataset: str | None
                              path=str(path))
         from engine.importers.kinds import table_kind
 
-        header = pd.read_csv(path, nrows=0).columns if path.suffix == ".csv" else []
+        header = csv_header(path) if path.suffix == ".csv" else []
         if path.suffix == ".csv" and table_kind(header, path=str(path)) == "metrics":
             from engine.importers.paper_release import read_release
 
