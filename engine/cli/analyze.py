@@ -470,12 +470,27 @@ def run_table(args) -> int:
         return 0
     definition = paper_tables.table_def(args.number)
     df, label = paper_table_data(args.ideas, args.metrics, args.dataset)
+    name = "Figure 1" if definition.key == "fig1" else "Table " + definition.key
     lacking = paper_tables.missing_needs(definition.key, df)
+    if lacking and args.ideas and "ratings" in definition.needs and not paper_tables.has_need(df, "ratings"):
+        empty = [m for m in paper_tables.MEASURES if m not in df.columns or df[m].isna().all()]
+        raise InputError(f"{name} needs ratings, but the ideas file has no {' / '.join(empty)} value in any "
+                         "row (every avg_*_rating cell is blank)", path=args.ideas, field=f"avg_{empty[0]}_rating")
     if lacking:
-        hint = " (pass --ideas ideas_with_ratings_clean.csv)" if any("ideas file" in n for n in lacking) else ""
-        raise InputError(f"{'Figure 1' if definition.key == 'fig1' else 'Table ' + definition.key} needs "
-                         + "; and ".join(lacking) + hint)
-    result = paper_tables.build(definition.key, df, stars=args.stars)
+        hint = " (pass --ideas ideas_with_ratings_clean.csv)" if any("ideas file" in n for n in lacking) \
+            and not args.ideas else ""
+        raise InputError(f"{name} needs " + "; and ".join(lacking) + hint)
+    import warnings
+
+    with warnings.catch_warnings():  # constant groups: scipy warns, the table shows NaN without stars
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = paper_tables.build(definition.key, df, stars=args.stars)
+    if not any(len(part) for part in result.parts.values()):  # one row, one source, constant ratings...
+        reason = result.notes[0] if result.notes else \
+            f"none of the groups it compares has rows here ({samples.sample(result.sample).title})"
+        raise InputError(f"{name}: nothing could be computed on the {result.n:,} row(s) of its sample "
+                         f"({result.sample}): {reason}" + (f" (and {len(result.notes) - 1} more like it)"
+                                                           if len(result.notes) > 1 else ""))
     print(f"== {result.label}")
     print(f"data: {label}")
     print(f"sample: {samples.sample(result.sample).label(df)}")
