@@ -37,9 +37,9 @@ def consensus_summary(sessions: Iterable[Any]) -> dict[str, Any]:
     by_method: dict[str, Counter] = {}
     read = unparsed = total = 0
     for session in sessions:
-        if _protocol(session) not in WITH_CONSENSUS:
-            continue
         meta = _meta(session)
+        if _protocol(session) not in WITH_CONSENSUS and (meta.get("candidates") or 1) < 2:
+            continue
         total += 1
         how = meta.get("consensus_resolution") or "unrecorded"
         resolution[how] += 1

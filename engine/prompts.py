@@ -6,7 +6,8 @@ open discussion with a final synthesis, instructed Agree / Modify / Replace turn
 phases. Paper B (sections 3 and 5): initial answers, debate rounds over peer responses,
 personas (Hetero-MAD), cognitive lenses (Creative-MAD), Self-Refine and the judge-based
 consensus. The LLM judge's questions (novelty / usefulness, rubric, pairwise) live here too.
-Each builder returns a list of chat messages.
+Each builder returns a list of chat messages. These are the ``fidelity="paper"`` prompts of
+paper A's structures; ``engine.prompts_release`` holds those of ``fidelity="release"``.
 """
 
 from __future__ import annotations
@@ -242,6 +243,25 @@ def judge_batch(task_prompt: str, ideas: Sequence[str]) -> Messages:
         f"across the set. If an idea does not address the task at all, give it 0 on both.\n\n"
         f"{_numbered(ideas)}\n\nAnswer with one line per idea, in the form\n"
         f"Idea N: Novelty <number>, Usefulness <number>\nand nothing else.")]
+
+
+def paraphrase_idea(idea: str, max_words: int = 100) -> Messages:
+    """Paper A's harmonisation before rating (Methods, "standardization"; appendix A.2): the same
+    plain, neutral style for every idea (third person, active voice, everyday words, about
+    100 words), its core mechanism kept, stylistic cues of its origin removed. Our wording of
+    the rules the paper lists and the release's ``preprocessing/azure_paraphrase_service.py``
+    applies (final concept of "evolve X into Y", the main idea under section headers)."""
+    return [_system(
+        "You rewrite ideas in one plain, neutral style so that readers judge their substance, not "
+        "how they were written. Keep the core meaning and mechanism; add nothing and give no "
+        "opinion. Write in the third person only (never we, I, you, us, our), in the active voice, "
+        "with everyday words instead of jargon. Drop brand names, catchy names in quotes and "
+        "decorative phrases. If the text describes turning X into Y, describe only Y; if it has a "
+        "final or main idea under a heading, use only that; if it mixes several ideas without a "
+        "main one, treat them as one idea. Leave out brainstorming remarks. Output only the "
+        "rewritten idea, with no introduction."), _user(
+        f"Rewrite this idea in at most {max_words} words, in simple language anyone can "
+        f"understand:\n{idea}")]
 
 
 RUBRIC = ("originality (surprising, not the obvious answer)", "relevance to the task",

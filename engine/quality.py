@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +28,11 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from engine import prompts
+from engine import durable, prompts
 from engine.conditions import add_condition
 from engine.corpus import Conversation, Corpus
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects, to_json_line
+from engine.jsonl import to_json_line
 from engine.judge import JUDGE_SEED, _ask, _parse_ab, _parse_score, combine_swapped
 from engine.llm.base import Backend
 from engine.tasks import Task
@@ -94,38 +93,60 @@ def quality_rubric(task: Task) -> Sequence[str]:
 
 
 # -- the results file --------------------------------------------------------------------------
-class QualityStore:
-    """``quality.jsonl`` of a run folder: records keyed by item and judge, appended whole."""
+RECORD_COLUMNS = {
+    "rubric": ("kind", "key", "judge", "conversation_id", "task", "round", "speaker", "score"),
+    "pairwise": ("kind", "key", "judge", "task", "x", "y", "condition_x", "condition_y", "x_first",
+                 "y_first", "score_x"),
+}
 
-    def __init__(self, folder: str | Path):
+
+class QualityStore:
+    """``quality.jsonl`` of a run folder: records keyed by item and judge, appended whole.
+
+    Reading leaves out a record cut short (a kill, a full disk) and says so in one line; a
+    record of an unknown ``kind``, or whose score or round is not a number, is an InputError
+    naming its line. ``writer=True`` (the judge, holding the folder's lock) also sets such
+    fragments aside into ``quality.jsonl.torn``, so the file holds whole records only.
+    """
+
+    def __init__(self, folder: str | Path, *, writer: bool = False):
         self.path = Path(folder) / QUALITY_FILE
         self.records: dict[tuple[str, str], dict] = {}
-        if self.path.exists():
-            data = self.path.read_bytes()
-            if data and not data.endswith(b"\n"):  # a line cut short by a kill: drop it
-                with open(self.path, "r+b") as handle:
-                    handle.truncate(data.rfind(b"\n") + 1)
-            for row, record in iter_json_objects(self.path):  # split on "\n" only
-                if not isinstance(record.get("key"), str) or not isinstance(record.get("judge"), str):
-                    raise InputError("missing key or judge", path=str(self.path), row=row)
+        if self.path.exists() or self.path.is_symlink():
+            if writer and self.path.is_file():
+                durable.repair(self.path)
+            for row, record in durable.read_records(self.path):  # split on "\n" only
+                _check_record(record, self.path, row)
                 self.records[(record["key"], record["judge"])] = record
 
     def has(self, key: str, judge: str) -> bool:
         return (key, judge) in self.records
 
     def append(self, record: dict) -> None:
-        line = (to_json_line(record) + "\n").encode("utf-8")  # one line whatever the text holds
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        durable.append_line(self.path, to_json_line(record))  # whole, or the file as it was
         self.records[(record["key"], record["judge"])] = record
 
     def frame(self, kind: str) -> pd.DataFrame:
-        rows = [r for r in self.records.values() if r["kind"] == kind]
-        return pd.DataFrame(rows)
+        rows = [r for r in self.records.values() if r.get("kind") == kind]
+        return pd.DataFrame(rows).reindex(columns=list(dict.fromkeys(
+            [*RECORD_COLUMNS[kind], *(c for r in rows for c in r)])))
+
+
+def _check_record(record: dict, path: Path, row: int) -> None:
+    if not isinstance(record.get("key"), str) or not isinstance(record.get("judge"), str):
+        raise InputError("missing key or judge", path=str(path), row=row)
+    if record.get("kind") not in RECORD_COLUMNS:
+        raise InputError(f"expected 'rubric' or 'pairwise', got {record.get('kind')!r}", path=str(path),
+                         row=row, field="kind")
+    for name in ("score", "score_x"):
+        value = record.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            raise InputError(f"expected a number or null, got {value!r}", path=str(path), row=row, field=name)
+    value = record.get("round")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InputError(f"expected a round number or null, got {value!r}", path=str(path), row=row,
+                         field="round")
 
 
 # -- judging -------------------------------------------------------------------------------------

@@ -1,53 +1,79 @@
 """The output folder of a run: a Corpus file appended session by session, crash-safe.
 
-* ``corpus.jsonl``: a Corpus (``Corpus.from_jsonl`` reads it): a header line, then one
-  finished session per line. Each line is written with one ``write`` and fsynced; a line
-  cut short by a kill is removed on the next open, so no partial session survives.
+* ``corpus.jsonl``: a Corpus (``read_run_corpus`` reads it): a header line, then one
+  finished session per line, appended whole or not at all (``engine.durable.append_line``:
+  a full disk leaves the file as it was and says so in one line); a line cut short by a
+  kill, or by an older writer on a full disk, is left out when read and set aside into
+  ``corpus.jsonl.torn`` on the next open, so no partial session survives or hides the others.
 * ``failed.jsonl``: sessions that failed on their latest attempt (with their turns and the
   reason); rewritten atomically; they are retried on the next run.
 * ``manifest.json``: configuration, backend, versions, seeds and usage; rewritten atomically.
-A lock file stops two runs from writing the same folder at once.
+One writer per folder (``engine.folder_lock``): a second run, judge or pilot on the same
+folder is refused.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
+from engine import durable
 from engine.corpus import Conversation, Corpus, atomic_write_text
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects, read_text, to_json, to_json_line
+from engine.folder_lock import LOCK_FILE, FolderLock  # noqa: F401  (LOCK_FILE re-exported)
+from engine.jsonl import to_json, to_json_line
 from engine.llm.secrets import scrub
 
 CORPUS_FILE = "corpus.jsonl"
 FAILED_FILE = "failed.jsonl"
 MANIFEST_FILE = "manifest.json"
-LOCK_FILE = ".run.lock"
 
 
 def session_prompts_in(folder: str | Path) -> dict[str, tuple[str | None, str | None, bool]]:
     """``{conversation id: (task id, SHA-256 of its task prompt or None, finished)}`` of the
     sessions of a run folder (finished ones in the corpus, failed ones in ``failed.jsonl``),
-    read without locking or creating anything (``--dry-run`` uses it too); a partial last
-    line of a running or killed run is not counted. None: written before prompts were
-    recorded."""
+    read without locking or creating anything (``--dry-run`` uses it too); a record cut
+    short (a running or killed run, a full disk) is not counted. None: written before
+    prompts were recorded."""
     sessions: dict[str, tuple[str | None, str | None, bool]] = {}
     for name, finished in ((FAILED_FILE, False), (CORPUS_FILE, True)):
         path = Path(folder) / name
         if not path.is_file():
             continue
-        text = read_text(path)
-        text = text[: text.rfind("\n") + 1]
-        for _, record in iter_json_objects(path, text):
-            if "conversation_id" in record:
+        for _, record in durable.scan(path).records:
+            if isinstance(record.get("conversation_id"), str):
                 meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
                 sessions[record["conversation_id"]] = (record.get("task"),
                                                        meta.get("task_prompt_sha256"), finished)
     return sessions
+
+
+def read_run_corpus(folder: str | Path) -> Corpus:
+    """The Corpus of a run folder's ``corpus.jsonl``; records cut short are left out and
+    reported in one line each (``engine.durable.read_records``), never fatal."""
+    path = Path(folder) / CORPUS_FILE
+    return Corpus.from_jsonl(path, durable.read_records(path))
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """A folder's ``manifest.json`` as a dict ({} when there is none); anything that is not
+    a readable JSON object is an InputError naming the file."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    if path.is_dir():
+        raise InputError("is a folder, expected a file", path=str(path))
+    try:
+        value = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as error:
+        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise InputError("not valid JSON (damaged or cut short)", path=str(path)) from None
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object, got {type(value).__name__}", path=str(path))
+    return value
 
 
 def finished_ids_in(folder: str | Path) -> set[str]:
@@ -55,66 +81,146 @@ def finished_ids_in(folder: str | Path) -> set[str]:
     return {cid for cid, (_, _, finished) in session_prompts_in(folder).items() if finished}
 
 
+def task_record(task) -> dict[str, Any]:
+    """What a run's manifest keeps of a task (``tasks`` in ``manifest.json``): the prompt the
+    sessions answered, its SHA-256, and the title and benchmark the judge's rubric depends on."""
+    return {"prompt": task.prompt, "prompt_sha256": task.prompt_sha256, "title": task.title,
+            "benchmark": task.benchmark}
+
+
+def recorded_tasks(folder: str | Path, manifest: dict[str, Any], corpus: Corpus,
+                   *, say=None) -> dict[str, Any]:
+    """``{task id: Task}`` of the finished sessions, as the run recorded them.
+
+    The prompt is the one in the manifest's ``tasks``, else the one a session recorded
+    (``meta.task_prompt``), else a built-in task's; never the tasks file, benchmark file or
+    grid read again (they may have changed, moved or be relative to another folder). Each session's own record of its
+    prompt (``meta.task_prompt_sha256``) must match: a session that answered another text
+    is refused, not rated against a prompt it never saw."""
+    from engine.tasks import TASKS, Task
+
+    folder = Path(folder)
+    where = str(folder / MANIFEST_FILE)
+    entries = manifest.get("tasks") if isinstance(manifest.get("tasks"), dict) else {}
+    lacking_benchmark = []
+    tasks: dict[str, Task] = {}
+    for conversation in corpus:
+        task_id = conversation.task
+        if task_id in tasks or task_id is None:
+            continue
+        entry = entries.get(task_id)
+        answered = (conversation.meta or {}).get("task_prompt")
+        if not (isinstance(entry, dict) and isinstance(entry.get("prompt"), str)) and isinstance(answered, str):
+            entry = {"prompt": answered, "prompt_sha256": conversation.meta.get("task_prompt_sha256")}
+        if isinstance(entry, dict) and isinstance(entry.get("prompt"), str):
+            task = Task(id=task_id, prompt=entry["prompt"], title=str(entry.get("title") or ""),
+                        benchmark=str(entry.get("benchmark") or ""))
+            if entry.get("prompt_sha256") not in (None, task.prompt_sha256):
+                raise InputError(f"the prompt recorded for task {task_id!r} does not match its recorded "
+                                 f"SHA-256 (the manifest was edited?)", path=where, field=f"tasks.{task_id}")
+            if "benchmark" not in entry:
+                lacking_benchmark.append(task_id)
+        elif task_id in TASKS:
+            task = TASKS[task_id]
+        else:
+            raise InputError(f"the run did not record the prompt of task {task_id!r} (no tasks.{task_id} "
+                             f"in the manifest): its sessions cannot be rated against the prompt they "
+                             f"answered", path=where)
+        tasks[task_id] = task
+    for conversation in corpus:
+        answered = (conversation.meta or {}).get("task_prompt_sha256")
+        task = tasks.get(conversation.task)
+        if task is not None and answered is not None and answered != task.prompt_sha256:
+            raise InputError(f"session {conversation.conversation_id!r} answered another prompt of task "
+                             f"{conversation.task!r} (sha256 {str(answered)[:12]}) than the one recorded "
+                             f"(sha256 {task.prompt_sha256[:12]})", path=where)
+    if lacking_benchmark:
+        _benchmarks_of_older_runs(tasks, lacking_benchmark, manifest, say)
+    return tasks
+
+
+def _benchmarks_of_older_runs(tasks: dict, ids: list[str], manifest: dict, say) -> None:
+    """Runs made before the manifest kept each task's benchmark: the benchmark (which picks
+    the judge's rubric) is taken from the grid's own files only where they still hold the
+    very prompt recorded; otherwise the general rubric is used and said."""
+    import dataclasses
+
+    config = manifest.get("config")
+    if not isinstance(config, dict) or not (config.get("benchmark") or config.get("tasks_file")):
+        return
+    try:
+        from engine.grid import grid_tasks, load_grid
+
+        current = grid_tasks(load_grid(config))
+    except (InputError, OSError):
+        current = {}
+    unknown = []
+    for task_id in ids:
+        now = current.get(task_id)
+        if now is not None and now.prompt_sha256 == tasks[task_id].prompt_sha256:
+            tasks[task_id] = dataclasses.replace(tasks[task_id], benchmark=now.benchmark, title=now.title)
+        else:
+            unknown.append(task_id)
+    if unknown and say is not None:
+        say(f"note: the run did not record the benchmark of {len(unknown)} task(s) ({', '.join(unknown[:3])}"
+            f"{', ...' if len(unknown) > 3 else ''}) and its files no longer hold their prompts: the "
+            f"general rubric is used for them")
+
+
 class RunStore:
-    def __init__(self, folder: str | Path, *, name: str = "run", meta: dict[str, Any] | None = None):
+    def __init__(self, folder: str | Path, *, name: str = "run", meta: dict[str, Any] | None = None,
+                 command: str = "run"):
         self.folder = Path(folder)
         if self.folder.exists() and not self.folder.is_dir():
             raise InputError("output path exists and is not a folder", path=str(self.folder))
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.corpus_path = self.folder / CORPUS_FILE
         self.failed_path = self.folder / FAILED_FILE
         self.manifest_path = self.folder / MANIFEST_FILE
         self._lock = threading.Lock()
-        self._lock_handle = None
+        self._folder_lock = FolderLock(self.folder, command)
+        self._held = False
         self._name, self._meta = name, meta or {}
         self.failed: dict[str, dict] = {}
 
     # -- locking -------------------------------------------------------------------------
     def __enter__(self) -> "RunStore":
-        handle = open(self.folder / LOCK_FILE, "w")
+        self._folder_lock.__enter__()
+        self._held = True
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise InputError("another run is writing to this folder", path=str(self.folder)) from None
-        self._lock_handle = handle
-        self._repair()
-        self.failed = self._read_failed()
+            self._repair()
+            self.failed = self._read_failed()
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._lock_handle:
-            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
-            self._lock_handle.close()
-            self._lock_handle = None
+        if self._held:
+            self._folder_lock.__exit__()
+            self._held = False
 
     # -- reading -------------------------------------------------------------------------
     def _repair(self) -> None:
-        """Create the corpus file with its header, or cut a partial last line left by a kill."""
+        """Create the corpus file with its header, or set aside records cut short by a kill
+        or a full disk (``engine.durable.repair``)."""
         if not self.corpus_path.exists() or self.corpus_path.stat().st_size == 0:
             header = to_json_line({"__corpus__": {"name": self._name, "meta": self._meta}})
             atomic_write_text(self.corpus_path, header + "\n")
             return
-        data = self.corpus_path.read_bytes()
-        if not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-            with open(self.corpus_path, "r+b") as handle:
-                handle.truncate(keep)
-                handle.flush()
-                os.fsync(handle.fileno())
+        durable.repair(self.corpus_path)
 
     def finished_ids(self) -> set[str]:
-        return {record["conversation_id"] for _, record in iter_json_objects(self.corpus_path)
+        return {record["conversation_id"] for _, record in durable.read_records(self.corpus_path)
                 if "conversation_id" in record}
 
     def read_corpus(self) -> Corpus:
-        return Corpus.from_jsonl(self.corpus_path)
+        return read_run_corpus(self.folder)
 
     def _read_failed(self) -> dict[str, dict]:
         if not self.failed_path.exists():
             return {}
         failed = {}
-        for row, record in iter_json_objects(self.failed_path):
+        for row, record in durable.read_records(self.failed_path):
             if not isinstance(record.get("conversation_id"), str):
                 raise InputError("missing", path=str(self.failed_path), row=row,
                                  field="conversation_id")
@@ -122,24 +228,14 @@ class RunStore:
         return failed
 
     def read_manifest(self) -> dict[str, Any]:
-        if not self.manifest_path.exists():
-            return {}
-        try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            raise InputError("manifest is not valid JSON", path=str(self.manifest_path)) from None
+        return read_manifest(self.manifest_path)
 
     # -- writing -------------------------------------------------------------------------
     def append(self, conversation: Conversation) -> None:
-        """Add one finished session: a single write of one whole line, then fsync."""
-        line = (to_json_line(conversation.to_dict()) + "\n").encode("utf-8")
+        """Add one finished session: one whole line, fsynced, or the file as it was."""
+        line = to_json_line(conversation.to_dict())
         with self._lock:
-            fd = os.open(self.corpus_path, os.O_WRONLY | os.O_APPEND)
-            try:
-                os.write(fd, line)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            durable.append_line(self.corpus_path, line)
             if self.failed.pop(conversation.conversation_id, None) is not None:
                 self._write_failed()
 

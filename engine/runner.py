@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import platform
 import sys
 import time
@@ -25,7 +26,7 @@ import numpy as np
 
 from engine.consensus import consensus_summary
 from engine.corpus import Conversation, Corpus, Turn
-from engine.errors import InputError
+from engine.errors import InputError, WriteError
 from engine.grid import GridSpec, SessionSpec, load_grid, plan
 from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ratings, judge_summary,
                           scale_within_task)
@@ -33,9 +34,11 @@ from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
 from engine.llm.replicas import redact_urls
 from engine.llm.secrets import scrub
+from engine.paraphrase import aparaphrase
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.config import DEBATES
-from engine.run_store import RunStore, session_prompts_in
+from engine.protocols.reask import reply_summary
+from engine.run_store import MANIFEST_FILE, RunStore, read_manifest, session_prompts_in, task_record
 from engine.tasks import Task, get_task
 
 OnTurn = Callable[[str, Turn], None]
@@ -99,6 +102,8 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
                 try:
                     await _judge_session(conversation, spec.task, judge,
                                          **(judge_options or {}))
+                except WriteError:  # a full disk stops the run (one line), not the session
+                    raise
                 except Exception as error:  # the judge failed: retry the session next run
                     conversation.status = "failed"
                     conversation.error = scrub(f"judge: {type(error).__name__}: {error}")
@@ -169,8 +174,8 @@ class GridResult:
 
 
 def estimate(specs: Sequence[SessionSpec]) -> dict[str, Any]:
-    """Calls (exact for paper B, maximum for paper A), the most that consensus retries can add,
-    and a rough token budget."""
+    """Calls (exact for paper B, maximum for paper A), the most that asking again can add
+    (consensus picks, unreadable instructed replies), and a rough token budget."""
     calls = completion = prompt = retries = 0
     for spec in specs:
         n = expected_calls(spec.config)
@@ -179,7 +184,7 @@ def estimate(specs: Sequence[SessionSpec]) -> dict[str, Any]:
         completion += n * spec.config.max_tokens
         context = 300 + len(spec.task.prompt) // 4 + spec.config.max_tokens * min(spec.config.agents, 4)
         prompt += n * context
-    return {"sessions": len(specs), "calls": calls, "consensus_retry_calls_max": retries,
+    return {"sessions": len(specs), "calls": calls, "retry_calls_max": retries,
             "prompt_tokens": prompt, "completion_tokens": completion}
 
 
@@ -244,7 +249,8 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
              judge_backend: Backend | None = None, dry_run: bool = False, progress: bool = True,
              cache: str | Path | None | bool = True, replay: bool = False,
              max_requests: int | None = None, embedder: Embedder | None = None,
-             command: str | None = None, stream=None) -> GridResult | dict[str, Any]:
+             command: str | None = None, stream=None,
+             paraphrase_backend: Backend | None = None) -> GridResult | dict[str, Any]:
     """Run (or resume) every session of a grid; see the module docstring."""
     stream = stream or sys.stderr
     if max_requests is not None and (isinstance(max_requests, bool) or not isinstance(max_requests, int)
@@ -255,6 +261,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     if dry_run:
         sessions = session_prompts_in(out_dir)
         _refuse_other_prompts(sessions, specs, Path(out_dir))
+        _refuse_other_session_options(read_manifest(Path(out_dir) / MANIFEST_FILE), grid, Path(out_dir))
         done = {cid for cid, (_, _, finished) in sessions.items() if finished}
         todo = [s for s in specs if s.conversation_id not in done]
         budget = estimate(todo)
@@ -276,8 +283,8 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                 budget["judge_calls"] = len(todo) * (1 + int(spec.rubric))
             judge_note = (f"; the judge adds {budget['judge_calls']} calls "
                           f"(at most {budget['judge_calls'] * (1 + grid.judge.retries)} with retries)")
-        retry_note = (f" (+ at most {budget['consensus_retry_calls_max']} consensus retries)"
-                      if budget["consensus_retry_calls_max"] else "")
+        retry_note = (f" (+ at most {budget['retry_calls_max']} calls asking again after "
+                      f"unreadable replies)" if budget["retry_calls_max"] else "")
         print(f"{budget['sessions']} sessions, at most {budget['calls']} chat calls "
               f"(exact for paper B methods){retry_note}, about {budget['prompt_tokens']:,} prompt + "
               f"{budget['completion_tokens']:,} completion tokens at most "
@@ -289,10 +296,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     started = time.perf_counter()
     with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
         manifest = store.read_manifest()
-        if manifest and (manifest.get("config", {}).get("model") != grid.model or
-                         manifest.get("config", {}).get("base_url") != redact_urls(grid.base_url)):
-            raise InputError(f"this folder holds a run of model {manifest['config'].get('model')!r}; "
-                             f"use another --out for {grid.model!r}", path=str(out))
+        _refuse_other_session_options(manifest, grid, out)
         finished = store.finished_ids()
         _refuse_other_prompts(session_prompts_in(out), specs, out)
         todo = [s for s in specs if s.conversation_id not in finished]
@@ -345,8 +349,9 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
             "versions": _versions(), "seed": grid.seed, "files": {"corpus": "corpus.jsonl",
                                                                    "failed": "failed.jsonl"},
             "sessions": {"planned": len(specs)},
-            "tasks": {s.task.id: {"prompt": s.task.prompt, "prompt_sha256": s.task.prompt_sha256}
-                      for s in specs},
+            # every prompt the folder's sessions answered, earlier runs' too (the judge reads them)
+            "tasks": {**(manifest.get("tasks") if isinstance(manifest.get("tasks"), dict) else {}),
+                      **{s.task.id: task_record(s.task) for s in specs}},
         }
         previous_usage = manifest.get("usage_total", {})
         store.write_manifest({**base_manifest, "updated": _now(), "status": "running"})
@@ -379,27 +384,34 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
             embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
                                       api_key_env=grid.api_key_env, timeout=grid.request_timeout,
                                       max_attempts=grid.max_attempts).encode
+        failure: BaseException | None = None
         try:
             run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
                                 on_done=done, judge=judge, judge_options=judge_options,
                                 embedder=embedder, progress=progress, agent_backends=agent_backends))
+        except BaseException as error:
+            failure = error
+            raise
         finally:
             if bar is not None:
                 bar.close()
             usage = usage_now()
             total_usage = {k: previous_usage.get(k, 0) + usage.get(k, 0)
                            for k in set(previous_usage) | set(usage)}
-            consensus = consensus_summary(store.read_corpus())
-            store.write_manifest({**base_manifest, "updated": _now(),
+            finished_corpus = store.read_corpus()
+            consensus = consensus_summary(finished_corpus)
+            _write_manifest_unless_failing(store, failure, {**base_manifest, "updated": _now(),
                                   "status": "complete" if not store.failed and counts["ok"] + len(finished) >= len(specs) else "incomplete",
                                   "sessions": {"planned": len(specs), "ok": len(store.finished_ids()),
                                                "failed": len(store.failed),
                                                "failed_ids": sorted(store.failed)},
                                   "usage_last_run": usage, "usage_total": total_usage,
                                   "consensus": consensus,
+                                  "replies": reply_summary(finished_corpus, store.failed.values()),
                                   "cost_usd_last_run": cost_now()})
         if together and judge is not None:
-            _judge_together(store, judges, grid, {s.task.id: s.task for s in specs})
+            _judge_together(store, judges, grid, {s.task.id: s.task for s in specs}, cache=cache_path,
+                            replay=replay, rewriter=paraphrase_backend)
         elif judge is not None and counts["ok"]:
             _rescale(store)
         result = GridResult(out_dir=out, planned=len(specs), skipped=len(specs) - len(todo),
@@ -409,10 +421,14 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
     return result
 
 
-def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, tasks: dict) -> None:
+def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, tasks: dict, *,
+                    cache: str | Path | None = None, replay: bool = False,
+                    rewriter: Backend | None = None) -> None:
     """Paper A's consensual assessment of every finished session's final idea, task by task
     (``engine.judge.arate_together``); the corpus is rewritten with the scaled ratings and
-    the manifest gets the raters, counts and ICC. Re-run after new sessions (the response
+    the manifest gets the raters, counts and ICC. With ``judge.paraphrase`` every idea is
+    first paraphrased by that model (paper A's harmonisation; ``outcomes["paraphrased_idea"]``,
+    failures counted in the summary). Re-run after new sessions (the response
     cache answers the batches already asked). A judge failure is recorded, not raised:
     the sessions are kept and the next run judges again."""
     import pandas as pd
@@ -423,29 +439,101 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
         return
     spec = grid.judge
     frame = pd.DataFrame({"idea": [c.final_idea for c in rated], "task": [c.task for c in rated]})
+    if rewriter is None and spec.paraphrase:
+        rewriter = make_backend(spec.paraphrase, base_url=spec.base_url, api_key_env=spec.api_key_env,
+                                azure_api_version=spec.azure_api_version, timeout=grid.request_timeout,
+                                max_attempts=grid.max_attempts, cache=cache, replay=replay)
+    paraphrased: dict = {}
 
     async def judge_all():
         try:
+            if rewriter is not None:  # paper A's raters read paraphrases (engine.paraphrase)
+                texts, done, counts = await aparaphrase(list(frame["idea"]), rewriter,
+                                                        max_tokens=spec.paraphrase_max_tokens)
+                frame["idea"] = texts
+                paraphrased.update(done=done, counts=counts)
             return await arate_together(frame, tasks, judges, samples=spec.samples,
                                         batch_size=spec.batch_size, retries=spec.retries,
                                         max_tokens=spec.max_tokens,
                                         temperature=spec.temperature if spec.samples == 1 else None,
-                                        seed=grid.seed)
+                                        seed=grid.seed, order=spec.order)
         finally:
-            for each in judges:
+            for each in [*judges, *([rewriter] if rewriter else [])]:
                 await each.aclose()
 
     manifest = store.read_manifest()
     try:
         result = run_sync(judge_all())
+    except WriteError:
+        raise
     except Exception as error:  # kept for the next run; the sessions are safe on disk
         store.write_manifest({**manifest, "judge_summary": {
             "status": "failed", "error": scrub(f"{type(error).__name__}: {error}")}})
         return
     attach_ratings(rated, result, "llm:" + "+".join(dict.fromkeys(j.model for j in judges)))
+    summary = {"status": "ok", "mode": "together", **judge_summary(result)}
+    if paraphrased:
+        for conversation, text, done in zip(rated, frame["idea"], paraphrased["done"]):
+            conversation.outcomes["paraphrased_idea"] = text if done else None
+        summary["paraphrase"] = paraphrased["counts"]
     store.rewrite_corpus(corpus)
-    store.write_manifest({**manifest, "judge_summary": {"status": "ok", "mode": "together",
-                                                        **judge_summary(result)}})
+    store.write_manifest({**manifest, "judge_summary": summary})
+
+
+def _write_manifest_unless_failing(store: RunStore, failure: BaseException | None, manifest: dict) -> None:
+    """The run's final manifest; when the run is already ending on an error (a full disk),
+    a manifest that cannot be written either does not hide that first error."""
+    try:
+        store.write_manifest(manifest)
+    except WriteError:
+        if failure is None:
+            raise
+
+
+# Options that shape a session but are not part of its id: a folder keeps one value of each.
+SESSION_OPTIONS = ("model", "base_url", "seed", "reasoning_effort", "embed_base_url", "embed_model", "judge")
+OPTION_FLAGS = {"model": "--model", "base_url": "--base-url", "seed": "--seed",
+                "reasoning_effort": "--reasoning-effort", "embed_base_url": "--embed-base-url",
+                "embed_model": "--embed-model", "judge": "the judge options (--judge-*)"}
+
+
+def _refuse_other_session_options(manifest: dict[str, Any], grid: GridSpec, out: Path) -> None:
+    """Refuse to resume a folder with another model, seed, server or judge than its sessions had.
+
+    A session's id holds its protocol options and prompt, not these: with another seed a
+    resumed run would find every session "done" and make none (the manifest then claiming
+    the new seed), or add new sessions under the same ids' replicates. The folder keeps one
+    value of each; another value needs another ``--out``.
+    """
+    recorded = manifest.get("config") if isinstance(manifest.get("config"), dict) else None
+    if not recorded:
+        return
+    current = _storable_config(grid)
+    for key in SESSION_OPTIONS:
+        old, new = recorded.get(key), current.get(key)
+        if key == "seed" and old is None:
+            old = manifest.get("seed", 0)
+        if old == new or (key == "judge" and _same_judge(old, new)):
+            continue
+        if key == "model":
+            raise InputError(f"this folder holds a run of model {old!r}; use another --out for {new!r}",
+                             path=str(out))
+        shown_old = "none" if old is None else (json.dumps(old) if isinstance(old, (dict, list)) else repr(old))
+        shown_new = "none" if new is None else (json.dumps(new) if isinstance(new, (dict, list)) else repr(new))
+        raise InputError(f"this folder's sessions were made with {key} {shown_old}, this run has "
+                         f"{shown_new}: the two would be mixed in one folder (the {key} is not part of "
+                         f"a session's id); use another --out, or {OPTION_FLAGS[key]} as before to resume",
+                         path=str(out))
+
+
+def _same_judge(old, new) -> bool:
+    """Judge settings equal (which variable holds the key does not matter), counting keys an
+    older manifest did not record as equal."""
+    if old is None or new is None:
+        return old is new
+    if not isinstance(old, dict):
+        return False
+    return all(old.get(k, v) == v for k, v in new.items() if k != "api_key_env") and set(old) <= set(new)
 
 
 def _storable_config(grid: GridSpec) -> dict[str, Any]:

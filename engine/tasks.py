@@ -3,10 +3,16 @@
 Every built-in prompt is the task's core premise followed by the shared closing
 instruction of Table 3: "You are collaborating with other team members to come up with one
 creative idea to [goal]. The idea will be evaluated on its creativity (i.e., it should be
-both novel and useful)." User tasks come from ``--task-text`` or a JSONL file of
-``{"id": ..., "prompt": ...}`` lines (``--tasks-file``): other field names are mapped with
-``mapping`` (``--map id=uid``), and fields beyond id, prompt, title and benchmark are an
-error unless ``extra`` says to ``ignore`` them or ``keep`` them (in ``Task.meta``). A task
+both novel and useful)." Table 3 gives the premises but not each task's goal; premises and
+goals are those the authors' agents were given (``generation/prompts.py``, ``PS_QUESTIONS``,
+GitHub ``pitehu/llm_multiagent_creativity``), including two details where the release
+differs from the paper's typesetting and wording: the straight quotes around "sorry" (the
+paper prints curly ones) and the employee-attrition goal "improve access to stop voluntary
+employee attrition", as the release words it.
+
+User tasks come from ``--task-text`` or a JSONL file of ``{"id": ..., "prompt": ...}`` lines
+(``--tasks-file``): other field names are mapped with ``mapping`` (``--map id=uid``), and
+fields beyond id, prompt, title and benchmark are an error unless ``extra`` says to ``ignore`` them or ``keep`` them (in ``Task.meta``). A task
 may name the ``benchmark`` it comes from (``engine.benchmarks``), which picks its judge rubric.
 """
 
@@ -58,14 +64,15 @@ TASKS: dict[str, Task] = {task.id: task for task in (
              "Vulnerabilities within a supply chain could lead to uncontrolled costs and "
              "inefficient delivery schedules.", "tackle supply chain security"),
     _builtin("sorry_pandemic", "Sorry Pandemic",
-             "Imagine a new pandemic has emerged that is transmitted by saying the word \u201csorry\u201d.",
+             'Imagine a new pandemic has emerged that is transmitted by saying the word "sorry".',
              "reduce its spread"),
     _builtin("education_inequality", "Educational Inequality",
              "Educational inequality is the unequal distribution of academic resources to "
              "disadvantaged and marginalised groups.", "overcome inequality in education"),
     _builtin("employee_attrition", "Employee Attrition",
              "Voluntary attrition happens when an employee decides to leave the company, resulting "
-             "in the reduction of valued talent in the workforce.", "stop voluntary employee attrition"),
+             "in the reduction of valued talent in the workforce.",
+             "improve access to stop voluntary employee attrition"),
     _builtin("singing_shower", "Singing in Shower",
              "Imagine a new research study discovers that singing in the shower for 20 minutes or "
              "more is good for health.", "encourage people to do this"),

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from engine import corpus as corpus_module
+from engine import durable
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
 
@@ -72,7 +72,7 @@ def test_failing_jsonl_write_leaves_old_file_intact(tmp_path, monkeypatch):
     def broken_fsync(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(corpus_module.os, "fsync", broken_fsync)
+    monkeypatch.setattr(durable, "_fsync", broken_fsync)
     bigger = Corpus([*sample_corpus(), Conversation(conversation_id="extra")], name="sample")
     with pytest.raises(OSError):
         bigger.write(path)
@@ -113,7 +113,7 @@ def test_write_replaces_the_file_in_one_rename(tmp_path, monkeypatch):
         calls.append((os.path.dirname(source), os.path.basename(str(target))))
         return real_replace(source, target)
 
-    monkeypatch.setattr(corpus_module.os, "replace", spy)
+    monkeypatch.setattr(durable.os, "replace", spy)
     sample_corpus().write(path)
     assert calls == [(str(tmp_path), "corpus.jsonl")]
 

@@ -5,7 +5,6 @@ by its definition: exp of the entropy of the eigenvalues of K / n), not through 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +91,15 @@ def test_quality_diversity_page_numbers_come_from_the_data(paper_b_root):
     assert any("published" in m.value for m in at.markdown)
 
 
-def test_quality_diversity_page_warm_render_within_3_seconds(paper_b_root):
+def test_quality_diversity_page_warm_render_embeds_nothing_again(paper_b_root, monkeypatch):
+    """A second session's first render reuses the cached final-output vectors: no text reaches
+    the model again (its time is measured by ``benchmarks.bench_dashboard``, not here)."""
+    from engine.embed import Embedder
+
     open_page()  # cold: loads the dataset, embeds the final outputs once (cached)
-    started = time.perf_counter()
+    encoded = []
+    original = Embedder.encode
+    monkeypatch.setattr(Embedder, "encode", lambda self, texts, *a, **k: encoded.append(len(texts))
+                        or original(self, texts, *a, **k))
     open_page()  # a new session: the first render of the page, warm caches
-    assert time.perf_counter() - started <= 3.0
+    assert sum(encoded) == 0

@@ -78,7 +78,8 @@ def test_prompt_hash_is_in_the_session_id_and_the_prompt_recorded(tmp_path):
         assert conversation.meta["task_prompt"] == SPORT
         assert conversation.meta["task_prompt_sha256"] == digest
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert manifest["tasks"] == {"sport": {"prompt": SPORT, "prompt_sha256": digest}}
+    assert manifest["tasks"] == {"sport": {"prompt": SPORT, "prompt_sha256": digest, "title": "sport",
+                                           "benchmark": ""}}
 
 
 def test_an_edited_prompt_is_refused_in_the_old_folder_and_runs_anew_elsewhere(tmp_path):

@@ -187,26 +187,8 @@ def test_instructed_refuses_agreement_before_min_rounds_and_stops_at_turn_limit(
     assert "Agreeing is not allowed yet" not in backend.history[4]["messages"][-1]["content"]
 
 
-def test_instructed_replacement_pool_ranks_two_to_pool_plus_one_and_removal():
-    # ranks by SCORES (all agents agree): 1b(9) 3a(8) 2a(6) 3b(5) 1a(4) 2b(2) -> current 1b,
-    # pool = [3a, 2a] (pool=2). Turn 1 replaces with 2a (pool -> [3a]); turn 2 writes a new idea
-    # (pool unchanged); turn 3 modifies; turn limit 3.
-    replies = ["Replace: plan 2a with score seven tokens - Reason: better",
-               "Replace: completely different citywide deposit lottery scheme - Reason: bolder",
-               "Modify: citywide deposit lottery scheme with schools - Reason: reach"]
-    backend = ScriptedBackend(responder=responder(generate=two_ideas, rate=score_by_tag,
-                                                  turn=scripted_turns(replies)))
-    c = run(backend, "instructed", agents=3, ideas_per_agent=2, pool=2, turn_limit=3)
-    assert c.meta["pool_start"] == ["plan 3a with score seven tokens", "plan 2a with score seven tokens"]
-    discussion = [t for t in c.turns if t.phase == "discussion"]
-    assert discussion[0].meta["from_pool"] == 1 and "from_pool" not in discussion[1].meta
-    assert c.meta["pool_left"] == 1 and c.meta["stop_reason"] == "turn_limit"
-    assert "Current idea:\nplan 1b" in backend.history[6]["messages"][-1]["content"]
-    second = backend.history[7]["messages"][-1]["content"]
-    assert second.startswith("Current idea:\nplan 2a")
-    assert second.split("Replacement pool:")[1].split("Discussion so far")[0].strip() == \
-        "Idea 1: plan 3a with score seven tokens"
-    assert c.final_idea == "citywide deposit lottery scheme with schools"
+# The replacement pool (ranks 2..pool+1, removal, what a Replace may take in each fidelity):
+# tests/test_fidelity.py::test_replacement_pool.
 
 
 def test_instructed_hand_raising_highest_desire_speaks():

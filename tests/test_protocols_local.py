@@ -11,6 +11,7 @@ import asyncio
 import pytest
 
 from engine.llm import make_backend
+from engine.names import PAPER_A
 from engine.protocols import METHODS, expected_calls, make_config, run_session
 
 pytestmark = pytest.mark.slow
@@ -38,10 +39,14 @@ def cache_path(tmp_path_factory):
     return tmp_path_factory.mktemp("llm") / "cache.sqlite"
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_each_protocol_runs_on_the_local_model(method, cache_path):
+RUNS = [(method, None) for method in METHODS] + [(method, "release") for method in PAPER_A]
+
+
+@pytest.mark.parametrize("method,fidelity", RUNS)
+def test_each_protocol_runs_on_the_local_model(method, fidelity, cache_path):
     backend = make_backend("local", cache=cache_path)
-    config = make_config(method, max_tokens=32, idea_words="20-30", **SMALL[method])
+    options = {"fidelity": fidelity} if fidelity else {}
+    config = make_config(method, max_tokens=32, idea_words="20-30", **SMALL[method], **options)
     c = asyncio.run(run_session(backend, "sorry_pandemic", config, conversation_id=method, seed=7))
     assert c.status == "ok", c.error
     assert c.final_idea and c.final_idea.strip()
@@ -52,13 +57,17 @@ def test_each_protocol_runs_on_the_local_model(method, cache_path):
         assert c.meta["calls"] == expected_calls(config) + retries
         assert c.meta["calls"] <= expected_calls(config, with_retries=True)
     else:
-        assert c.meta["calls"] <= expected_calls(config)
+        assert c.meta["calls"] <= expected_calls(config, with_retries=True)
     for turn in c.turns:
         assert turn.text and 0 < turn.tokens <= 64  # 32 per reply, ratings get 8 per idea + 16
         assert len(turn.prompt_hash) == 16 and turn.latency_s > 0 and turn.phase
     # llama.cpp reports usage for every call; every call is a turn unless hand-raising drafts
     assert c.meta["calls_without_usage"] == 0 and c.meta["prompt_tokens"] > 0
-    assert c.meta["completion_tokens"] == sum(t.tokens for t in c.turns)
+    # ... and the replies asked again after an unreadable one, which are not turns
+    if c.meta.get("replies", {}).get("reasked"):
+        assert c.meta["completion_tokens"] > sum(t.tokens for t in c.turns)
+    else:
+        assert c.meta["completion_tokens"] == sum(t.tokens for t in c.turns)
     assert c.meta["total_tokens"] == c.meta["prompt_tokens"] + c.meta["completion_tokens"]
 
     replay = make_backend("local", cache=cache_path, replay=True)

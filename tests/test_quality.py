@@ -139,10 +139,13 @@ def test_a_line_cut_by_a_kill_is_dropped_on_reopen(run_dir):
     store.append({"kind": "rubric", "key": "k1", "judge": "j", "score": 3})
     with open(run_dir / "quality.jsonl", "a") as handle:
         handle.write('{"kind": "rubric", "key": "k2"')
-    again = quality.QualityStore(run_dir)
+    reader = quality.QualityStore(run_dir)  # a reader leaves the file as it is
+    assert reader.has("k1", "j") and not reader.has("k2", "j")
+    again = quality.QualityStore(run_dir, writer=True)  # the judge sets the fragment aside
     assert again.has("k1", "j") and not again.has("k2", "j")
     assert (run_dir / "quality.jsonl").read_text().endswith("}\n")
     assert json.loads((run_dir / "quality.jsonl").read_text().splitlines()[-1])["key"] == "k1"
+    assert (run_dir / "quality.jsonl.torn").read_text() == '{"kind": "rubric", "key": "k2"\n'
 
 
 @pytest.mark.parametrize("reply, verdict", [

@@ -1,9 +1,13 @@
 """Plotly figures of the dashboard, as plain functions of tables (no Streamlit here).
 
 Each function takes a DataFrame and returns a ``plotly.graph_objects.Figure`` whose data
-can be read back in tests (``fig.data[i].z``, ``.x``, ``.y``). Categorical colours come from
-``dashboard.figures.palette`` only, so a method, discussion, model, task or source has the same colour
-in every chart and export.
+can be read back in tests (``fig.data[i].z``, ``.x``, ``.y``). Every figure is finished by
+``dashboard.figures.style`` (legend below the plot, score axes inside the score's range, no two
+series alike); categorical colours come from ``dashboard.figures.palette`` only, so a method,
+discussion, model, task or source has the same colour in every chart and export. Conditions
+are named by their short codes (``dashboard.figures.codes``); a chart that uses codes carries
+its key in ``fig.layout.meta["condition_key"]`` (rows of code, condition in words), which the
+pages show beside it and the exports print with it.
 """
 
 from __future__ import annotations
@@ -16,12 +20,12 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.figures import palette
+from dashboard.figures import codes, palette, style
 from engine.stats.published_a import FEATURE_LABELS
 
 SOURCE_COLOURS = palette.SOURCE
 SEQUENCE = palette.SEQUENCE  # the palette's order, for levels without a fixed colour
-TEMPLATE = "plotly_white"
+TEMPLATE = style.TEMPLATE
 
 
 def _label(name: str) -> str:
@@ -42,8 +46,25 @@ def _colour(key, kind: str | None = None) -> str:
 
 
 def _layout(fig: go.Figure, title: str, **extra) -> go.Figure:
-    fig.update_layout(title=title, template=TEMPLATE, margin=dict(l=60, r=20, t=60, b=50), **extra)
+    """The house style (``style.finish``)."""
+    return style.finish(fig, title, **extra)
+
+
+def _key(fig: go.Figure, labels) -> go.Figure:
+    """Attach the key of the condition codes used in ``fig`` (``layout.meta``)."""
+    table = codes.key_table(labels)
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
+    meta["condition_key"] = table[["code", "condition"]].values.tolist()
+    fig.update_layout(meta=meta)
     return fig
+
+
+def condition_key(fig) -> list[list[str]]:
+    """The ``[code, condition]`` rows a figure's codes stand for (empty when it uses none)."""
+    meta = fig.layout.meta if hasattr(fig, "layout") else (fig.get("layout") or {}).get("meta")
+    if isinstance(meta, dict):
+        return [list(row) for row in meta.get("condition_key") or []]
+    return []
 
 
 def empty_figure(message: str) -> go.Figure:
@@ -57,36 +78,55 @@ def empty_figure(message: str) -> go.Figure:
 
 def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str = "source",
                            title: str = "Distributions by group", n_cols: int = 3) -> go.Figure:
-    """One box plot per column, one box per group, the mean drawn as a dashed line."""
+    """One box plot per column, one box per group, the mean drawn as a dashed line; a column
+    that is a score (paper A's ratings, rubric...) keeps its axis inside the score's range."""
     columns = [c for c in columns if c in frame.columns]
     if not columns or frame.empty:
         return empty_figure("no data for these columns")
     n_rows = math.ceil(len(columns) / n_cols)
     fig = make_subplots(rows=n_rows, cols=min(n_cols, len(columns)),
-                        subplot_titles=[_label(c) for c in columns], vertical_spacing=0.12)
+                        subplot_titles=[_label(c) for c in columns], vertical_spacing=0.16 if n_rows > 1 else 0.12,
+                        horizontal_spacing=0.11)
     groups = sorted(frame[group].dropna().astype(str).unique())
+    looks = style.series_styles(groups, group)
     for position, column in enumerate(columns):
         row, col = divmod(position, n_cols)
-        for g_index, value in enumerate(groups):
+        for value in groups:
             values = frame.loc[frame[group].astype(str) == value, column].dropna()
             fig.add_trace(go.Box(y=values, name=_plain(value), boxmean=True, legendgroup=value,
-                                 marker_color=_colour(value, group), showlegend=position == 0),
+                                 marker=style.marker(looks[value]), line=dict(color=looks[value].colour),
+                                 fillcolor=_fill(looks[value]), showlegend=position == 0),
                           row=row + 1, col=col + 1)
-    return _layout(fig, title, height=max(320, 280 * n_rows))
+        score = style.score_of(column)
+        if score is not None:
+            axis = "y" if position == 0 else f"y{position + 1}"
+            style.score_axis(fig, axis, score, frame[column])
+            fig.update_layout({f"yaxis{position + 1 if position else ''}": dict(title_font=dict(size=11))})
+    fig.update_xaxes(showticklabels=len(groups) <= 4)
+    _layout(fig, title, height=max(340, 290 * n_rows))
+    return fig
 
 
-def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)") -> go.Figure:
-    """Forest plot of ``d`` with ``ci_low``/``ci_high`` per ``feature``."""
+def _fill(look: style.Style) -> str:
+    """A box's fill: its colour, light (boxes of one colour are told apart by the legend)."""
+    colour = look.colour.lstrip("#")
+    r, g, b = (int(colour[i:i + 2], 16) for i in (0, 2, 4)) if len(colour) == 6 else (127, 127, 127)
+    return f"rgba({r},{g},{b},0.35)"
+
+
+def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)", value: str = "d",
+                       x_title: str = "Cohen's d (LLM − human)") -> go.Figure:
+    """Forest plot of ``value`` (default ``d``) with ``ci_low``/``ci_high`` per ``feature``."""
     if table.empty:
         return empty_figure("no effect sizes")
-    ordered = table.sort_values("d")
+    ordered = table.sort_values(value)
     fig = go.Figure(go.Scatter(
-        x=ordered["d"], y=[_label(f) for f in ordered["feature"]], mode="markers",
+        x=ordered[value], y=[_label(f) for f in ordered["feature"]], mode="markers", name="LLM − human",
         marker=dict(color=SOURCE_COLOURS["llm"], size=9),
-        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered["d"],
-                     arrayminus=ordered["d"] - ordered["ci_low"])))
+        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered[value],
+                     arrayminus=ordered[value] - ordered["ci_low"])))
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
-    return _layout(fig, title, xaxis_title="Cohen's d", height=60 + 36 * len(ordered))
+    return _layout(fig, title, xaxis_title=x_title, height=110 + 36 * len(ordered), showlegend=False)
 
 
 def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go.Figure:
@@ -94,21 +134,29 @@ def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go
     if not {"novelty", "usefulness"} <= set(frame.columns):
         return empty_figure("no novelty/usefulness ratings")
     fig = go.Figure()
-    for position, (value, part) in enumerate(frame.dropna(subset=["novelty", "usefulness"]).groupby(group)):
+    data = frame.dropna(subset=["novelty", "usefulness"])
+    looks = style.series_styles(sorted(data[group].dropna().astype(str).unique()), group)
+    for value, part in data.groupby(data[group].astype(str)):
         fig.add_trace(go.Scatter(x=part["novelty"], y=part["usefulness"], mode="markers",
-                                 name=_plain(value), marker=dict(color=_colour(value, group),
-                                                              size=6, opacity=0.6)))
-    return _layout(fig, "Novelty vs usefulness", xaxis_title="novelty", yaxis_title="usefulness")
+                                 name=_plain(value), marker=style.marker(looks[value], size=6, opacity=0.6)))
+    _layout(fig, "Novelty vs usefulness")
+    style.score_axis(fig, "x", "novelty", data["novelty"])
+    style.score_axis(fig, "y", "usefulness", data["usefulness"])
+    return fig
 
 
 def top_share_bar(table: pd.DataFrame, group: str = "group", title: str = "Share of the top 5%") -> go.Figure:
     """Bars of ``share_of_top`` per group (``engine.stats.top_share`` output, one level)."""
     if table.empty:
         return empty_figure("no ratings")
+    looks = style.series_styles(table[group].astype(str), "source")
     fig = go.Figure(go.Bar(x=table[group].map(_plain), y=table["share_of_top"] * 100,
-                           marker_color=[_colour(v) for v in table[group]],
-                           text=[f"{v:.1f}%" for v in table["share_of_top"] * 100]))
-    return _layout(fig, title, yaxis_title="% of the pooled top ideas")
+                           marker_color=[looks[str(v)].colour for v in table[group]],
+                           text=[f"{v:.1f}%" for v in table["share_of_top"] * 100], textposition="outside"))
+    _layout(fig, title, showlegend=False)
+    style.score_axis(fig, "y", "percent", [0, float((table["share_of_top"] * 100).max()) * 1.15],
+                     title="% of the pooled top ideas")
+    return fig
 
 
 def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
@@ -121,27 +169,44 @@ def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
     stats = data.groupby([colour, x])[value].agg(["mean", "std", "count"]).reset_index()
     stats["half"] = 1.96 * stats["std"].fillna(0) / np.sqrt(stats["count"])
     fig = go.Figure()
-    for position, (level, part) in enumerate(stats.groupby(colour)):
+    levels = [str(v) for v in sorted(stats[colour].unique(), key=str)]
+    looks = style.series_styles(levels, colour)
+    for level, part in stats.groupby(colour):
+        look = looks[str(level)]
         fig.add_trace(go.Bar(x=part[x].map(_plain), y=part["mean"], name=_plain(level),
-                             marker_color=_colour(level, colour),
+                             marker=style.bar_marker(look),
                              error_y=dict(type="data", array=part["half"]),
                              customdata=part["count"],
                              hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + _plain(level) + "</extra>"))
-    return _layout(fig, title or f"{_label(value)} by {x} × {colour}", barmode="group",
-                   yaxis_title=_label(value), xaxis_title=x)
+    _layout(fig, title or f"{_label(value)} by {x} × {colour}", barmode="group",
+            yaxis_title=_label(value), xaxis_title=x.replace("_", " "),
+            height=style.height_for_legend(440, levels))
+    score = style.score_of(value)
+    if score is not None:
+        style.score_axis(fig, "y", score, stats["mean"] - stats["half"], stats["mean"] + stats["half"])
+    return fig
 
 
 def percent_heatmap(table: pd.DataFrame, title: str, colorscale: str = "Blues",
-                    zmax: float | None = None) -> go.Figure:
-    """Heatmap of a features × specifications table given in percent, values printed."""
+                    zmax: float | None = None, *, zmin: float = 0.0, colour_title: str = "R² %",
+                    digits: int = 1, column_labels: dict[str, str] | None = None) -> go.Figure:
+    """Heatmap of a features × specifications table given in percent, values printed.
+    A diverging table (differences) passes ``zmin=-zmax`` and a diverging ``colorscale``;
+    ``column_labels`` names the columns as a paper prints them."""
     z = table.to_numpy(dtype=float)
+    top = zmax if zmax is not None else float(np.nanmax(z)) if np.isfinite(z).any() else 1
+    names = column_labels or {}
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(table.columns), y=[_label(str(i)) for i in table.index], colorscale=colorscale,
-        zmin=0, zmax=zmax if zmax is not None else float(np.nanmax(z)) if np.isfinite(z).any() else 1,
-        text=[[f"{v:.1f}" for v in row] for row in z], texttemplate="%{text}",
-        hovertemplate="%{y} / %{x}: %{z:.1f}%<extra></extra>", colorbar=dict(title="R² %")))
+        z=z, x=[names.get(str(c), str(c)) for c in table.columns], y=[_label(str(i)) for i in table.index],
+        colorscale=colorscale,
+        zmin=zmin, zmax=top,
+        text=[["–" if not np.isfinite(v) else f"{v:+.{digits}f}" if zmin < 0 else f"{v:.{digits}f}" for v in row]
+              for row in z],
+        texttemplate="%{text}", hovertemplate="%{y} / %{x}: %{z:.1f}<extra></extra>",
+        colorbar=dict(title=dict(text=colour_title), thickness=12, len=0.9)))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, title, height=80 + 34 * len(table))
+    fig.update_xaxes(side="top", tickangle=0)
+    return _layout(fig, title, height=110 + 30 * len(table), showlegend=False)
 
 
 def coefficient_plot(tables: dict[str, pd.DataFrame], title: str = "Standardized coefficients (95% CI)",
@@ -152,13 +217,14 @@ def coefficient_plot(tables: dict[str, pd.DataFrame], title: str = "Standardized
     """
     fig = go.Figure()
     n = len(tables)
+    looks = style.series_styles([label.lower() for label in tables], "source")
     for position, (label, table) in enumerate(tables.items()):
         part = table if terms is None else table.set_index("term").reindex(terms).reset_index()
         offset = (position - (n - 1) / 2) * 0.25
         y = np.arange(len(part)) + offset
         fig.add_trace(go.Scatter(
             x=part["coef"], y=y, mode="markers", name=label,
-            marker=dict(size=9, color=_colour(label.lower(), "source")),
+            marker=style.marker(looks[label.lower()], size=9),
             error_x=dict(type="data", symmetric=False, array=part["ci_high"] - part["coef"],
                          arrayminus=part["coef"] - part["ci_low"]),
             customdata=part["term"], hovertemplate="%{customdata}: %{x:.3f}<extra>" + label + "</extra>"))
@@ -166,19 +232,32 @@ def coefficient_plot(tables: dict[str, pd.DataFrame], title: str = "Standardized
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))),
                      ticktext=[_label(t) for t in labels], autorange="reversed")
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
-    return _layout(fig, title, xaxis_title="coefficient", height=120 + 34 * len(labels))
+    return _layout(fig, title, xaxis_title="coefficient", height=150 + 34 * len(labels))
 
 
 def r2_ladder(table: pd.DataFrame, title: str = "Variance explained by specification") -> go.Figure:
-    """Grouped bars: ``specification`` rows, one bar per remaining column (values in %)."""
+    """Horizontal grouped bars: one row per ``specification`` (top to bottom in the table's
+    order), one bar per remaining column (values in %); a missing value is written "n/a"
+    so a column that does not apply to a row is seen, not silently absent."""
     fig = go.Figure()
-    for position, column in enumerate(c for c in table.columns if c != "specification"):
-        fig.add_trace(go.Bar(x=table["specification"], y=table[column], name=column,
-                             marker_color=_colour(column.split(" ")[0].lower(), "source"),
-                             text=[None if pd.isna(v) else f"{v:.1f}%" for v in table[column]]))
-    return _layout(fig, title, barmode="group", yaxis_title="R² (%)")
+    columns = [c for c in table.columns if c != "specification"]
+    looks = style.series_styles([c.split(" ")[0].lower() for c in columns], "source")
+    names = [_plain(s) for s in table["specification"]]
+    for column in columns:
+        values = pd.to_numeric(table[column], errors="coerce")
+        fig.add_trace(go.Bar(y=names, x=values.fillna(0), name=column, orientation="h",
+                             marker=style.bar_marker(looks[column.split(" ")[0].lower()]),
+                             text=["n/a" if pd.isna(v) else f"{v:.1f}%" for v in values], textposition="outside",
+                             cliponaxis=False, hovertemplate="%{y}: %{text}<extra>" + _plain(column) + "</extra>"))
+    top = pd.to_numeric(table[columns].stack(), errors="coerce").max() if columns else np.nan
+    _layout(fig, title, barmode="group", height=style.height_for_legend(130 + 30 * len(table) * max(1, len(columns)),
+                                                                       columns))
+    fig.update_yaxes(autorange="reversed")
+    style.score_axis(fig, "x", "percent", [0, float(top) * 1.2 if np.isfinite(top) else 100], title="R² (%)")
+    return fig
 
 
+SUBPLOT_TITLE_WIDTH = 32  # characters per line of a side-by-side title (two fit at 1024 px)
 PROGRESS_SCALE = "Viridis"  # sequential, perceptually uniform, readable with colour-vision deficiencies
 PROGRESS_TITLE = "progress<br>(first turn 0,<br>last turn 1)"
 
@@ -196,7 +275,14 @@ def shared_range(values: pd.Series, pad: float = 0.06) -> list[float]:
     return [low - margin, high + margin]
 
 
-def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, line_colour: str, *, show_scale: bool,
+def _path_styles(conversation_ids) -> dict[str, style.Style]:
+    """One look per drawn path, in the palette's order (paths are not levels of a factor)."""
+    ids = [str(c) for c in dict.fromkeys(conversation_ids)]
+    colours = {cid: palette.SEQUENCE[i % len(palette.SEQUENCE)] for i, cid in enumerate(ids)}
+    return style._distinct_marks(ids, colours)
+
+
+def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, look: style.Style, *, show_scale: bool,
               show_marks_legend: bool, row=None, col=None) -> None:
     where = {} if row is None else {"row": row, "col": col}
     hover = [f"turn {t} ({100 * p:.0f}% through)<br>{_plain(s)}: {_plain(_short(x))}" for t, p, s, x in zip(
@@ -204,7 +290,7 @@ def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, line_colour: str, *
         path.get("text", [""] * len(path)))]
     fig.add_trace(go.Scatter(
         x=path["x"], y=path["y"], mode="lines+markers", name=_plain(name), legendgroup=name,
-        line=dict(color=line_colour, width=1.5),
+        line=style.line(look, width=2),
         marker=dict(color=path_progress(path["turn"]), colorscale=PROGRESS_SCALE, cmin=0, cmax=1, size=9,
                     line=dict(color="#333", width=0.5), showscale=show_scale,
                     colorbar=dict(title=dict(text=PROGRESS_TITLE), x=1.02, xanchor="left", len=0.75, y=0.5)),
@@ -213,15 +299,15 @@ def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, line_colour: str, *
         fig.add_trace(go.Scatter(
             x=[path["x"].iloc[index]], y=[path["y"].iloc[index]], mode="markers+text",
             text=[label], textposition="top center", name=label, legendgroup=label,
-            showlegend=show_marks_legend,
+            showlegend=show_marks_legend, cliponaxis=False,
             marker=dict(symbol=symbol, size=16, color="#111", line=dict(width=2, color="#111")),
             hoverinfo="skip"), **where)
 
 
 def _legend_below(fig: go.Figure) -> None:
-    """Legend under the plot, colour bar to the right: they never overlap (also in PNG exports)."""
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
-                      margin=dict(l=60, r=110, t=70, b=110))
+    """Legend under the plot (``style.LEGEND_BELOW``), colour bar to the right: they never
+    overlap (also in PNG exports)."""
+    fig.update_layout(legend=style.LEGEND_BELOW, margin=dict(r=110))
 
 
 def trajectory_paths(points: pd.DataFrame, conversation_ids: list[str], title: str = "Trajectories",
@@ -241,14 +327,16 @@ def trajectory_paths(points: pd.DataFrame, conversation_ids: list[str], title: s
                                    name="all turns" if background_points is None else "drawn turns",
                                    marker=dict(color="#d0d4dc", size=4), hoverinfo="skip"))
     drawn = 0
-    for position, cid in enumerate(conversation_ids):
+    looks = _path_styles(conversation_ids)
+    for cid in conversation_ids:
         path = points[points["conversation_id"] == cid].sort_values("turn")
         if path.empty:
             continue
-        _add_path(fig, path, _short(cid, 40), palette.SEQUENCE[position % len(palette.SEQUENCE)],
+        _add_path(fig, path, _short(cid, 40), looks[str(cid)],
                   show_scale=drawn == 0, show_marks_legend=drawn == 0)
         drawn += 1
-    _layout(fig, title, xaxis_title="dimension 1", yaxis_title="dimension 2")
+    _layout(fig, title, xaxis_title="dimension 1", yaxis_title="dimension 2",
+            height=style.height_for_legend(560, [_short(c, 40) for c in conversation_ids] + ["start", "end"]))
     _legend_below(fig)
     return fig
 
@@ -258,20 +346,25 @@ def trajectory_pair(points: pd.DataFrame, left: str, right: str, title: str = "T
     chosen = points[points["conversation_id"].isin([left, right])]
     if chosen.empty:
         return empty_figure("no turns for these conversations")
-    fig = make_subplots(rows=1, cols=2, shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[_plain(_short(left, 50)), _plain(_short(right, 50))])
+    fig = make_subplots(rows=1, cols=2, shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=[style.wrap_title(_plain(_short(left, 60)), SUBPLOT_TITLE_WIDTH),
+                                        style.wrap_title(_plain(_short(right, 60)), SUBPLOT_TITLE_WIDTH)])
+    for annotation in fig.layout.annotations:
+        annotation.font = dict(size=12)
+    looks = _path_styles([left, right])
     for col, cid in enumerate((left, right), start=1):
         path = points[points["conversation_id"] == cid].sort_values("turn")
         if path.empty:
             continue
-        _add_path(fig, path, _short(cid, 40), palette.SEQUENCE[col - 1], show_scale=col == 1,
+        _add_path(fig, path, _short(cid, 40), looks[str(cid)], show_scale=col == 1,
                   show_marks_legend=col == 1, row=1, col=col)
-    x_range, y_range = shared_range(chosen["x"]), shared_range(chosen["y"])
+    x_range, y_range = shared_range(chosen["x"]), shared_range(chosen["y"], pad=0.14)  # room for start/end
     fig.update_xaxes(range=x_range, title="dimension 1")
     fig.update_yaxes(range=y_range)
     fig.update_yaxes(title="dimension 2", row=1, col=1)
-    _layout(fig, title, height=520)
+    _layout(fig, title, height=560)
     _legend_below(fig)
+    fig.update_layout(margin=dict(t=110))  # room for two-line subplot titles under the title
     return fig
 
 
@@ -288,7 +381,8 @@ def trajectory_with_interventions(points: pd.DataFrame, marks: pd.DataFrame, tit
     """
     fig = go.Figure()
     sessions = list(dict.fromkeys(points["conversation_id"])) if len(points) else []
-    for position, cid in enumerate(sessions):
+    looks = _path_styles(sessions)
+    for cid in sessions:
         path = points[points["conversation_id"] == cid].sort_values("turn")
         speakers = path["speaker"] if "speaker" in path else pd.Series("", index=path.index)
         texts = path["text"] if "text" in path else pd.Series("", index=path.index)
@@ -297,8 +391,8 @@ def trajectory_with_interventions(points: pd.DataFrame, marks: pd.DataFrame, tit
                  for t, s, x in zip(path["turn"], speakers.fillna(""), texts.fillna(""))]
         fig.add_trace(go.Scatter(
             x=path["x"], y=path["y"], mode="lines+markers+text" if label_turns else "lines+markers",
-            name=_plain(_short(cid, 40)), line=dict(color=SEQUENCE[position % len(SEQUENCE)], width=1.5),
-            marker=dict(size=8), text=[str(int(t) + 1) for t in path["turn"]] if label_turns else None,
+            name=_plain(_short(cid, 40)), line=style.line(looks[str(cid)], width=1.5),
+            marker=style.marker(looks[str(cid)], size=8), text=[str(int(t) + 1) for t in path["turn"]] if label_turns else None,
             textposition="top center", hovertext=hover, hoverinfo="text"))
     if len(marks):
         reasons = marks["reason"] if "reason" in marks else pd.Series("", index=marks.index)
@@ -309,7 +403,8 @@ def trajectory_with_interventions(points: pd.DataFrame, marks: pd.DataFrame, tit
             x=marks["x"], y=marks["y"], mode="markers", name="intervention (after this turn)",
             marker=dict(symbol="star", size=16, color=palette.BLACK, line=dict(width=1, color="#fff")),
             hovertext=hover, hoverinfo="text"))
-    _layout(fig, title, height=height, xaxis_title=f"{axis_label} 1", yaxis_title=f"{axis_label} 2")
+    _layout(fig, title, height=style.height_for_legend(height, [_short(c, 40) for c in sessions]),
+            xaxis_title=f"{axis_label} 1", yaxis_title=f"{axis_label} 2")
     _legend_below(fig)
     return fig
 
@@ -319,41 +414,127 @@ def _short(text, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _is_condition(levels) -> bool:
+    """True when the levels are conditions (``engine.conditions`` labels) or method names:
+    they are drawn by code, with a key."""
+    from engine.names import METHODS
+
+    levels = [str(v) for v in levels]
+    return bool(levels) and all(codes.parse(v).team_size is not None or "[" in v or v in METHODS
+                                for v in levels)
+
+
 def scatter_map(points: pd.DataFrame, colour: str, title: str, hover: str = "conversation_id") -> go.Figure:
-    """2-D scatter of ``x, y`` coloured by a category (conversation maps, inter-session PCA)."""
+    """2-D scatter of ``x, y`` coloured by a category (conversation maps, inter-session PCA).
+    Conditions (``colour="method"`` with condition labels) are named by their codes."""
     fig = go.Figure()
-    for position, (level, part) in enumerate(points.groupby(colour)):
-        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=_plain(level),
-                                   marker=dict(color=_colour(level, colour), size=6, opacity=0.7),
+    levels = [str(v) for v in sorted(points[colour].astype(str).unique())] if len(points) else []
+    coded = colour in ("method", "condition") and _is_condition(levels)
+    if coded:
+        names, looks = style.condition_styles(levels)
+    else:
+        names, looks = {v: v for v in levels}, style.series_styles(levels, colour)
+    for level, part in points.groupby(points[colour].astype(str)):
+        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=_plain(names[level]),
+                                   marker=style.marker(looks[level], size=7, opacity=0.75),
                                    text=part[hover].map(_plain) if hover in part else None,
                                    hovertemplate="%{text}<extra>" + _plain(level) + "</extra>"))
-    return _layout(fig, title, xaxis_title="PC 1", yaxis_title="PC 2")
+    _layout(fig, title, xaxis_title="PC 1", yaxis_title="PC 2",
+            height=style.height_for_legend(480, names.values()))
+    return _key(fig, levels) if coded else fig
 
 
-def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None) -> go.Figure:
-    """``metric`` by ``method`` (bars) per ``task`` (colour), error bars = SD across groups."""
+def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None, x: str = "method") -> go.Figure:
+    """``metric`` by condition or method (bars, named by code) per ``task`` (colour), error
+    bars = SD across groups; the axis inside the score's range (Vendi from 1, Div-BLEU 0–1)."""
     if table.empty:
         return empty_figure("no diversity values")
     fig = go.Figure()
-    for position, (task, part) in enumerate(table.groupby("task")):
+    labels = [str(v) for v in dict.fromkeys(table[x])]
+    mapping = codes.codes(labels)
+    tasks = [str(t) for t in sorted(table["task"].astype(str).unique())]
+    looks = style.series_styles(tasks, "task")
+    order = sorted(labels, key=lambda v: mapping[v])
+    for task, part in table.groupby(table["task"].astype(str)):
         sd = part.get(f"{metric}_sd")
-        fig.add_trace(go.Bar(x=part["method"].map(_plain), y=part[metric], name=_plain(task),
-                             marker_color=_colour(task, "task"),
+        fig.add_trace(go.Bar(x=part[x].astype(str).map(mapping), y=part[metric], name=_plain(task),
+                             marker=style.bar_marker(looks[task]), customdata=part[x].astype(str).map(_plain),
+                             hovertemplate="%{customdata}<br>%{y:.3f}<extra>" + _plain(task) + "</extra>",
                              error_y=None if sd is None else dict(type="data", array=sd.fillna(0))))
-    return _layout(fig, title or f"{metric} by method and task", barmode="group", yaxis_title=metric)
+    _layout(fig, title or f"{metric} by method and task", barmode="group", xaxis_title="condition (code, see key)",
+            height=style.height_for_legend(420, tasks))
+    fig.update_xaxes(categoryorder="array", categoryarray=[mapping[v] for v in order])
+    score = style.score_of(metric)
+    if score is not None:
+        sd = table.get(f"{metric}_sd", pd.Series(0.0, index=table.index)).fillna(0)
+        style.score_axis(fig, "y", score, [style.SCORES[score].low or 0], table[metric] + sd)
+    return _key(fig, labels)
+
+
+METRIC_NAMES = {"vendi": "Vendi Score", "div_bleu": "Div-BLEU", "score": "rubric score"}
 
 
 def rounds_lines(table: pd.DataFrame, metric: str, title: str | None = None) -> go.Figure:
-    """Intra-session ``metric`` across debate rounds, one line per method (mean over sessions)."""
+    """Intra-session ``metric`` across debate rounds, one line per method or condition (mean
+    over sessions), named by code."""
     if table.empty:
         return empty_figure("no per-round responses")
     means = table.groupby(["method", "round"])[metric].mean().reset_index()
+    labels = [str(v) for v in sorted(means["method"].astype(str).unique())]
+    names, looks = style.condition_styles(labels)
     fig = go.Figure()
-    for position, (method, part) in enumerate(means.groupby("method")):
-        fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=_plain(method),
-                                 line=dict(color=_colour(method, "method"))))
-    return _layout(fig, title or f"Intra-session {metric} across rounds", xaxis_title="round",
-                   yaxis_title=metric)
+    for method, part in means.groupby(means["method"].astype(str)):
+        look = looks[method]
+        fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=_plain(names[method]),
+                                 line=style.line(look, width=2), marker=style.marker(look, size=8),
+                                 hovertemplate="round %{x}: %{y:.3f}<extra>" + _plain(method) + "</extra>"))
+    _layout(fig, title or f"Intra-session {METRIC_NAMES.get(metric, metric)} across rounds", xaxis_title="round",
+            yaxis_title=metric, height=style.height_for_legend(400, names.values()))
+    fig.update_xaxes(dtick=1)
+    score = style.score_of(metric)
+    if score is not None:
+        style.score_axis(fig, "y", score, means[metric])
+    return _key(fig, labels)
+
+
+def quality_diversity_scatter(summary: pd.DataFrame, diversity: str, label: str, pareto=None) -> go.Figure:
+    """Paper B, section 6: each condition's rubric score (1–10) against its diversity, 95%
+    intervals both ways, each point labelled by its code; ``pareto`` (a boolean Series on
+    ``summary``) draws the frontier. ``summary``: ``condition``, ``rubric``, ``rubric_lo``,
+    ``rubric_hi``, ``<diversity>``, ``<diversity>_lo``, ``<diversity>_hi``."""
+    points = summary.dropna(subset=["rubric", diversity])
+    if points.empty:
+        return empty_figure("no condition has both a quality and a diversity value")
+    labels = [str(v) for v in points["condition"]]
+    names, looks = style.condition_styles(labels)
+    score = style.score_of(diversity) or "vendi"
+    x_range = style.score_range(score, points[diversity], points[f"{diversity}_lo"], points[f"{diversity}_hi"])
+    alone = style.isolated(points[diversity], points["rubric"], x_span=x_range, y_span=(1.0, 10.0),
+                           distance=0.12)
+    fig = go.Figure()
+    for (_, row), labelled in zip(points.iterrows(), alone):
+        look = looks[str(row["condition"])]
+        fig.add_trace(go.Scatter(
+            x=[row[diversity]], y=[row["rubric"]], mode="markers+text" if labelled else "markers",
+            name=_plain(names[str(row["condition"])]),
+            text=[_plain(names[str(row["condition"])])] if labelled else None, textposition="top right",
+            textfont=dict(size=11),
+            marker=style.marker(look, size=12, line=dict(width=1, color="#fff")),
+            customdata=[_plain(row["condition"])], hovertemplate="%{customdata}<br>x %{x:.3f}, rubric %{y:.2f}"
+                                                                 "<extra></extra>",
+            error_x=dict(type="data", symmetric=False, array=[row[f"{diversity}_hi"] - row[diversity]],
+                         arrayminus=[row[diversity] - row[f"{diversity}_lo"]], color=look.colour, thickness=1),
+            error_y=dict(type="data", symmetric=False, array=[row["rubric_hi"] - row["rubric"]],
+                         arrayminus=[row["rubric"] - row["rubric_lo"]], color=look.colour, thickness=1)))
+    if pareto is not None:
+        frontier = points[pareto.reindex(points.index).fillna(False).astype(bool)].sort_values(diversity)
+        fig.add_trace(go.Scatter(x=frontier[diversity], y=frontier["rubric"], mode="lines",
+                                 name="Pareto frontier", line=dict(color="black", dash="dot")))
+    _layout(fig, f"Rubric score vs {label} (95% CIs)", height=style.height_for_legend(460, names.values()))
+    style.score_axis(fig, "x", score, points[diversity], points[f"{diversity}_lo"], points[f"{diversity}_hi"],
+                     title=f"{label} ({'≥ 1' if score == 'vendi' else '0–1'})")
+    style.score_axis(fig, "y", "rubric", points["rubric"])
+    return _key(fig, labels)
 
 
 def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot sits in the reference") -> go.Figure:
@@ -378,17 +559,19 @@ def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot si
     direction = evidence.get("creativity_direction", pd.Series(0, index=evidence.index))
     wanted = direction.map({1: "higher goes with creativity (Table 23)", -1: "lower goes with creativity (Table 23)"}
                            ).fillna("no significant Table 23 coefficient")
-    flagged = evidence["flag"].astype(str) != "typical"
+    flagged = evidence["flag"].astype(str).isin(["low", "high"])  # not "typical", "not compared", "not assessed"
     fig.add_trace(go.Scatter(
         y=labels, x=evidence["percentile"], mode="markers", name="pilot (mean percentile rank)",
         marker=dict(size=13, color=np.where(flagged, "#d55e00", "#0072b2"), line=dict(color="white", width=1)),
         customdata=np.stack([evidence["pilot_mean"], evidence["flag"].astype(str), wanted], axis=1),
         hovertemplate="pilot mean %{customdata[0]:.3f}, percentile %{x:.0f} (%{customdata[1]})"
                       "<br>%{customdata[2]}<extra></extra>"))
-    fig.update_xaxes(range=[0, 100], title="percentile rank within the reference", dtick=10)
+    _layout(fig, title, barmode="overlay", height=style.height_for_legend(
+        150 + 36 * len(labels), ["reference 10th-90th pct", "reference 25th-75th pct", "reference median",
+                                 "pilot (mean percentile rank)"]))
+    fig.update_xaxes(range=[0, 100], autorange=False, title="percentile rank within the reference", dtick=10)
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, title, barmode="overlay", height=120 + 36 * len(labels),
-                   legend=dict(orientation="h", y=-0.25))
+    return fig
 
 
 def _wrap(text, width: int = 90, limit: int = 4000) -> str:
@@ -419,11 +602,13 @@ def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series |
             text=points["_hover"], hovertemplate="%{text}<extra></extra>"))
     else:
         values = points[colour].astype(object).where(points[colour].notna(), "(none)").astype(str)
-        for level in sorted(values.unique()):
+        levels = sorted(values.unique())
+        looks = style.series_styles(levels, colour)
+        for level in levels:
             part = points[values == level]
             fig.add_trace(go.Scattergl(
                 x=part["x"], y=part["y"], mode="markers", name=_plain(level), customdata=part["point_id"],
-                marker=dict(color=_colour(level, colour), size=6, opacity=0.8),
+                marker=style.marker(looks[level], size=6, opacity=0.8),
                 text=part["_hover"], hovertemplate="%{text}<extra></extra>"))
     if hits is not None and hits.any():
         found = points[hits.to_numpy()]

@@ -66,3 +66,12 @@ def colour(value, kind: str | None = None) -> str:
 def colours(values, kind: str | None = None) -> dict[str, str]:
     """``{level: colour}`` for several levels (same answer as ``colour`` one by one)."""
     return {str(v): colour(v, kind) for v in values}
+
+
+def has_fixed_colour(value, kind: str | None = None) -> bool:
+    """True when ``value`` has a colour of its own in a fixed table (not one from the hash)."""
+    text = "" if value is None else str(value)
+    if text in MISSING_LABELS:
+        return True
+    tables = [KINDS[kind]] if kind in KINDS else [SOURCE, METHOD, TASK, MODEL]
+    return any(text in table or text.lower() in table for table in tables)

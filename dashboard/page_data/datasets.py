@@ -74,6 +74,22 @@ def availability(dataset: Dataset) -> Availability:
     )
 
 
+def demonstration(manifest: dict) -> str | None:
+    """``"demonstration on a 135M model (SmolLM2-135M-Instruct.Q4_1, run locally)"`` for a
+    dataset the engine made with the local model (``run.backend.backend == "local"``, as
+    ``engine.dataset_builds.run_folder`` records it), else None. The size is read from the
+    model's name when it states one (``135M``, ``1.7B``)."""
+    import re
+
+    backend = ((manifest or {}).get("run") or {}).get("backend") or {}
+    if not isinstance(backend, dict) or backend.get("backend") != "local":
+        return None
+    model = str(backend.get("model") or backend.get("file") or "local model")
+    size = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)([MB])(?![a-z])", model)
+    what = f"a {size.group(1)}{size.group(2)} model" if size else "a small local model"
+    return f"demonstration on {what} ({model}, run locally)"
+
+
 def _labels(values: pd.Series) -> pd.Series:
     """Filter labels of a column: text, with missing values shown as ``(none)``."""
     out = values.astype(object).where(values.notna(), MISSING_LABEL)

@@ -4,8 +4,9 @@ Folder: ``$CDL_PILOT_DIR``, else ``$CDL_CACHE_DIR/pilots``, else
 ``~/.cache/creativity-dynamics-lab/pilots``. One sub-folder per pilot
 (``<started>_<method>_<task>``), written with ``Dataset.save`` (atomic file writes; the
 manifest last, so a folder without one is an unfinished write and is not listed). The
-manifest holds the form's settings (backend kind, model, base URL; never an API key), the
-number of failed sessions and why, so a failed pilot stays visible in the history.
+manifest (``pilot_manifest``) holds the form's settings (backend kind, model, base URL with
+its credentials redacted as the CLI redacts them, ``engine.llm.secrets``; never an API key),
+the number of failed sessions and why, so a failed pilot stays visible in the history.
 """
 
 from __future__ import annotations
@@ -25,6 +26,28 @@ def history_root() -> Path:
         return Path(explicit).expanduser()
     cache = os.environ.get("CDL_CACHE_DIR") or Path.home() / ".cache" / "creativity-dynamics-lab"
     return Path(cache).expanduser() / "pilots"
+
+
+def pilot_manifest(settings: dict, *, started: float, backend: dict | None, error: str | None,
+                   cancelled: bool, conversations) -> dict:
+    """What a kept pilot's ``manifest.json`` says about it; the base URL redacted
+    (``user:pass@``, ``?api-key=``) and every text scrubbed of registered keys, as the CLI
+    does for a run's manifest."""
+    from datetime import datetime
+
+    from engine.llm.replicas import redact_urls
+    from engine.llm.secrets import scrub
+
+    settings = dict(settings, base_url=redact_urls(settings.get("base_url")))
+    failed = [c for c in conversations if c.status == "failed"]
+    return {"description": f"pilot: {settings['method']} on {settings['task']}, "
+                           f"{settings['replicates']} replicate(s)",
+            "source": "engine.runner.run_pilot from the dashboard",
+            "made_by": "dashboard Pilot page", "settings": settings,
+            "created": datetime.fromtimestamp(started).isoformat(timespec="seconds"),
+            "backend": backend, "error": None if error is None else scrub(error),
+            "cancelled": cancelled, "n_sessions": len(conversations), "n_failed": len(failed),
+            "failures": {c.conversation_id: None if c.error is None else scrub(c.error) for c in failed}}
 
 
 def keep(dataset: Dataset, folder_name: str, root: Path | None = None) -> Path:

@@ -17,6 +17,23 @@ st.title("Data")
 dataset, frame, have = ui.page_context()
 
 manifest = dataset.manifest
+choices = session.dataset_choices()
+demonstrations = {n: label for n, label in session.demonstrations().items() if n in choices}
+current_demo = datasets.demonstration(manifest)
+if current_demo:
+    st.info(f"**Local runs: a {ui.escape(current_demo)}.** They show the tool working end to end on "
+            "real output of a small model; they are not findings about strong models.")
+    if "paper_release" in choices and st.button("Back to the paper release (real data)", key="data_open_release"):
+        st.session_state["pending_dataset_choice"] = "paper_release"
+        st.rerun()
+elif demonstrations:
+    st.caption("Local runs made with this tool, each a demonstration on a small model (one click opens it):")
+    buttons = st.columns(len(demonstrations))
+    for column, (name, label) in zip(buttons, demonstrations.items()):
+        if column.button(f"{name}: {label.split(' (')[0]}", key=f"data_open_{name}",
+                         help=f"A {label}."):
+            st.session_state["pending_dataset_choice"] = name
+            st.rerun()
 st.markdown(f"**{ui.escape(dataset.name)}**: {ui.escape(manifest.get('description', ''))}")
 if manifest.get("licence_note"):
     st.caption(f"Source: {ui.escape(manifest.get('source', 'unknown'))}. {ui.escape(manifest['licence_note'])}")

@@ -14,6 +14,7 @@ from dashboard.page_data.datasets import (
     FILTER_COLUMNS,
     apply_filters,
     cached_runs_root,
+    demonstration,
     pilot_root,
 )
 from engine.datasets import Dataset, list_datasets
@@ -41,6 +42,36 @@ def cached_dataset_names(root: str) -> list[str]:
     return [p.name for p in list_datasets(root)]
 
 
+@st.cache_data(show_spinner=False, ttl=30)
+def cached_demonstrations(root: str) -> dict[str, str]:
+    """``{name: "demonstration on a 135M model (...)"}`` of the cached datasets the engine made
+    with the local model (their manifests only; ``datasets.demonstration``)."""
+    import json
+
+    out = {}
+    for path in list_datasets(root):
+        try:
+            manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        label = demonstration(manifest)
+        if label:
+            out[path.name] = label
+    return out
+
+
+def demonstrations() -> dict[str, str]:
+    """The cached datasets that are demonstrations on a small local model, with their label."""
+    return cached_demonstrations(str(cached_runs_root()))
+
+
+def choice_label(choice: str) -> str:
+    """The selector's text for a choice: demonstrations say so (``local_smollm2 · demonstration
+    on a 135M model``)."""
+    label = demonstrations().get(choice)
+    return f"{choice} · {label.split(' (')[0]}" if label else choice
+
+
 def dataset_choices() -> list[str]:
     """Names shown in the dataset selector: cached datasets, this session's uploads, then the
     pilots kept in the run history (``dashboard.pilot.history``)."""
@@ -51,8 +82,9 @@ def dataset_choices() -> list[str]:
 
 
 def default_choice(choices: list[str]) -> int:
-    """The richest dataset first: local runs when present, else the paper release."""
-    for preferred in ("local_smollm2", "paper_release"):
+    """The paper release first (real data); the local demonstration runs are one click away
+    on the Data page (``dashboard.page_data.datasets.demonstration``)."""
+    for preferred in ("paper_release", "local_smollm2"):
         if preferred in choices:
             return choices.index(preferred)
     return 0

@@ -26,7 +26,8 @@ def render() -> None:
             _reset_filters()
         if st.session_state.get(session.DATASET_KEY) not in choices:
             st.session_state[session.DATASET_KEY] = choices[session.default_choice(choices)]
-        st.selectbox("Dataset", choices, key=session.DATASET_KEY, on_change=_reset_filters)
+        st.selectbox("Dataset", choices, key=session.DATASET_KEY, on_change=_reset_filters,
+                     format_func=session.choice_label)
         dataset = session.current_dataset()
         options = datasets.filter_options(dataset.conversations)
         st.caption("Filters (empty = all)")

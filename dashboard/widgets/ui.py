@@ -13,6 +13,7 @@ from dashboard.widgets import session
 
 PUBLISHED_BADGE = ":orange-badge[published]"
 OURS_BADGE = ":blue-badge[computed from this dataset]"
+BESIDE_BADGE = ":blue-badge[ours] :orange-badge[published] :gray-badge[row by row]"
 
 
 # --------------------------------------------------------------------------- user text
@@ -63,9 +64,30 @@ def ours(title: str) -> None:
     st.markdown(f"**{escape(title)}** {OURS_BADGE}")
 
 
+def beside(title: str, paper: str) -> None:
+    """Heading of a block that sets our numbers beside the paper's (``paper``: where the
+    published ones come from), every column labelled ours / published / ours − published."""
+    st.session_state[HEADING_KEY] = ("beside", title, paper)
+    st.markdown(f"**{escape(title)}** {BESIDE_BADGE}")
+
+
+CAVEATS_KEY = "page_caveats"
+
+
 def start_page() -> None:
-    """Forget the previous page's block heading (called by the app before each page)."""
+    """Forget the previous page's block heading and caveats (called by the app before each page)."""
     st.session_state.pop(HEADING_KEY, None)
+    st.session_state.pop(CAVEATS_KEY, None)
+
+
+def caveat(where, text: str, kind: str = "warning") -> None:
+    """Show a caveat about what the sample can carry (``warning``, ``caption``, ``info`` or
+    ``error``; the text is escaped) and keep it: every figure and table shown after it on this
+    page is exported with it (``dashboard.exports.report.shown_as_items``)."""
+    getattr(where, kind)(escape(text))
+    caveats = st.session_state.setdefault(CAVEATS_KEY, [])
+    if text not in caveats:
+        caveats.append(str(text))
 
 
 def selection_provenance() -> str:
@@ -94,15 +116,32 @@ def _remember(kind: str, key: str | None, value) -> None:
         return
     page = st.session_state.get("current_page_title", "")
     heading = st.session_state.get(HEADING_KEY)
-    provenance = {"heading": heading, "selection": selection_provenance()}
+    provenance = {"heading": heading, "selection": selection_provenance(),
+                  "caveats": list(st.session_state.get(CAVEATS_KEY, []))}
     st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value, provenance)
 
 
-def chart(where, figure, key: str, **kwargs):
-    """``where.plotly_chart`` full width, remembered for export."""
+def chart(where, figure, key: str, *, show_key: bool = True, **kwargs):
+    """``where.plotly_chart`` full width, remembered for export. A chart that names
+    conditions by code (``charts.condition_key``) gets its key, code -> condition in words,
+    right under it (``show_key=False`` when the page shows one key for several charts)."""
     _remember("figure", key, figure)
     kwargs.setdefault("width", "stretch")
-    return where.plotly_chart(figure, key=key, **kwargs)
+    event = where.plotly_chart(figure, key=key, **kwargs)
+    if show_key:
+        condition_key(where, figure, key=f"{key}_codes")
+    return event
+
+
+def condition_key(where, figure, key: str) -> None:
+    """The key of a figure's condition codes as a small table (nothing when it has none)."""
+    from dashboard.figures.charts import condition_key as rows_of
+
+    rows = rows_of(figure)
+    if rows:
+        where.dataframe(pd.DataFrame(rows, columns=["code", "condition"]), key=key, hide_index=True,
+                        width="stretch", height=38 + 35 * len(rows),
+                        column_config={"code": st.column_config.TextColumn("code", width="small")})
 
 
 def table(where, frame: pd.DataFrame, key: str, **kwargs):
@@ -113,5 +152,6 @@ def table(where, frame: pd.DataFrame, key: str, **kwargs):
 
 def shown_items() -> dict:
     """``{key: (kind, page, figure_or_table, provenance)}`` of everything shown in this session;
-    provenance = ``{"heading": (ours|published, title) or None, "selection": text}``."""
+    provenance = ``{"heading": (ours|published, title) or None, "selection": text, "caveats":
+    [the caveats the page showed before it]}``."""
     return dict(st.session_state.get(SHOWN_KEY, {}))

@@ -6,7 +6,8 @@
 * ``engine.cli.judge``: judge {quality, pairwise} (paper B's quality side on a run folder)
 * ``engine.cli.pilot``: pilot (prescribe a design for a model and verify it, ``engine.pilot``)
 * ``engine.cli.dataset``: dataset {build, release} (the datasets the dashboard reads)
-Errors meant for people (``InputError``) print one line and exit 2, never a traceback.
+Errors meant for people (``InputError``) print one line and exit 2, never a traceback; so
+does a full disk wherever it is met ("disk full while writing FILE; nothing was lost, ...").
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (data, analyze, run, judge, pilot, dataset):
         module.register(subparsers)
     return parser
+
+
+def _disk_full(error: OSError) -> str | None:
+    """The one-line message of a full disk met where no writer said which file (a folder
+    being made, a library writing on its own); None for any other OSError."""
+    import errno
+
+    from engine.errors import disk_full_message
+
+    if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    return disk_full_message(error.filename or "a file")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,3 +69,15 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as error:
+        full = _disk_full(error)
+        if full is None:
+            raise
+        print("error: " + full, file=sys.stderr)
+        return 2
+    except Exception as error:  # SQLite's own "database or disk is full"
+        if type(error).__module__ != "sqlite3" or "full" not in str(error).lower():
+            raise
+        print("error: disk full while writing a cache; nothing was lost, re-run when there is space",
+              file=sys.stderr)
+        return 2

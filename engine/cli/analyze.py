@@ -1,4 +1,4 @@
-"""``python -m engine analyze {regress,manipulability,compare,diagnose}``: paper A's analyses.
+"""``python -m engine analyze {regress,manipulability,compare,table,diagnose,fidelity}``: paper A's analyses.
 
 Data come from ``--metrics`` (a metrics CSV; default the paper release beside the
 repository) or ``--dataset`` (a dataset folder). Tables print to stdout; ``--out`` writes
@@ -63,6 +63,13 @@ def register(subparsers) -> None:
                             "conventional (.05/.01/.001), tenths (.10/.05/.01) or three p values, e.g. .1,.05,.01")
     table.add_argument("--out", help="write our tables to .csv (all parts, stacked) or .json")
     table.set_defaults(handler=run_table)
+
+    fidelity = commands.add_parser("fidelity", help="the nine features when paper A's structures run as the "
+                                   "paper describes them vs as the authors' code ran them")
+    fidelity.add_argument("--dataset", help="a dataset with sessions of both fidelities "
+                                            "(default cached_runs/local_smollm2_fidelity)")
+    fidelity.add_argument("--out", help="write the differences to .csv or .json")
+    fidelity.set_defaults(handler=run_fidelity)
 
     diag = commands.add_parser("diagnose", help="place pilot conversations against the paper's reference")
     diag.add_argument("--pilot", required=True,
@@ -287,20 +294,44 @@ def run_regress(args) -> int:
     specs = _specs_from_args(args)
     df, label = load_table(args.metrics, args.dataset)
     df = select_sample(df, args.sample, args.structures)
-    results = [fit(spec, df, allow_nonconvergence=args.allow_nonconvergence) for spec in specs]
-    tables = []
-    for result in results:
+    from engine.stats.guards import SampleTooSmall, headline_r2
+
+    results, refused = [], []
+    for spec in specs:
+        try:
+            results.append(fit(spec, df, allow_nonconvergence=args.allow_nonconvergence))
+        except SampleTooSmall as error:
+            if len(specs) == 1:
+                raise
+            refused.append((spec, error))
+            print(f"== {spec.name} on {label}: {error.guard.refusal}\n")
+            continue
+        result = results[-1]
         s = result.summary
-        fit_line = (f"R² {s['r2']:.3f}, adj. R² {s['adj_r2']:.3f}" if s["r2"] is not None else
-                    f"marginal R² {s['marginal_r2']:.3f}, conditional R² {s['conditional_r2']:.3f}, " +
-                    ("converged" if s["converged"] else "NOT CONVERGED: do not trust these estimates"))
-        print(f"== {result.spec.name} ({result.spec.estimator}) on {label}: N = {s['n']:,}; {fit_line}")
+        if s["r2"] is not None:
+            name, value, beside = headline_r2(s)
+            fit_line = f"{name} {value:.3f} ({beside})"
+        else:
+            fit_line = (f"marginal R² {s['marginal_r2']:.3f}, conditional R² {s['conditional_r2']:.3f}, " +
+                        ("converged" if s["converged"] else "NOT CONVERGED: do not trust these estimates"))
+        print(f"== {result.spec.name} ({result.spec.estimator}) on {label}: N = {s['n']:,}, k = {s['k']}, "
+              f"N − k = {s['df_resid']:,}; {fit_line}")
+        if s["sample_warning"]:
+            print(s["sample_warning"])
         _print_table(result.table)
         for warning in s["warnings"]:
             print(f"   note: {warning}")
         print()
-        tables.append(result.table.assign(spec=result.spec.name))
-    _write(args.out, pd.concat(tables, ignore_index=True), [r.to_dict() for r in results])
+    tables = [r.table.assign(spec=r.spec.name, n=r.summary["n"], k=r.summary["k"], df_resid=r.summary["df_resid"],
+                             r2=r.summary["r2"], adj_r2=r.summary["adj_r2"], small_sample=r.summary["small_sample"])
+              for r in results]
+    if results:
+        _write(args.out, pd.concat(tables, ignore_index=True),
+               [r.to_dict() for r in results] + [{"spec": spec.to_dict(), "refused": error.guard.to_dict()}
+                                                  for spec, error in refused])
+    if refused:
+        raise InputError(f"{len(refused)} of {len(specs)} fits refused (fewer than 5 residual degrees of "
+                         "freedom); the others are shown")
     return 0
 
 
@@ -351,12 +382,17 @@ def run_manipulability(args) -> int:
         else:
             mean_row[column] = f"{means[column]:.1f}"
     rows.append(mean_row)
+    from engine.stats.manipulability import guard_lines
+
+    for line in guard_lines(table):  # N < 10 k, or a column refused (N − k < 5), above the numbers
+        print(line)
     _print_table(pd.DataFrame(rows))
     if is_release:
         print("All 45 cells and the mean row match the published values to one decimal." if not mismatches
               else f"Differs from the published table in: {', '.join(mismatches)}")
     output = table.reset_index()
-    payload = {"n": table.attrs["n"], "source": label, "r2": output.to_dict(orient="records")}
+    payload = {"n": table.attrs["n"], "source": label, "r2": output.to_dict(orient="records"),
+               "fits": table.attrs["fits"]}
     if is_release:
         payload["published_percent"] = {"table24": published["table24"], "table2_mean": published["table2_mean"]}
     _write(args.out, output, payload)
@@ -494,12 +530,18 @@ def run_table(args) -> int:
     print(f"== {result.label}")
     print(f"data: {label}")
     print(f"sample: {samples.sample(result.sample).label(df)}")
+    # a table whose fits use fewer rows than the sample (Tables 24, 25: the LLM rows with every
+    # feature) says so in the header, so the N above is never read as the fits' N
+    fitted = [note for note in result.notes if note.startswith("N = ")]
+    for note in fitted:
+        print(f"fitted on: {note}")
     print(f"stars: * p < {result.star_levels[0]:g}, ** p < {result.star_levels[1]:g}, *** p < {result.star_levels[2]:g}")
     for title, part in result.parts.items():
         print(f"\n-- ours: {title}")
         _print_table(part)
     for note in result.notes:
-        print(f"   note: {note}")
+        if note not in fitted:
+            print(f"   note: {note}")
     if result.published is not None:
         print(f"\n-- published (paper A, {'Figure 1' if result.key == 'fig1' else 'Table ' + result.key}):")
         _print_table(result.published, digits=None)
@@ -512,6 +554,13 @@ def run_table(args) -> int:
                                "n": result.n, "star_levels": list(result.star_levels), "notes": result.notes,
                                "parts": {t: p.to_dict(orient="records") for t, p in result.parts.items()}})
     return 0
+
+
+# ---------------------------------------------------------------- fidelity
+def run_fidelity(args) -> int:
+    from engine.cli.fidelity_report import report
+
+    return report(args.dataset, args.out, write=_write, show=_print_table)
 
 
 # ---------------------------------------------------------------- diagnose

@@ -46,6 +46,8 @@ def register(subparsers) -> None:
 
 
 def build_command(args: argparse.Namespace) -> int:
+    """One writer per folder: the dataset folder is locked while it is written."""
+    from engine.folder_lock import FolderLock
     from engine.run_store import CORPUS_FILE, MANIFEST_FILE
 
     for name in (CORPUS_FILE, MANIFEST_FILE):
@@ -53,6 +55,13 @@ def build_command(args: argparse.Namespace) -> int:
             raise InputError(f"{args.run_dir}: no {name}: not a run folder of `python -m engine run`")
     if args.grid is not None and args.kind != "steered":
         raise InputError("--grid applies to --kind steered only")
+    with FolderLock(args.out, "dataset build"):
+        folder = _build(args)
+    print(f"wrote {folder}")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> Path:
     if args.kind == "steered":
         if args.embedding_model:
             raise InputError("--embedding-model: the steered dataset uses the bundled MiniLM")
@@ -68,15 +77,16 @@ def build_command(args: argparse.Namespace) -> int:
         folder = run_folder.build(args.run_dir, args.out, embedding_model=args.embedding_model or DEFAULT_MODEL,
                                   paper_b=paper_b,
                                   regenerate="make cached-runs-paper-b" if paper_b else run_folder.REGENERATE)
-    print(f"wrote {folder}")
-    return 0
+    return folder
 
 
 def release_command(args: argparse.Namespace) -> int:
     from engine.dataset_builds import paper_release
+    from engine.folder_lock import FolderLock
 
     out = args.out or paper_release.DEFAULT_OUT
-    dataset = paper_release.build(args.source or paper_release.DEFAULT_SOURCE, out)
+    with FolderLock(out, "dataset release"):
+        dataset = paper_release.build(args.source or paper_release.DEFAULT_SOURCE, out)
     m = dataset.manifest
     print(f"wrote {out}: {m['n_llm']} LLM + {m['n_human']} human conversations")
     return 0

@@ -63,28 +63,34 @@ def judge_name(model: str, base_url: str | None) -> str:
 
 
 def judge_command(args: argparse.Namespace) -> int:
-    from engine import quality
-    from engine.grid import grid_tasks, load_grid
-    from engine.llm import make_backend, run_sync
-    from engine.run_store import CORPUS_FILE, MANIFEST_FILE
-    from engine.corpus import Corpus
+    """One writer per run folder: the judge holds the folder's lock while it writes
+    ``quality.jsonl`` and the response cache (``--dry-run`` only reads)."""
+    from engine.run_store import CORPUS_FILE
 
     if getattr(args, "per_round_limit", None) is not None and not args.per_round:
         raise InputError("applies to the round answers: add --per-round",
                          field="--per-round-limit")
     folder = Path(args.run_dir)
-    if not (folder / CORPUS_FILE).exists():
+    if not folder.is_dir() or not (folder / CORPUS_FILE).exists():
         raise InputError(f"no {CORPUS_FILE}: not a run folder", path=str(folder))
-    corpus = Corpus.from_jsonl(folder / CORPUS_FILE)
-    manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8")) \
-        if (folder / MANIFEST_FILE).exists() else {}
-    tasks = grid_tasks(load_grid(manifest["config"])) if manifest.get("config") else {}
-    from engine.tasks import get_task
+    if args.dry_run:
+        return _judge(args, folder)
+    from engine.folder_lock import FolderLock
 
-    for task_id in {c.task for c in corpus}:
-        if task_id not in tasks:
-            tasks[task_id] = get_task(task_id)
-    store = quality.QualityStore(folder)
+    with FolderLock(folder, f"judge {args.judge_command}"):
+        return _judge(args, folder)
+
+
+def _judge(args: argparse.Namespace, folder: Path) -> int:
+    from engine import quality
+    from engine.llm import make_backend, run_sync
+    from engine.run_store import MANIFEST_FILE, read_manifest, read_run_corpus, recorded_tasks
+
+    corpus = read_run_corpus(folder)
+    manifest = read_manifest(folder / MANIFEST_FILE)
+    # the prompts the sessions answered, as the run recorded them (never the tasks file again)
+    tasks = recorded_tasks(folder, manifest, corpus, say=lambda text: print(text, file=sys.stderr))
+    store = quality.QualityStore(folder, writer=not args.dry_run)
     name = judge_name(args.judge_model, args.base_url)  # what the records say judged them
     if args.judge_command == "quality":
         items = quality.rubric_items(corpus, per_round=args.per_round, per_round_limit=args.per_round_limit)

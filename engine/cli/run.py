@@ -23,7 +23,8 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "m
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
                       "judge_model", "judge_base_url", "judge_mode", "judge_samples",
                       "judge_batch_size", "judge_models", "peers", "consensus", "consensus_retries",
-                      "models", "steer")
+                      "models", "steer", "fidelity", "reply_attempts", "candidates",
+                      "judge_paraphrase", "judge_order")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 MAX_SEED = 2 ** 63 - 1  # engine.grid.MAX_SEED (not imported: the grid module is heavy for --help)
 MAX_CONCURRENCY = 1024
@@ -31,7 +32,8 @@ MAX_REQUESTS = 65_536
 MAX_TIMEOUT_S = 86_400.0
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
                   "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
-                  "peers", "consensus", "consensus_retries", "lenses")
+                  "peers", "consensus", "consensus_retries", "lenses", "fidelity", "reply_attempts",
+                  "candidates")
 
 
 def register(subparsers) -> None:
@@ -85,6 +87,12 @@ def register(subparsers) -> None:
     options.add_argument("--idea-words", help="target idea length, e.g. 80-100")
     options.add_argument("--convergence", type=int, help="iterative: same selection this many times")
     options.add_argument("--refine-top", type=int, help="progressive: ideas carried forward")
+    options.add_argument("--fidelity", choices=("paper", "release"),
+                         help="paper A's structures as the paper describes them (default) or as the "
+                              "authors' code ran them (docs/fidelity.md)")
+    options.add_argument("--reply-attempts", type=int,
+                         help="instructed: asks per turn before a reply counts as unreadable "
+                              "(default 3; 50 with --fidelity release)")
     debate = p.add_argument_group("debate options (paper B, every debate method; section 7.4)")
     debate.add_argument("--k", type=int, help="peers per agent for --peers distant|closest|random (default 2)")
     debate.add_argument("--lenses", action=argparse.BooleanOptionalAction, default=None,
@@ -95,6 +103,8 @@ def register(subparsers) -> None:
                         help="final answer: judge pick (default), agents' vote, seeded random, or keep all")
     debate.add_argument("--consensus-retries", type=int,
                         help="extra judge samples when the pick is unreadable (default 2), then a seeded random pick")
+    debate.add_argument("--candidates", type=int,
+                        help="direct, self_refine: K answers, the consensus judge picks one (default 1)")
     debate.add_argument("--models", help="one model per agent, comma-separated (cycled): Mixed teams, "
                                          "Hetero-MAD by model; same --base-url / key as --model")
     steer = p.add_argument_group("steered discussion (--method steered)")
@@ -116,6 +126,12 @@ def register(subparsers) -> None:
                        help="raters per judge model (averaged; ICC(3,k) between them; default 1)")
     judge.add_argument("--judge-batch-size", type=int, help="ideas shown together (default 10)")
     judge.add_argument("--judge-models", help="more judge models on the judge's server, comma-separated")
+    judge.add_argument("--judge-paraphrase", metavar="MODEL",
+                       help="paraphrase every final idea with MODEL (temperature 0, on the judge's "
+                            "server) before the raters read it, as paper A did with GPT-4.1")
+    judge.add_argument("--judge-order", choices=("shared", "shuffled"),
+                       help="shared (default, paper A): one shuffled order per task for every rater; "
+                            "shuffled: each rater its own")
     run = p.add_argument_group("running")
     run.add_argument("--out", required=True, help="output folder (corpus.jsonl + manifest.json)")
     run.add_argument("--concurrency", type=whole(1, MAX_CONCURRENCY),
@@ -188,12 +204,13 @@ def grid_from_args(args: argparse.Namespace) -> dict:
     if args.judge_model:
         grid["judge"] = {"model": args.judge_model, "base_url": args.judge_base_url,
                          "api_key_env": args.api_key_env}
-        for name in ("mode", "samples", "batch_size"):
+        for name in ("mode", "samples", "batch_size", "paraphrase", "order"):
             if getattr(args, f"judge_{name}") is not None:
                 grid["judge"][name] = getattr(args, f"judge_{name}")
         if args.judge_models:
             grid["judge"]["models"] = [m.strip() for m in args.judge_models.split(",") if m.strip()]
-    elif any(getattr(args, f"judge_{n}") is not None for n in ("mode", "samples", "batch_size", "models")):
+    elif any(getattr(args, f"judge_{n}") is not None
+             for n in ("mode", "samples", "batch_size", "models", "paraphrase", "order")):
         raise InputError("the --judge-* options need --judge-model", field="judge_model")
     return grid
 

@@ -17,19 +17,18 @@ the description of the paper-B ablation dataset instead of the all-protocols one
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
+from engine import durable
 from engine.consensus import consensus_summary
 from engine.corpus import Corpus, atomic_write_bytes
 from engine.datasets import dataset_from_corpus
 from engine.embed import DEFAULT_MODEL, Embedder
-from engine.jsonl import iter_json_objects
 from engine.judge import attach_ratings, scale_within_task
 from engine.quality import QUALITY_FILE, QualityStore
-from engine.run_store import CORPUS_FILE, FAILED_FILE, MANIFEST_FILE
+from engine.run_store import FAILED_FILE, MANIFEST_FILE, read_manifest, read_run_corpus
 
 REGENERATE = "make cached-runs"
 QUALITY_TABLE = "quality.parquet"
@@ -68,8 +67,8 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
           made_by: str | None = None, extra_manifest: dict | None = None) -> Path:
     """Write the dataset; ``description`` / ``made_by`` / ``extra_manifest`` describe a
     dataset other than the two above (e.g. ``engine.dataset_builds.steered``)."""
-    run_manifest = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
-    corpus = rated_sessions(Corpus.from_jsonl(run_dir / CORPUS_FILE))
+    run_manifest = read_manifest(run_dir / MANIFEST_FILE)
+    corpus = rated_sessions(read_run_corpus(run_dir))
     quality = QualityStore(run_dir) if (run_dir / QUALITY_FILE).exists() else None
     if quality is not None:
         rubric = quality.frame("rubric")
@@ -82,7 +81,7 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
                     conversation.outcomes["rubric_score"] = None if pd.isna(value) else float(value)
     failed = 0
     if (run_dir / FAILED_FILE).exists():
-        failed = sum(1 for _ in iter_json_objects(run_dir / FAILED_FILE))
+        failed = len(durable.read_records(run_dir / FAILED_FILE))
     corpus.name = out_dir.name
     protocols = sorted({c.protocol for c in corpus if c.protocol})
     manifest = {

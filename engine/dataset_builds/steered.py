@@ -68,19 +68,20 @@ def planned_run(run_dir: Path, grid: Path, into: Path) -> tuple[Path, int]:
     of sessions left out."""
     import shutil
 
-    from engine.corpus import Corpus
     from engine.grid import load_grid, plan
-    from engine.jsonl import iter_json_objects, to_json_line
+    from engine import durable
+    from engine.jsonl import to_json_line
+    from engine.run_store import read_run_corpus
 
     wanted = {spec.conversation_id for spec in plan(load_grid(grid))}
-    corpus = Corpus.from_jsonl(run_dir / "corpus.jsonl")
+    corpus = read_run_corpus(run_dir)
     kept = corpus.filter(lambda c: c.conversation_id in wanted)
     into.mkdir(parents=True, exist_ok=True)
     kept.to_jsonl(into / "corpus.jsonl")
     shutil.copy(run_dir / "manifest.json", into / "manifest.json")
     for name in ("failed.jsonl", "quality.jsonl"):  # failed sessions; judge quality records
         if (run_dir / name).exists():
-            lines = [to_json_line(record) + "\n" for _, record in iter_json_objects(run_dir / name)
+            lines = [to_json_line(record) + "\n" for _, record in durable.read_records(run_dir / name)
                      if record.get("conversation_id") in wanted]
             (into / name).write_text("".join(lines), encoding="utf-8")
     return into, len(corpus) - len(kept)
@@ -94,7 +95,9 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
     from engine.datasets import Dataset
     from engine.embed import Embedder
 
-    run_manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    from engine.run_store import read_manifest
+
+    run_manifest = read_manifest(run_dir / "manifest.json")
     extra = {"can_show": CAN_SHOW, "cannot_show": CANNOT_SHOW,
              "judge_summary": run_manifest.get("judge_summary")}
     source = run_dir
@@ -120,10 +123,11 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
     np.save(buffer, np.asarray(vectors, dtype=np.float32))
     atomic_write_bytes(folder / FINAL_EMBEDDINGS, buffer.getvalue())
     atomic_write_bytes(folder / FINAL_IDS, json.dumps(ids).encode("utf-8"))
-    from engine.corpus import Corpus
+    from engine.run_store import read_run_corpus
 
     ok_ids = set(ids)
-    records = intervention_records(Corpus.from_jsonl(run_dir / "corpus.jsonl").filter(
+
+    records = intervention_records(read_run_corpus(run_dir).filter(
         lambda c: c.status == "ok" and c.conversation_id in ok_ids))
     buffer = io.BytesIO()
     records.to_parquet(buffer, index=False)

@@ -3,7 +3,9 @@
 A backend implements a single method, ``_complete(messages, temperature, max_tokens, seed)``
 returning a :class:`ChatResult`. The base class adds what every backend needs the same way:
 a bounded number of requests in flight, retries with exponential backoff and jitter (see
-``engine.llm.retry``), usage counters, and a synchronous ``chat`` wrapper.
+``engine.llm.retry``), usage counters, a synchronous ``chat`` wrapper, and replies cleaned
+once before anything keeps them (lone surrogates replaced; keys and URL credentials, raw
+or base64, scrubbed: ``engine.llm.secrets``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Sequence
 
 from engine.llm.errors import BackendError, RetryableError  # noqa: F401  (re-exported: the backends raise them)
 from engine.llm.retry import RetryPolicy, call_with_retries
+from engine.llm.secrets import scrub
 
 Message = dict[str, str]
 ROLES = ("system", "user", "assistant")
@@ -164,7 +167,8 @@ class Backend:
             self.usage.bump("failures")
             raise
         text, replaced = replace_lone_surrogates(result.text)
-        if replaced:
+        text = scrub(text)  # a server that echoes the key or URL credentials: never stored
+        if replaced or text != result.text:
             result = dataclasses.replace(result, text=text, lone_surrogates_replaced=replaced)
         self.usage.record(result)
         return result

@@ -4,21 +4,32 @@ The key covers everything that changes the answer: backend identity (kind, serve
 messages, temperature, max_tokens, seed and the replicate index, so repeated sampling is
 never collapsed into one cached answer. Re-running a finished grid costs zero calls. In
 replay mode a miss raises ``CacheMiss`` instead of calling the model (reproducible tests
-and demos). Only requests and replies are stored: never an API key.
+and demos). Only requests and replies are stored: never an API key (replies are scrubbed
+by the backend before they reach the cache, and again when read from an older cache).
+
+Single flight: a request identical to one already in flight (same key) waits for that
+one's answer instead of being sent again, so a run never pays twice for one request (the
+judge's per-round items often repeat a text). A full disk while storing an answer is one
+line (``engine.errors.write_error``), as for every file the project writes.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import hashlib
 import json
 import os
+import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Sequence
 
 from engine.llm.base import Backend, BackendError, ChatResult, Message, check_messages, prompt_hash
-from engine.sqlite_store import open_store
+from engine.llm.secrets import scrub
+from engine.sqlite_store import open_store, sqlite_write_error
 
 
 class CacheMiss(BackendError):
@@ -54,15 +65,19 @@ class ResponseCache:
                                    " FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        return ChatResult(text=row[0], prompt_tokens=row[1], completion_tokens=row[2],
+        return ChatResult(text=scrub(row[0]), prompt_tokens=row[1], completion_tokens=row[2],
                           latency_s=row[3] or 0.0, cached=True)
 
     def put(self, key: str, identity: str, phash: str, result: ChatResult) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                             (key, identity, phash, result.text, result.prompt_tokens,
-                              result.completion_tokens, result.latency_s, time.time()))
-            self._db.commit()
+            try:
+                self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 (key, identity, phash, scrub(result.text), result.prompt_tokens,
+                                  result.completion_tokens, result.latency_s, time.time()))
+                self._db.commit()
+            except sqlite3.OperationalError as error:
+                self._db.rollback()
+                raise sqlite_write_error(self.path, error) from None
 
     def __len__(self) -> int:
         with self._lock:
@@ -85,6 +100,9 @@ class CachedBackend(Backend):
         self.concurrency = inner.concurrency
         self.retry = inner.retry
         self.usage = inner.usage  # one set of counters: calls made plus cache hits
+        # key -> future of the answer being fetched, per event loop (single flight)
+        self._in_flight: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = (
+            weakref.WeakKeyDictionary())
 
     @property
     def identity(self) -> str:
@@ -97,17 +115,33 @@ class CachedBackend(Backend):
                     replicate=None) -> ChatResult:
         messages = check_messages(messages)
         key = cache_key(self.identity, messages, temperature, max_tokens, seed, replicate)
-        hit = self.cache.get(key)
-        if hit is not None:
-            self.usage.bump("cache_hits")
-            return hit
+        in_flight = self._in_flight.setdefault(asyncio.get_running_loop(), {})
+        while True:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.usage.bump("cache_hits")
+                return hit
+            pending = in_flight.get(key)
+            if pending is None:
+                break
+            shared = await asyncio.shield(pending)  # the same request is on its way: wait
+            if shared is not None:
+                self.usage.bump("cache_hits")
+                return shared
+            # that request failed: look again (this one may now be the one to send)
         if self.replay:
             raise CacheMiss(f"replay mode: no cached response for {self.identity} "
                             f"(prompt {prompt_hash(messages)}, seed {seed}, replicate {replicate})")
-        result = await self.inner.achat(messages, temperature=temperature, max_tokens=max_tokens,
-                                        seed=seed, replicate=replicate)
-        self.cache.put(key, self.identity, prompt_hash(messages), result)
-        return result
+        pending = in_flight[key] = asyncio.get_running_loop().create_future()
+        result = None
+        try:
+            result = await self.inner.achat(messages, temperature=temperature, max_tokens=max_tokens,
+                                            seed=seed, replicate=replicate)
+            self.cache.put(key, self.identity, prompt_hash(messages), result)
+            return result
+        finally:
+            in_flight.pop(key, None)
+            pending.set_result(None if result is None else dataclasses.replace(result, cached=True))
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -1,9 +1,10 @@
 """API keys live in memory only: this registry lets every error message scrub them.
 
-A backend registers the key it was given (``remember_secret``); ``scrub`` replaces any
-registered key, anything shaped like a bearer token or ``sk-...`` key, and the credentials
-of a URL (``user:pass@``, ``?api-key=...``) by ``[redacted]`` before text reaches a log, an
-exception, a corpus, a cache or a manifest. ``redact_url`` gives the form of a server URL
+A backend registers the key it was given (``remember_secret``, with the base64 forms of
+it: a server that echoes ``Authorization: Basic ...`` or the bearer key encoded); ``scrub``
+replaces any registered key, anything shaped like a bearer token or ``sk-...`` key, and the
+credentials of a URL (``user:pass@``, ``?api-key=...``) by ``[redacted]`` before text reaches
+a log, an exception, a model reply kept in a corpus or cache, or a manifest. ``redact_url`` gives the form of a server URL
 that may be stored; ``looks_like_key_variable`` limits which environment variables a grid
 file may name as its key.
 """
@@ -29,9 +30,33 @@ _KEY_VARIABLE_WORDS = re.compile(r"(API_?KEY|_KEY$|TOKEN)", re.IGNORECASE)
 
 
 def remember_secret(value: str | None) -> None:
+    """Keep ``value`` (and its base64 forms, see ``base64_forms``) to be scrubbed from any text."""
     if value and len(value) >= 4:
+        forms = {value, *base64_forms(value)}
         with _LOCK:
-            _SECRETS.add(value)
+            _SECRETS.update(forms)
+
+
+def base64_forms(value: str, *, shortest: int = 8) -> set[str]:
+    """The base64 text any encoding of ``value`` must contain, wherever the value sits in the
+    encoded bytes (an ``Authorization: Basic base64(user:pass)`` header echoed back, a key
+    inside an encoded blob): for each of the three alignments, the characters that depend on
+    the value's bytes only; standard and URL-safe alphabets. Forms shorter than ``shortest``
+    characters are left out (they would match ordinary words)."""
+    import base64
+
+    raw = value.encode("utf-8", "surrogatepass")
+    forms = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii").rstrip("=")
+        first_bit, end_bit = 8 * offset, 8 * (offset + len(raw))
+        start = -(-first_bit // 6)          # first character whose 6 bits are all the value's
+        stop = end_bit // 6                 # characters wholly inside the value's bits
+        core = encoded[start:stop]
+        if len(core) >= shortest:
+            forms.add(core)
+            forms.add(core.replace("+", "-").replace("/", "_"))
+    return forms
 
 
 def scrub(text: str) -> str:
@@ -56,8 +81,9 @@ def _split(url: str) -> SplitResult | None:
 
 
 def url_secrets(url: str | None) -> list[str]:
-    """The credentials a URL carries: its user info and every query value that is not plain
-    configuration (``api-version``), raw and percent-decoded."""
+    """The credentials a URL carries: its user info (and the ``Basic`` token it is sent as)
+    and every query value that is not plain configuration (``api-version``), raw and
+    percent-decoded."""
     parts = _split(url) if url else None
     if parts is None:
         return []
@@ -65,6 +91,10 @@ def url_secrets(url: str | None) -> list[str]:
     if "@" in parts.netloc:
         userinfo = parts.netloc.rsplit("@", 1)[0]
         found += [userinfo, *userinfo.split(":", 1)]
+        # the Basic token the HTTP client sends them as (its own base64 forms are kept too)
+        import base64
+
+        found.append(base64.b64encode(unquote(userinfo).encode("utf-8", "surrogatepass")).decode("ascii"))
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if name.lower() not in SAFE_QUERY_PARAMS and value:
             found.append(value)

@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from engine.corpus import Conversation
+from engine.errors import WriteError
 from engine.llm.base import Backend
 from engine.llm.secrets import scrub
 from engine.protocols.config import (DEBATES, METHODS, PAPER_A, PAPER_B, WITH_CONSENSUS, ProtocolConfig,
@@ -55,6 +56,8 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
     try:
         final = await protocol_module(config.method).run(session)
         conversation.final_idea = final
+    except WriteError:  # the disk, not the session: the run stops in one line (engine.durable)
+        raise
     except Exception as error:  # a failed session is data, kept with its turns
         conversation.status = "failed"
         conversation.error = scrub(f"{type(error).__name__}: {error}")
@@ -80,20 +83,21 @@ def _paper_b_persona(config: ProtocolConfig) -> str:
 
 def consensus_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int:
     """Calls of the consensus step: judge 1 (+ retries), vote N, random / all none."""
-    if config.method not in WITH_CONSENSUS:
+    if not config.has_consensus:
         return 0
     return {"judge": 1 + (config.consensus_retries if with_retries else 0),
             "vote": config.agents, "random": 0, "all": 0}[config.consensus]
 
 
 def expected_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int:
-    """Chat calls of one session: exact for paper B (``with_retries``: the most the consensus
-    judge's retries of an unreadable pick can add), the maximum for paper A."""
+    """Chat calls of one session: exact for paper B, the maximum for paper A; ``with_retries``
+    adds the most that asking again can add (the consensus judge's retries of an unreadable
+    pick; an instructed turn's unreadable replies, ``config.attempts`` asks in all)."""
     n, r, m = config.agents, config.rounds, config.method
     if m == "direct":
-        return 1
+        return config.candidates + consensus_calls(config, with_retries=with_retries)
     if m == "self_refine":
-        return 1 + 2 * r
+        return config.candidates * (1 + 2 * r) + consensus_calls(config, with_retries=with_retries)
     if m == "voting":
         return n + consensus_calls(config, with_retries=with_retries)
     if m in DEBATES:
@@ -105,10 +109,14 @@ def expected_calls(config: ProtocolConfig, *, with_retries: bool = False) -> int
     if m in ("open", "steered"):  # the steering moderator makes no chat calls
         return initial + limit + 1
     if m == "instructed":
-        per_turn = 2 * n if config.order == "raise" else 1
-        return initial + limit * per_turn
+        asked = n if config.order == "raise" else 1  # turns that must be read (hand-raising: drafts)
+        bids = n if config.order == "raise" else 0
+        # the release asks once without an initial phase (fixed / random order)
+        asks_again = config.fidelity != "release" or config.initial_generation or config.order == "raise"
+        attempts = config.attempts if with_retries and asks_again else 1
+        return initial + limit * (asked * attempts + bids)
     if m == "iterative":
-        return initial + limit * (1 + n)
+        return initial + limit * (2 if config.fidelity == "release" else 1 + n)
     if m == "progressive":
         return initial + 4 * n
     raise ValueError(m)

@@ -7,11 +7,19 @@ and progressive are built on it). Paper B
 (section 6): agents N, rounds R, k peers for Creative-MAD. Unknown options are rejected
 with a message naming them.
 
+``fidelity`` (paper A's structures only): ``paper`` follows paper A's text (appendix A.1.2),
+``release`` the authors' generation code (GitHub ``pitehu/llm_multiagent_creativity``,
+``generation/*.py``) where the two disagree (``engine.protocols.fidelity``; the differences are
+listed in ``docs/fidelity.md``). ``reply_attempts``: how many times an instructed turn is
+asked before its reply counts as unreadable (default: 3 in ``paper`` mode, the release's 50
+in ``release`` mode).
+
 Paper B's design factors are options of every debate method (section 7.4's ablations):
 ``lenses`` (Cognitive Lens Assignment on/off), ``peers`` (all | distant = Embedding-based
 Peer Selection | closest | random, k peers each), and the consensus step (``consensus``:
 judge | vote | random | all, ``consensus_retries`` extra judge samples before a seeded
-random pick). Left unset, lenses and peers take the method's own design: Creative-MAD =
+random pick). ``candidates`` (Direct, Self-Refine): K >= 2 independent answers of which the
+consensus judge picks one (paper B: "all methods use a judge-based selection mechanism"). Left unset, lenses and peers take the method's own design: Creative-MAD =
 lenses + distant, Homo/Hetero-MAD = no lenses + all. ``models`` gives one backend per
 agent (paper A's "Mixed" teams, Tables 7 and 20; Hetero-MAD by model), cycled if shorter
 than the team.
@@ -28,6 +36,7 @@ from engine.errors import InputError
 from engine.fields import Whole
 
 from engine.names import METHODS, PAPER_A, PAPER_B, STEERED
+from engine.protocols.fidelity import DEFAULT_FIDELITY, FIDELITIES, default_reply_attempts
 
 DEBATES = ("homo_mad", "hetero_mad", "creative_mad")
 WITH_CONSENSUS = DEBATES + ("voting",)
@@ -35,8 +44,11 @@ PEER_STRATEGIES = ("all", "distant", "closest", "random")
 CONSENSUS_MODES = ("judge", "vote", "random", "all")
 # Options added after runs were made: left at their default they stay out of a session's
 # id (engine.grid.options_hash), so earlier runs keep their ids and resume.
+# ``fidelity`` is always set for paper A's structures (so their ids changed when it came in:
+# the parsing and re-asking of both modes changed with it) and unset (left out) elsewhere.
 LATER_OPTIONS = {"lenses": None, "peers": None, "consensus": "judge", "consensus_retries": 2,
-                 "models": None, "steering": None}
+                 "models": None, "steering": None, "fidelity": None, "reply_attempts": None,
+                 "candidates": 1}
 
 
 IDEA_WORDS = re.compile(r"^([0-9]{1,4})(?:-([0-9]{1,4}))?$")
@@ -70,6 +82,9 @@ class ProtocolConfig(BaseModel):
     consensus_retries: Whole = Field(2, ge=0, le=10)
     models: tuple[str, ...] | None = None
     steering: dict[str, float] | None = None  # steered: moderator targets (engine.protocols.steered)
+    candidates: int = Field(1, ge=1, le=16)  # direct / self_refine: K answers, the judge picks one
+    fidelity: Literal[FIDELITIES] | None = None  # type: ignore[valid-type]  # paper A: paper | release
+    reply_attempts: int | None = Field(None, ge=1, le=100)  # None: the fidelity's default
 
     @field_validator("idea_words")
     @classmethod
@@ -97,6 +112,13 @@ class ProtocolConfig(BaseModel):
         if self.agents is None:
             default = {"direct": 1, "self_refine": 1}.get(method, 5 if method in PAPER_B else 3)
             object.__setattr__(self, "agents", default)
+        if method in PAPER_A and self.fidelity is None:
+            object.__setattr__(self, "fidelity", DEFAULT_FIDELITY)
+        elif method not in PAPER_A and self.fidelity is not None:
+            raise ValueError(f"fidelity: applies to paper A's structures ({', '.join(PAPER_A)}), "
+                             f"not {method}")
+        if self.reply_attempts is not None and method != "instructed":
+            raise ValueError("reply_attempts: applies to the instructed structure only")
         if self.initial_generation is None:
             object.__setattr__(self, "initial_generation", method not in ("open", "steered"))
         if method in ("direct", "self_refine") and self.agents != 1:
@@ -116,7 +138,9 @@ class ProtocolConfig(BaseModel):
         if (self.lenses is not None or self.peers is not None) and method not in DEBATES:
             raise ValueError(f"lenses/peers: apply to the debate methods ({', '.join(DEBATES)}), "
                              f"not {method}")
-        if self.consensus != "judge" and method not in WITH_CONSENSUS:
+        if self.candidates > 1 and method not in ("direct", "self_refine"):
+            raise ValueError("candidates: applies to direct and self_refine (judge-based selection)")
+        if self.consensus != "judge" and not self.has_consensus:
             raise ValueError(f"consensus: {method} has no consensus step")
         if self.steering is not None and method != "steered":
             raise ValueError(f"steering: applies to the steered discussion, not {method}")
@@ -125,6 +149,11 @@ class ProtocolConfig(BaseModel):
         if method in DEBATES and self.peer_strategy != "all" and self.k > self.agents - 1:
             raise ValueError(f"k: {self.k} peers per agent must be below agents={self.agents}")
         return self
+
+    @property
+    def has_consensus(self) -> bool:
+        """Debates and Voting, and Direct / Self-Refine with several candidates."""
+        return self.method in WITH_CONSENSUS or self.candidates > 1
 
     @property
     def lens_assignment(self) -> bool:
@@ -152,6 +181,11 @@ class ProtocolConfig(BaseModel):
         return "A" if self.method in PAPER_A + STEERED else "B"
 
     @property
+    def attempts(self) -> int:
+        """How many times an instructed turn is asked before it counts as unreadable."""
+        return self.reply_attempts or default_reply_attempts(self.fidelity or DEFAULT_FIDELITY)
+
+    @property
     def ratings_tokens(self) -> int:
         return self.rating_max_tokens or 24
 
@@ -162,17 +196,22 @@ class ProtocolConfig(BaseModel):
         keep = {
             "A": common + ("persona", "order", "turn_limit", "min_rounds", "pool", "generation",
                            "initial_generation", "ideas_per_agent", "idea_words", "convergence",
-                           "refine_top"),
+                           "refine_top", "fidelity"),
             "B": common + ("rounds", "k", "idea_words"),
         }[self.paper]
         meta = {key: data[key] for key in keep}
         if self.method in DEBATES:
             meta.update(lenses=self.lens_assignment, peers=self.peer_strategy)
-        if self.method in WITH_CONSENSUS:
+        if self.has_consensus:
             meta.update(consensus=self.consensus, consensus_retries=self.consensus_retries)
+        if self.method in ("direct", "self_refine"):
+            meta["candidates"] = self.candidates
         if self.models:
             meta["models"] = list(self.models)
+        if self.method == "instructed":
+            meta["reply_attempts"] = self.attempts
         if self.method == "steered":
+            meta.pop("fidelity", None)
             from engine.protocols.steering_targets import steering_targets
 
             meta["steering"] = steering_targets(self.steering)

@@ -1,5 +1,5 @@
 """Reading structure out of free-text replies: idea lists, 'Idea N: score' ratings, single
-numbers, Agree / Modify / Replace actions and 'Response N' choices.
+numbers and 'Response N' choices (Agree / Modify / Replace: ``engine.protocols.actions``).
 
 Models, small ones especially, do not always follow the format: every parser returns what
 it could read and says when it could not (None), so protocols can record the miss.
@@ -13,8 +13,6 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022]+|\(?\d{1,2}[.):]|idea\s*\d+\s*[:.)-]|#+
 _RATING = re.compile(r"(?:idea|response)?\s*#?\s*(\d{1,3})\s*[:=)\-\u2013]\s*\**\s*(\d{1,2}(?:\.\d+)?)",
                      re.IGNORECASE)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_ACTION = re.compile(r"\b(agree|modify|replace)\b\s*[:\-]?", re.IGNORECASE)
-_REASON = re.compile(r"\s*[-\u2013\u2014]*\s*\**reason\**\s*:", re.IGNORECASE)
 
 
 def clean_idea(text: str) -> str:
@@ -65,23 +63,6 @@ def parse_labelled(text: str, label: str, low: float, high: float) -> float | No
         return None
     value = float(match.group(1))
     return value if low <= value <= high else None
-
-
-def parse_action(text: str) -> tuple[str | None, str | None, str | None]:
-    """``(action, idea, reason)`` of an instructed-discussion turn; action None if unreadable."""
-    match = _ACTION.search(text)
-    if not match:
-        return None, None, None
-    action = match.group(1).lower()
-    if action == "agree":
-        return "agree", None, None
-    body = text[match.end():]
-    parts = _REASON.split(body, maxsplit=1)
-    idea = clean_idea(parts[0])
-    reason = parts[1].strip() if len(parts) > 1 else None
-    if len(idea.split()) < 3:
-        return None, None, reason
-    return action, idea, reason
 
 
 def parse_choice(text: str, n_items: int, label: str = "Response") -> int | None:

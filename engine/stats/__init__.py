@@ -12,6 +12,8 @@ One module per job:
 * ``groups``: ``group_comparison``, ``top_share``, ``group_effect_robustness`` (Fig. 1, A.5)
 * ``reference``: the paper release's location and trajectory sample (N = 3,574)
 * ``ratings``: ``minmax_within_task``, ``creativity_product``, ``creativity_additive``, ``icc3k``
+* ``guards``: what a sample can carry: regression N/k rules, intervals inside a score's range,
+  Welch tests with consistent Hedges' g intervals, Holm; the thresholds as named constants
 """
 
 from engine.stats.collinearity import vif

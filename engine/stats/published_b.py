@@ -9,6 +9,9 @@ import pandas as pd
 SETUP = ("N = 5 agents, R = 2 debate rounds, temperature 1.0, k = 2 peers for EPS; 15 independent "
          "runs per query, diversity in 3 groups of 5 (section 6)")
 
+# who made paper B's runs, for the line that sets a published headline apart from ours
+MODELS = "Qwen3-8B and Gemma-3-12B-Instruct, 15 runs per query"
+
 
 def headlines() -> pd.DataFrame:
     """Section 6 (main results, human evaluation) and appendix G.2, as stated in the paper."""
@@ -26,7 +29,8 @@ def headlines() -> pd.DataFrame:
         ("Vendi Score favours Creative-MAD over Homo MAD", "40 queries", "38 / 40", "G.2"),
         ("Human and automatic diversity verdicts agree", "40 queries", "88%", "G.2"),
         ("Judge (Qwen3.5-397B-A17B) agrees with the human majority", "120 comparisons", "81.0%", "G.2"),
-        ("Agreement between human annotators", "120 comparisons", "79.0%", "G.2"),
+        ("Agreement between human annotators (pairwise)", "number of comparisons not given",
+         "79.0%", "G.2"),
     ]
     return pd.DataFrame(rows, columns=["result", "model / sample", "published", "where"])
 
