@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     data = workdir / f"turns_{args.conversations}.npy"
     if not data.exists():
         write_synthetic_npy(data, args.conversations, 30, 384, seed=args.conversations)
-    vectors = np.load(data, mmap_mode="r")
+    vectors = np.load(data, mmap_mode="r").reshape(-1, 384)  # (conversations x 30 turns, 384), mapped
     lengths = np.full(args.conversations, 30)
     blocks = TurnBlocks(vectors, np.arange(args.conversations) * 30, lengths, None)
     texts = _texts(args.texts)
