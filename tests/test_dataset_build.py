@@ -97,7 +97,9 @@ def test_build_describes_a_run_of_both_fidelities(tmp_path):
     assert done.returncode == 0, done.stderr
     dataset = Dataset.load(tmp_path / "ds", with_corpus=False)
     assert dataset.manifest["description"].startswith("Paper A's open, instructed and iterative structures in both")
-    assert dataset.manifest["fidelity"]["sessions"] == [{"structure": "open", "fidelity": "paper", "n": 2},
-                                                        {"structure": "open", "fidelity": "release", "n": 2}]
+    # open, 3 turns + 1 synthesis = 4 calls a session
+    assert dataset.manifest["fidelity"]["sessions"] == [
+        {"structure": "open", "fidelity": "paper", "n": 2, "chat_calls": 8},
+        {"structure": "open", "fidelity": "release", "n": 2, "chat_calls": 8}]
     assert dataset.manifest["has"]["ratings"] is False  # no judge in this run
     assert sorted(dataset.conversations["fidelity"]) == ["paper"] * 2 + ["release"] * 2

@@ -29,6 +29,9 @@ def is_fidelity_run(corpus) -> bool:
 
 def manifest_parts(run_dir: Path, corpus, failed_records=()) -> dict:
     sessions = Counter((c.protocol, c.meta.get("fidelity")) for c in corpus)
+    calls = Counter()
+    for c in corpus:  # every chat call of the sessions (the run's own usage counts one run only)
+        calls[(c.protocol, c.meta.get("fidelity"))] += int(c.meta.get("calls") or 0)
     return {
         "description": DESCRIPTION,
         "made_by": f"python -m engine dataset build {run_dir.name}",
@@ -36,7 +39,8 @@ def manifest_parts(run_dir: Path, corpus, failed_records=()) -> dict:
                        f"python -m engine dataset build runs/fidelity --out cached_runs/local_smollm2_fidelity"),
         "extra": {"fidelity": {
             "grid": GRID,
-            "sessions": [{"structure": p, "fidelity": f, "n": n} for (p, f), n in sorted(sessions.items())],
+            "sessions": [{"structure": p, "fidelity": f, "n": n, "chat_calls": calls[(p, f)]}
+                         for (p, f), n in sorted(sessions.items())],
             "replies": reply_summary(corpus, failed_records),
             "read_with": "engine.stats.fidelity (Welch 95% intervals, Holm over nine features, Hedges' g)",
         }},
