@@ -69,7 +69,8 @@ def _on_cluster(nodes: int, texts, blocks, workdir: Path) -> dict:
 
     started = time.perf_counter()
     with LoopbackCluster(nodes=nodes, cpus=1, object_store_mb=300) as cluster:
-        ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False,
+        ray.init(address=cluster.address, _temp_dir=cluster.head_temp_dir, logging_level="ERROR",
+                 log_to_driver=False,
                  runtime_env=runtime_env())
         try:
             cluster.wait_for_nodes(nodes)

@@ -25,6 +25,11 @@ import time
 from pathlib import Path
 
 NAMESPACE_ENV = "CDL_LOOPBACK_NAMESPACE"
+# The head declares a node dead after this many failed health checks, one a second (Ray's
+# defaults: every 3 s, 5 failures, 10 s timeout, so about 25 s after a node is killed). A
+# killed node refuses at once; a slow one still has 5 checks of 4 s each to answer.
+FAST_FAILURE_DETECTION = {"RAY_health_check_period_ms": "1000", "RAY_health_check_timeout_ms": "4000",
+                          "RAY_health_check_failure_threshold": "5"}
 
 
 def ray_executable() -> str:
@@ -36,9 +41,9 @@ def unshare_problem() -> str | None:
     """Why a loopback-only namespace cannot be made here, or None when it can."""
     if os.environ.get(NAMESPACE_ENV):
         return None
-    if not shutil.which("unshare") or not shutil.which("ip"):
-        return "unshare or ip (util-linux, iproute2) is not installed"
-    probe = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "sh", "-c", "ip link set lo up"],
+    if not shutil.which("unshare"):
+        return "unshare (util-linux) is not installed"
+    probe = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", sys.executable, __file__, "true"],
                            capture_output=True, text=True, timeout=30)
     if probe.returncode != 0:
         return f"cannot make a network namespace (unshare needs root): {probe.stderr.strip()[:200]}"
@@ -47,17 +52,24 @@ def unshare_problem() -> str | None:
 
 def in_loopback_namespace(argv: list[str], *, env: dict | None = None, timeout: float | None = None,
                           **kwargs) -> subprocess.CompletedProcess:
-    """Run ``argv`` inside new network and PID namespaces with only loopback up."""
+    """Run ``argv`` inside new network and PID namespaces with only loopback up (this file,
+    run as a script there, brings ``lo`` up and then becomes ``argv``)."""
     environment = {**os.environ, **(env or {}), NAMESPACE_ENV: "1"}
-    command = "ip link set lo up && exec " + " ".join(_quote(a) for a in argv)
-    return subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "sh", "-c", command],
+    return subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", sys.executable, __file__, *argv],
                           env=environment, timeout=timeout, **kwargs)
 
 
-def _quote(text: str) -> str:
-    import shlex
+def loopback_up() -> None:
+    """Bring the loopback interface of this network namespace up, as ``ip link set lo up``
+    does (the SIOCGIFFLAGS/SIOCSIFFLAGS ioctls of netdevice(7)), without needing iproute2."""
+    import fcntl
+    import struct
 
-    return shlex.quote(text)
+    get_flags, set_flags, up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as handle:
+        request = struct.pack("16sh", b"lo", 0)
+        flags = struct.unpack("16sh", fcntl.ioctl(handle, get_flags, request))[1]
+        fcntl.ioctl(handle, set_flags, struct.pack("16sh", b"lo", flags | up))
 
 
 def interfaces() -> list[str]:
@@ -97,6 +109,15 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, ended but not yet reaped, counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class LoopbackCluster:
     """``with LoopbackCluster(nodes=2) as cluster: cluster.address`` ..."""
 
@@ -115,6 +136,12 @@ class LoopbackCluster:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def head_temp_dir(self) -> str:
+        """The head's temp folder: ``ray.init(address, _temp_dir=...)`` with it attaches a
+        driver to the head (all nodes share 127.0.0.1, and Ray otherwise may pick any)."""
+        return str(self.root / "node0")
+
     def _start_node(self, head: bool) -> subprocess.Popen:
         index = len(self.processes)
         folder = self.root / f"node{index}"
@@ -127,7 +154,7 @@ class LoopbackCluster:
                     else [f"--address={self.address}"])
         log = folder / "ray_start.log"
         self.logs.append(log)
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **FAST_FAILURE_DETECTION}
         process = subprocess.Popen(command, stdout=open(log, "wb"), stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
         self.processes.append(process)
@@ -197,24 +224,45 @@ class LoopbackCluster:
         process.wait(timeout=30)
         return pids
 
-    def stop(self) -> None:
-        """Stop every node, workers first: SIGTERM to its ``ray start`` (which ends its
-        processes), then SIGKILL to whatever is left below it."""
-        for index in reversed(range(len(self.processes))):
-            process = self.processes[index]
-            below = self.node_pids(index)[1:] if process.poll() is None else []
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=10)
-            for pid in below:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+    def node_index(self, node_id: str) -> int:
+        """Which of this cluster's nodes has Ray node id ``node_id`` (from a connected
+        driver: each node's object store socket lies under its own temp folder)."""
+        import ray
+
+        for node in ray.nodes():
+            if node.get("NodeID") == node_id:
+                socket_path = Path(node.get("ObjectStoreSocketName", ""))
+                for index in range(len(self.logs)):
+                    if (self.root / f"node{index}") in socket_path.parents:
+                        return index
+        raise LookupError(f"node {node_id} is not one of this cluster's")
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop every node: SIGTERM to each node's ``ray start`` and every process below
+        it, then, after ``grace`` seconds, SIGKILL to whatever is left (``ray start
+        --block`` itself can take 20 s and more to end on SIGTERM)."""
+        pids = [pid for index in reversed(range(len(self.processes)))
+                if self.processes[index].poll() is None for pid in self.node_pids(index)]
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+            for process in self.processes:
+                process.poll()  # reap the ray start processes as they end
+            time.sleep(0.1)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         self.processes.clear()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -228,3 +276,8 @@ class LoopbackCluster:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+if __name__ == "__main__":  # inside the namespace: loopback up, then become the command
+    loopback_up()
+    os.execvp(sys.argv[1], sys.argv[1:])

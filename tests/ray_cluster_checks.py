@@ -44,7 +44,8 @@ def cluster():
 
     assert interfaces() == ["lo"]  # nothing the cluster sends can leave this machine
     with LoopbackCluster(nodes=2, cpus=1, object_store_mb=100) as nodes:  # its own /tmp folder
-        ray.init(address=nodes.address, logging_level="ERROR", log_to_driver=False,
+        ray.init(address=nodes.address, _temp_dir=nodes.head_temp_dir, logging_level="ERROR",
+                 log_to_driver=False,
                  runtime_env=runtime_env())
         try:
             nodes.wait_for_nodes(2)
@@ -204,7 +205,7 @@ def test_a_grid_on_two_nodes_gives_one_machines_sessions_usage_and_cache(cluster
 
 
 def test_a_worker_node_killed_mid_embed_leaves_the_job_to_the_head(cluster, small_corpus, tmp_path):
-    """Runs last: it kills node 1 (every one of its processes, by id)."""
+    """Runs last: it kills the worker node (every one of its processes, by id)."""
     from engine.embed import text_key
     from engine.ray_cluster import connect
     from engine.ray_embed import RayEmbedder
@@ -232,6 +233,11 @@ def test_a_worker_node_killed_mid_embed_leaves_the_job_to_the_head(cluster, smal
                 with contextlib.suppress(sqlite3.OperationalError):
                     stored = sqlite3.connect(cache).execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
         assert worker.is_alive(), "the job ended before the node could be killed"
+        # the driver is attached to the head (its object store, the tally): node 1 is the
+        # worker node to lose
+        import ray
+
+        assert cluster.node_index(ray.get_runtime_context().get_node_id()) == 0
         killed = cluster.kill_node(1)
         assert len(killed) >= 2  # its ray start and raylet at least
         worker.join(timeout=240)

@@ -6,9 +6,9 @@ The model is copied to a temporary folder so the export really happens here."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +17,6 @@ import pytest
 from engine.embed import Embedder, EmbeddingCache, resolve_model_path
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
 SENTENCES = ["The cat sat on the mat.", "A kitten is sitting on a rug.",
              "The stock market fell sharply today.", "Investors sold shares as prices dropped.",
              "short", "A much longer sentence about schools that collect bottles for points, " * 3]
@@ -82,14 +81,16 @@ def test_the_cache_keeps_each_backends_vectors_apart(model_copy, tmp_path):
 
 
 def test_embed_with_the_int8_backend_prints_its_fidelity(model_copy, tmp_path):
+    from engine.cli import main
     from engine.corpus import Conversation, Corpus, Turn
 
     corpus = tmp_path / "c.jsonl"
     Corpus([Conversation("c1", turns=[Turn("a", s) for s in SENTENCES])]).to_jsonl(corpus)
-    result = subprocess.run([sys.executable, "-m", "engine", "embed", str(corpus), str(tmp_path / "e.npy"),
-                             "--model", str(model_copy), "--embed-backend", "onnx-int8", "--cache",
-                             str(tmp_path / "cache.sqlite"), "--no-progress"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
-    assert "onnx-int8: cosine to torch's vectors min 0.9" in result.stderr
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["embed", str(corpus), str(tmp_path / "e.npy"), "--model", str(model_copy),
+                     "--embed-backend", "onnx-int8", "--cache", str(tmp_path / "cache.sqlite"),
+                     "--no-progress"])
+    assert code == 0, err.getvalue()
+    assert "onnx-int8: cosine to torch's vectors min 0.9" in err.getvalue()
     assert np.load(tmp_path / "e.npy").shape == (len(SENTENCES), 384)
