@@ -203,9 +203,8 @@ def percent_heatmap(table: pd.DataFrame, title: str, colorscale: str = "Blues",
         text=[["–" if not np.isfinite(v) else f"{v:+.{digits}f}" if zmin < 0 else f"{v:.{digits}f}" for v in row]
               for row in z],
         texttemplate="%{text}", hovertemplate="%{y} / %{x}: %{z:.1f}<extra></extra>",
-        colorbar=dict(title=dict(text=colour_title), thickness=12, len=0.9)))
+        colorbar=dict(title=dict(text=colour_title, side="right"), thickness=12, len=0.9)))
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(side="top", tickangle=0)
     return _layout(fig, title, height=110 + 30 * len(table), showlegend=False)
 
 

@@ -210,8 +210,10 @@ def finish(fig: go.Figure, title: str = "", *, height: int | None = None, legend
         fig.update_layout(height=height)
     if layout:
         fig.update_layout(**layout)
-    fig.update_xaxes(automargin=True, title_standoff=8)
-    fig.update_yaxes(automargin=True, title_standoff=8)
+    # tick labels a few pixels off their axes: the first labels of two axes that both start at
+    # a score's floor (Vendi 1, rubric 1) do not meet in the corner
+    fig.update_xaxes(automargin=True, title_standoff=8, ticklabelstandoff=3)
+    fig.update_yaxes(automargin=True, title_standoff=8, ticklabelstandoff=5)
     return fig
 
 

@@ -24,6 +24,8 @@ if len(picked) < 2:
     st.stop()
 
 chosen = {name: session.dataset_by_choice(name) for name in picked}
+ui.export_context(sample="each dataset whole (no sidebar filter)",
+                  n="; ".join(f"{name} {len(d.conversations):,}" for name, d in chosen.items()))
 frames = {name: d.conversations for name, d in chosen.items()}
 manifests = {name: d.manifest for name, d in chosen.items()}
 ui.ours("What each dataset holds")

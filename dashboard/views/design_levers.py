@@ -12,6 +12,7 @@ from dashboard.figures import fidelity as fidelity_chart
 from dashboard.page_data import beside, datasets
 from dashboard.page_data import fidelity as fidelity_data
 from dashboard.widgets import cached, sample_picker, ui
+from engine import samples
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
 from engine.stats.fidelity import mode_differences
@@ -20,6 +21,7 @@ st.title("Design levers")
 dataset, frame, have = ui.page_context()
 everything = frame
 sample_name, frame = sample_picker.pick(st, frame, key="levers_sample", default="trajectory")
+ui.export_context(sample=f"{samples.sample(sample_name).title}, LLM rows")
 llm = frame[frame["source"] == "llm"] if "source" in frame else frame
 features = list(have.features)
 if llm.empty or not features:
@@ -36,6 +38,7 @@ if x_axis == colour:
     left.warning("Choose two different factors.")
 else:
     ui.chart(right, charts.group_means_with_ci(llm, feature, x_axis, colour), key="levers_means",
+             outcome=f"mean {feature} (95% CI)", n=f"{int(llm[feature].notna().sum()):,} conversations",
                        width="stretch")
 
 st.subheader("Manipulability: R² of each feature by design choices (Table 24)")
@@ -53,10 +56,11 @@ paper = published_a.table24()
 headings = published_a.TABLE24_HEADINGS
 if ours is not None:
     rows = beside.manipulability_beside(ours)
+    ui.export_context(n=f"{ours.attrs['n']:,} fitted", outcome="R² (%) of each trajectory feature on the design factors")
     ui.ours(f"This selection, N = {ours.attrs['n']:,}")
     for factor, level in ours.attrs.get("dropped_factors", {}).items():
-        st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
-                f"the same model without it.")
+        ui.caveat(st, f"factor {factor} dropped: 1 level ({level}). Every column that adds {factor} equals "
+                      f"the same model without it.", "info")
     m1, m2, m3 = st.columns(3)
     m1.metric("Mean R², interaction model (ours)", f"{ours['interaction'].mean():.1f}%")
     m2.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
@@ -69,7 +73,9 @@ else:
     st.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
 ui.published("Paper A, Table 24, N = 3,574")
 ui.chart(st, charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60,
-                                    column_labels=headings), key="levers_heatmap_paper")
+                                    column_labels=headings), key="levers_heatmap_paper",
+         sample="the paper's trajectory sample, LLM rows", n=published_a.printed_n("24"),
+         outcome="R² (%) of each trajectory feature on the design factors")
 
 if ours is not None:
     ui.beside("Table 24 row by row: ours, published, ours − published", "Paper A, Table 24, N = 3,574")

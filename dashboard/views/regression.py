@@ -33,6 +33,7 @@ if not have.ratings:
 
 controls, results = st.columns([1, 3])
 sample_name, frame = sample_picker.pick(controls, frame, key="reg_paper_sample")
+ui.export_context(sample=samples.sample(sample_name).title)
 if have.features_4b:
     embedding = controls.radio("Feature embeddings", ["0.6B", "4B"], key="reg_embedding", horizontal=True,
                                help="The release's features from Qwen3-Embedding-0.6B (main) or -4B "
@@ -118,9 +119,9 @@ with results:
                 column.metric(f"{label}: conditional R²", f"{100 * s['conditional_r2']:.1f}%")
                 column.caption(f"marginal R² {100 * s['marginal_r2']:.1f}%")
             if not s.get("converged", True):
-                column.error(f"{label}: the mixed model did NOT converge; read its estimates with care.")
+                ui.caveat(column, f"{label}: the mixed model did NOT converge; read its estimates with care.", "error")
             for note in s.get("warnings", []):
-                column.warning(f"{label}: {ui.escape(note)}")
+                ui.caveat(column, f"{label}: {note}", "warning")
         tables = {label: f["table"] for label, f in fits.items()}
         if all_terms:
             terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
@@ -128,6 +129,8 @@ with results:
             terms = [f for f in FEATURE_NAMES if all(f in set(t["term"]) for t in tables.values())]
             if not terms:
                 terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
+        fitted_n = "; ".join(f"{label} {f['summary']['n']:,}" for label, f in fits.items())
+        ui.export_context(outcome=outcome, n=f"{fitted_n} fitted")
         ui.chart(st, charts.coefficient_plot(tables, title=f"Standardized coefficients on {outcome} (95% CI)",
                                                 terms=terms), key="reg_coefficients")
         for label, table in tables.items():
@@ -142,7 +145,9 @@ with results:
             except InputError as error:
                 st.caption(f"No side-by-side table: {ui.escape(error)}")
             else:
-                ui.ours("LLM vs human coefficients (as Table 23)")
+                ui.ours(f"LLM vs human coefficients on {outcome} (as Table 23)" if outcome == "creativity" else
+                        f"LLM vs human coefficients on {outcome} (Table 23's layout; the paper's outcome is "
+                        "creativity)")
                 ui.table(st, labels.regression_table(compared, 4), key="reg_compare", hide_index=True)
 
 st.divider()
@@ -156,7 +161,10 @@ if have.ratings:
         ui.ours(f"Hierarchical specifications on {ladder_outcome}, {samples.sample(sample_name).title}")
         st.caption(samples.sample(sample_name).label(frame) + "; each rung drops rows missing a feature "
                    "(N per fit in the table).")
-        ui.chart(st, charts.r2_ladder(ladder), key="reg_ladder")
+        ladder_fitted = "; ".join(f"{c.split(' ')[0]} {', '.join(f'{int(v):,}' for v in sorted(set(ladder_n[c].dropna())))}"
+                                  for c in ladder_n.columns if c != "specification")
+        ui.chart(st, charts.r2_ladder(ladder), key="reg_ladder", outcome=f"R² (%) of {ladder_outcome}",
+                 n=f"{ladder_fitted} fitted")
         ui.table(st, ladder.round(1), key="reg_ladder_table", hide_index=True)
         st.caption("N of each fit (rows with the outcome and every predictor):")
         ui.table(st, ladder_n, key="reg_ladder_n", hide_index=True)
@@ -166,6 +174,7 @@ else:
     st.caption("Needs ratings; the published ladder is shown.")
 ui.published("Paper A, Table 1 (R² %, creativity)")
 ui.chart(st, charts.r2_ladder(published_a.table1(), title="Published R² ladder"), key="reg_ladder_paper",
+         outcome="R² (%) of creativity", n=published_a.printed_n("1"), sample="the paper's trajectory sample",
                 width="stretch")
 with st.expander("Published coefficient tables (Tables 23 and 26)"):
     ui.published("Table 23: LLM vs human, trajectory + task, standardized")

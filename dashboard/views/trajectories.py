@@ -37,6 +37,8 @@ method = controls[0].radio("Projection", ["pca", "umap"], key="traj_method", hor
                            help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
     ids, points, drawn = cached.map_frames(dataset, frame, method)
+ui.export_context(sample="every selected conversation with turn embeddings", n=f"{len(points):,} turns",
+                  outcome=f"turn embeddings ({method.upper()})")
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()
