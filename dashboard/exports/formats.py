@@ -225,7 +225,8 @@ def html_report(title: str, items: list[ReportItem], *, context: dict[str, str] 
         if item.caption:
             parts.append(f"<p class='caption'>{_text_html(item.caption)}</p>")
         for caveat in item.caveats:
-            parts.append(f"<p class='caveat'>{_text_html(caveat)}</p>")
+            if caveat not in item.caption:
+                parts.append(f"<p class='caveat'>{_text_html(caveat)}</p>")
         if item.figure is not None:
             from dashboard.exports.stamp import stamp_figure
 

@@ -73,11 +73,13 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
             rows = samples.select(frame, name)
             table = compare(rows, list(features))
             if len(table):
-                items.append(ReportItem("LLM minus human: Cohen's d with 95% CI", table=table,
-                                        figure=charts.effect_size_forest(table), provenance=where,
+                items.append(ReportItem("LLM minus human: Hedges' g with 95% CI", table=table,
+                                        figure=charts.effect_size_forest(
+                                            table, "Hedges' g (95% CI from Welch's statistic)", value="g",
+                                            x_title="Hedges' g (LLM − human)"), provenance=where,
                                         sample=samples.sample(name).title, n=_sources_n(rows),
-                                        outcome="the nine trajectory features (Table 19)",
-                                        caption=samples.sample(name).label(frame) + "; Welch's t-test."))
+                                        outcome="Hedges' g, LLM − human, of the nine trajectory features",
+                                        caption=samples.sample(name).label(frame) + ". " + analyses.EFFECT_NOTE))
     if have.ratings:
         rated = frame.dropna(subset=list(have.ratings), how="all")
         items.append(ReportItem("Ratings by source", figure=charts.distributions_by_group(
@@ -89,15 +91,23 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
     except (InputError, KeyError):
         ours = None
     if ours is not None:
+        from engine.stats.guards import not_comparable
+        from engine.stats.manipulability import guard_lines
+
         dropped = "; ".join(f"factor {f} dropped: 1 level ({v})" for f, v in ours.attrs.get("dropped_factors", {}).items())
-        items.append(ReportItem(f"Manipulability (Table 24 layout), N = {ours.attrs['n']:,}", table=ours.round(1),
+        made_by = analyses.small_model(frame)
+        caveats = guard_lines(ours) + ([not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} "
+                                                       "conversations")] if made_by else [])
+        items.append(ReportItem(f"Manipulability (Table 24 layout), N = {ours.attrs['n']:,}"
+                                + (f" ({made_by})" if made_by else ""), table=ours.round(1),
                                 figure=charts.percent_heatmap(_in_paper_order(ours), "R² (%) computed here", zmax=60,
                                                               column_labels=published_a.TABLE24_HEADINGS),
                                 provenance=f"{where}; LLM rows of paper A's trajectory sample, N = {ours.attrs['n']:,}",
                                 sample="paper A's trajectory sample, LLM rows", n=f"{ours.attrs['n']:,} fitted",
                                 outcome="R² (%) of each trajectory feature on the design factors",
                                 caption="R² (%) of each trajectory feature by design choices."
-                                        + (f" {dropped}." if dropped else "")))
+                                        + (f" {dropped}." if dropped else "")
+                                        + "".join(f" {line}." for line in caveats)))
     items.append(ReportItem("Paper A, Table 24 (R² %)", table=published_a.table24(), published=True,
                             provenance="paper A, Table 24 (N = 3,574 LLM conversations)",
                             n=published_a.printed_n("24"),
@@ -135,7 +145,9 @@ def shown_as_items(shown: dict) -> list[ReportItem]:
 
     Each is titled and labelled by the block heading it was shown under (``ui.ours`` /
     ``ui.published``): published blocks keep their paper-and-table heading, ours carry the
-    dataset, N and filters of the selection at the time. Never an internal widget key."""
+    dataset, N and filters of the selection at the time and, as caption, every caveat the page
+    showed before it (``ui.caveat``: small samples, refused fits, intervals, other models).
+    Never an internal widget key."""
     items = []
     for key, entry in shown.items():
         kind, page, value = entry[:3]
@@ -161,11 +173,13 @@ def shown_as_items(shown: dict) -> list[ReportItem]:
             if paper:
                 source = f"{source}; beside published: {paper}"
         said = provenance.get("context") or {}
+        caveats = [] if is_published else list(provenance.get("caveats") or [])  # what the page said of the sample
         items.append(ReportItem(f"{page}: {title}", figure=value if kind == "figure" else None,
                                 table=value if kind == "table" else None, published=is_published,
-                                provenance=source, slug=export_slug(page, key), sample=said.get("sample", ""),
-                                n=said.get("n", ""), outcome=said.get("outcome", "") or _outcome_of(value, title),
-                                beside=paper, caveats=list(provenance.get("caveats") or [])))
+                                provenance=source, slug=export_slug(page, key), caption=" ".join(caveats),
+                                sample=said.get("sample", ""), n=said.get("n", ""),
+                                outcome=said.get("outcome", "") or _outcome_of(value, title), beside=paper,
+                                caveats=caveats))
     return _unique_titles(items)
 
 

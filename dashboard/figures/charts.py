@@ -114,19 +114,19 @@ def _fill(look: style.Style) -> str:
     return f"rgba({r},{g},{b},0.35)"
 
 
-def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)") -> go.Figure:
-    """Forest plot of ``d`` with ``ci_low``/``ci_high`` per ``feature``."""
+def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)", value: str = "d",
+                       x_title: str = "Cohen's d (LLM − human)") -> go.Figure:
+    """Forest plot of ``value`` (default ``d``) with ``ci_low``/``ci_high`` per ``feature``."""
     if table.empty:
         return empty_figure("no effect sizes")
-    ordered = table.sort_values("d")
+    ordered = table.sort_values(value)
     fig = go.Figure(go.Scatter(
-        x=ordered["d"], y=[_label(f) for f in ordered["feature"]], mode="markers", name="LLM − human",
+        x=ordered[value], y=[_label(f) for f in ordered["feature"]], mode="markers", name="LLM − human",
         marker=dict(color=SOURCE_COLOURS["llm"], size=9),
-        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered["d"],
-                     arrayminus=ordered["d"] - ordered["ci_low"])))
+        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered[value],
+                     arrayminus=ordered[value] - ordered["ci_low"])))
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
-    return _layout(fig, title, xaxis_title="Cohen's d (LLM − human)", height=110 + 36 * len(ordered),
-                   showlegend=False)
+    return _layout(fig, title, xaxis_title=x_title, height=110 + 36 * len(ordered), showlegend=False)
 
 
 def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go.Figure:
@@ -558,7 +558,7 @@ def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot si
     direction = evidence.get("creativity_direction", pd.Series(0, index=evidence.index))
     wanted = direction.map({1: "higher goes with creativity (Table 23)", -1: "lower goes with creativity (Table 23)"}
                            ).fillna("no significant Table 23 coefficient")
-    flagged = evidence["flag"].astype(str) != "typical"
+    flagged = evidence["flag"].astype(str).isin(["low", "high"])  # not "typical", "not compared", "not assessed"
     fig.add_trace(go.Scatter(
         y=labels, x=evidence["percentile"], mode="markers", name="pilot (mean percentile rank)",
         marker=dict(size=13, color=np.where(flagged, "#d55e00", "#0072b2"), line=dict(color="white", width=1)),

@@ -7,10 +7,12 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.page_data import beside
+from dashboard.page_data.analyses import small_model
 from dashboard.widgets import ui
 from engine import samples
 from engine.errors import InputError
 from engine.stats import paper_tables, published_a
+from engine.stats.guards import not_comparable
 
 st.title("Paper A tables")
 dataset, frame, have = ui.page_context()
@@ -24,7 +26,8 @@ def _name(key: str) -> str:
 
 
 left, middle, right = st.columns([2, 2, 1])
-key = left.selectbox("Table", keys, format_func=_name, key="pat_table")
+labels = {k: paper_tables.picker_label(k, frame) for k in keys}  # what the data lack, before choosing
+key = left.selectbox("Table", keys, format_func=labels.get, key="pat_table")
 definition = paper_tables.table_def(key)
 choices = samples.available(frame) or [definition.sample]
 if definition.sample not in choices:
@@ -63,6 +66,10 @@ where = f"Paper A, {'Figure 1' if key == 'fig1' else 'Table ' + key}"
 if result is not None:
     levels = result.star_levels
     sample_title = samples.sample(result.sample).title
+    made_by = small_model(frame)
+    if made_by:  # a small model's numbers beside the paper's: said before the first table
+        sample_title += f" ({made_by})"
+        ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {result.n:,} rows"), "caption")
     compared = beside.beside(result)
     for position, table in enumerate(compared):
         ui.beside(f"{_name(key)}, {table.title}: {dataset.name}, {sample_title}, N fitted = {table.n_ours}",

@@ -71,17 +71,18 @@ def beside(title: str, paper: str) -> None:
     st.markdown(f"**{escape(title)}** {BESIDE_BADGE}")
 
 
+CAVEATS_KEY = "page_caveats"
+
+
 def start_page() -> None:
     """Forget the previous page's block heading, export context and caveats (called by the app
     before each page)."""
     st.session_state.pop(HEADING_KEY, None)
     st.session_state.pop(CONTEXT_KEY, None)
-    page = st.session_state.get("current_page_title", "")
-    st.session_state.setdefault(CAVEATS_KEY, {})[page] = []
+    st.session_state.pop(CAVEATS_KEY, None)
 
 
 CONTEXT_KEY = "export_context"
-CAVEATS_KEY = "page_caveats"
 
 
 def export_context(**said) -> None:
@@ -92,15 +93,14 @@ def export_context(**said) -> None:
     st.session_state[CONTEXT_KEY] = current
 
 
-def caveat(where, text: str, kind: str = "caption") -> None:
-    """Show a caveat about the page's numbers (``kind``: caption, info or warning) and keep it
-    with the page's exports: the HTML report lists it beside what it qualifies. ``text`` is
-    shown escaped."""
+def caveat(where, text: str, kind: str = "warning") -> None:
+    """Show a caveat about what the sample can carry (``warning``, ``caption``, ``info`` or
+    ``error``; the text is escaped) and keep it: every figure and table shown after it on this
+    page is exported with it (``dashboard.exports.report.shown_as_items``)."""
     getattr(where, kind)(escape(text))
-    page = st.session_state.get("current_page_title", "")
-    kept = st.session_state.setdefault(CAVEATS_KEY, {}).setdefault(page, [])
-    if text not in kept:
-        kept.append(str(text))
+    caveats = st.session_state.setdefault(CAVEATS_KEY, [])
+    if text not in caveats:
+        caveats.append(str(text))
 
 
 def selection_provenance() -> str:
@@ -126,16 +126,15 @@ SHOWN_KEY = "shown_items"
 def _remember(kind: str, key: str | None, value, said: dict | None = None) -> None:
     """Keep what a page showed (figure or table) so the Export page can offer it too, with
     the heading it was shown under, the selection, what it rests on (sample, N, outcome) and
-    the page's caveats (the page's list: caveats shown later in the run are kept too)."""
+    the caveats the page showed before it."""
     if key is None:
         return
     page = st.session_state.get("current_page_title", "")
     heading = st.session_state.get(HEADING_KEY)
     context = {**(st.session_state.get(CONTEXT_KEY) or {}), **{k: str(v) for k, v in (said or {}).items()
                                                                  if v is not None}}
-    caveats = st.session_state.setdefault(CAVEATS_KEY, {}).setdefault(page, [])
     provenance = {"heading": heading, "selection": selection_provenance(), "context": context,
-                  "caveats": caveats}
+                  "caveats": list(st.session_state.get(CAVEATS_KEY, []))}
     st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value, provenance)
 
 
@@ -171,5 +170,6 @@ def table(where, frame: pd.DataFrame, key: str, *, outcome=None, sample=None, n=
 
 def shown_items() -> dict:
     """``{key: (kind, page, figure_or_table, provenance)}`` of everything shown in this session;
-    provenance = ``{"heading": (ours|published, title) or None, "selection": text}``."""
+    provenance = ``{"heading": (ours|published, title) or None, "selection": text, "caveats":
+    [the caveats the page showed before it]}``."""
     return dict(st.session_state.get(SHOWN_KEY, {}))

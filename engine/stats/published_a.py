@@ -27,6 +27,8 @@ FEATURE_LABELS = {
     "semantic_spread": "Semantic Spread",
 }
 MANIPULABILITY_COLUMNS = ("task", "task+discussion", "task+model", "additive", "interaction")
+# who made paper A's LLM conversations, for the line that sets a published headline apart from ours
+MODELS = "GPT-4.1, o3 (high and low reasoning effort) and mixed teams, N = 3,574 LLM conversations"
 # Table 24's column headings as the paper prints them
 TABLE24_HEADINGS = {"task": "Task", "task+discussion": "+Discussion", "task+model": "+Model", "additive": "Additive",
                     "interaction": "Interaction"}

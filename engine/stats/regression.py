@@ -25,6 +25,7 @@ from scipy import stats as scipy_stats
 
 from engine.errors import InputError
 from engine.stats.design import build_design
+from engine.stats.guards import check_regression
 from engine.stats.spec import RegressionSpec
 
 TABLE_COLUMNS = ("term", "coef", "se", "p", "ci_low", "ci_high", "stars")
@@ -58,7 +59,12 @@ def stars(p: float, levels: tuple[float, float, float] = (0.05, 0.01, 0.001)) ->
 
 def fit(spec: RegressionSpec, df: pd.DataFrame, *, allow_nonconvergence: bool = False,
         alpha: float = 0.05) -> RegressionResult:
-    """Fit ``spec`` on ``df`` and return a tidy result (Tables 1, 7, 20, 21 and 29)."""
+    """Fit ``spec`` on ``df`` and return a tidy result (Tables 1, 7, 20, 21 and 29).
+
+    Every fit passes ``engine.stats.guards.check_regression`` first: with fewer than 5
+    residual degrees of freedom (N − k) it is refused (``SampleTooSmall``); the summary
+    carries ``n``, ``k``, ``df_resid``, ``small_sample`` (N < 10·k) and ``sample_warning``.
+    """
     if not isinstance(spec, RegressionSpec):
         raise InputError(f"expected a RegressionSpec, got {type(spec).__name__}")
     where = f"specification {spec.name!r}"
@@ -74,14 +80,35 @@ def fit(spec: RegressionSpec, df: pd.DataFrame, *, allow_nonconvergence: bool = 
     design = build_design(df, outcome=spec.outcome, blocks=spec.blocks, zscore=spec.zscore,
                           reference=spec.reference, columns=spec.columns, extra_columns=extra,
                           spec_name=where)
+    _refuse_degenerate_outcome(design.y, spec, where)
     if spec.estimator == "mixedlm":
         return _fit_mixed(spec, design, extra[0], allow_nonconvergence, alpha)
     return _fit_ols(spec, design, alpha)
 
 
+def _refuse_degenerate_outcome(y, spec: RegressionSpec, where: str) -> None:
+    """An outcome without variation (every rating the same) has nothing to explain: the fit
+    would report coefficients of 0 with standard errors of 0 and p = 0 ('***'). Refused."""
+    values = np.asarray(y, dtype=float)
+    if len(values) and np.ptp(values) <= 1e-12 * max(1.0, float(np.abs(values).max())):
+        raise InputError(f"{where}: the outcome {spec.outcome!r} is {values[0]:g} in every one of the "
+                         f"{len(values)} rows; with no variation there is nothing to fit (no "
+                         "coefficient, standard error or p-value is defined)", field=spec.outcome)
+
+
+def _refuse_perfect_fit(residual_ss: float, total_ss: float, spec: RegressionSpec) -> None:
+    """Predictors that reproduce the outcome exactly leave no residual: standard errors of 0
+    and p-values of 0 would be an artefact, not evidence. Refused."""
+    if total_ss > 0 and residual_ss <= 1e-20 * total_ss:
+        raise InputError(f"specification {spec.name!r}: the predictors reproduce {spec.outcome!r} "
+                         "exactly (no residual variation), so standard errors and p-values are "
+                         "undefined; not fitted", field=spec.outcome)
+
+
 def _fit_ols(spec: RegressionSpec, design, alpha: float) -> RegressionResult:
     import statsmodels.api as sm
 
+    guard = check_regression(len(design.y), design.X.shape[1], f"specification {spec.name!r}")
     model = sm.OLS(design.y, design.X)
     notes = list(design.warnings)
     with python_warnings.catch_warnings(record=True) as caught:
@@ -102,13 +129,15 @@ def _fit_ols(spec: RegressionSpec, design, alpha: float) -> RegressionResult:
         else:
             result = model.fit()
     notes += _warning_texts(caught)
+    _refuse_perfect_fit(float(result.ssr), float(result.centered_tss), spec)
     table = _tidy(result.params, result.bse, result.pvalues, result.conf_int(alpha), spec)
     summary = {"name": spec.name, "estimator": spec.estimator, "n": int(result.nobs),
                "n_dropped": design.n_dropped, "n_parameters": int(design.X.shape[1]),
                "r2": float(result.rsquared), "adj_r2": float(result.rsquared_adj),
                "marginal_r2": None, "conditional_r2": None, "conditional_r2_paper_variant": None,
                "group_variance": None, "converged": True, "warnings": notes,
-               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()}}
+               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()},
+               **_guard_fields(guard)}
     return RegressionResult(spec=spec, table=table, summary=summary, model=result)
 
 
@@ -122,6 +151,7 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
     if n_groups < 2:
         raise InputError(f"{where}: the random-intercept group {group!r} has {n_groups} level in "
                          "the rows used; a mixed model needs at least 2 groups", field=group)
+    guard = check_regression(len(design.y), design.X.shape[1] + 1, where)  # + the group variance
     notes = list(design.warnings)
     if n_groups < 5:
         notes.append(f"only {n_groups} groups in {group!r}: the group variance is poorly estimated")
@@ -145,6 +175,9 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
         raise InputError(f"{where}: the mixed model did not converge ({detail}). Try fewer fixed "
                          f"effects, more rows per {group!r}, or an OLS estimator (allow_nonconvergence / "
                          "--allow-nonconvergence shows the unconverged estimates, flagged)")
+    residuals = np.asarray(design.y, dtype=float) - np.asarray(result.fittedvalues, dtype=float)
+    _refuse_perfect_fit(float(residuals @ residuals), float(np.var(np.asarray(design.y, dtype=float))) * len(residuals),
+                        spec)
     fe_names = list(design.X.columns)
     params = pd.Series(np.asarray(result.fe_params), index=fe_names)
     with np.errstate(invalid="ignore"), python_warnings.catch_warnings():
@@ -176,8 +209,14 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
                    (var_fitted + group_variance) / (var_fitted + group_variance + residual),
                "group_variance": group_variance, "residual_variance": residual,
                "log_likelihood": float(result.llf), "converged": converged, "warnings": notes,
-               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()}}
+               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()},
+               **_guard_fields(guard)}
     return RegressionResult(spec=spec, table=table, summary=summary, model=result)
+
+
+def _guard_fields(guard) -> dict:
+    return {"k": guard.k, "df_resid": guard.df_resid, "small_sample": guard.small_sample,
+            "sample_warning": guard.warning}
 
 
 def _tidy(params, bse, pvalues, conf, spec: RegressionSpec) -> pd.DataFrame:
