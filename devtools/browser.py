@@ -117,11 +117,18 @@ def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 100
                 exceptions = [e.inner_text() for e in page.locator("[data-testid='stException']").all()]
                 heading = page.locator("[data-testid='stMain'] h1").first.inner_text()
                 shot = out_dir / f"{page_slug(title)}.png"
-                page.screenshot(path=str(shot), full_page=full_page)
+                if full_page:  # the page scrolls inside Streamlit's main block: grow the window to it
+                    tall = page.evaluate("() => { const m = document.querySelector(\"[data-testid='stMain']\"); "
+                                         "return m ? m.scrollHeight : document.body.scrollHeight; }")
+                    page.set_viewport_size({"width": width, "height": max(height, min(int(tall) + 40, 16000))})
+                    page.wait_for_timeout(800)
+                page.screenshot(path=str(shot))
                 results[title] = {"exceptions": exceptions, "heading": heading, "screenshot": shot,
                                   "text": page.locator("[data-testid='stMain']").inner_text()}
                 if inspect is not None:
                     results[title]["inspected"] = inspect(page)
+                if full_page:
+                    page.set_viewport_size({"width": width, "height": height})
         finally:
             browser.close()
     return results

@@ -1,11 +1,14 @@
 """Screenshots of every dashboard page at two screen sizes, from the running app in Chromium.
 
-    python -m devtools.screenshots [--out-dir docs/screenshots] [--size 1280x720 --size 1920x1080]
-                                    [--readme docs/screenshot.png] [--page "Design levers"]
+    python -m devtools.screenshots [--out-dir docs/screenshots] [--size 1440x900 --size 1024x768]
+                                    [--full] [--readme docs/screenshot.png] [--page "Design levers"]
 
-Each size gets its own folder (``docs/screenshots/1280x720/<page>.png``: the browser window
-at that size, what a user sees without scrolling); ``docs/screenshots/README.md`` lists them
-and the project README links it. ``--readme`` also refreshes the README's headline picture.
+Each size gets its own folder (``docs/screenshots/1440x900/<page>.png``: the browser window
+at that size, what a user sees without scrolling; ``--full``: the whole page at that width);
+``docs/screenshots/README.md`` lists them and the project README links it. ``--readme`` also
+refreshes the README's headline picture. Every chart of every page is measured for text that
+runs into other text or out of its chart (``devtools.text_overlaps``); what is found is
+printed and the exit code is 1.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import shutil
 from pathlib import Path
 
+from devtools import text_overlaps
 from devtools.browser import (
     PAGE_TITLES,
     REPO,
@@ -23,7 +27,7 @@ from devtools.browser import (
     visit_pages,
 )
 
-SIZES = ("1280x720", "1920x1080")
+SIZES = ("1440x900", "1024x768")  # a laptop and the narrow screen the pages must stay readable on
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -45,7 +49,8 @@ def gallery(out_dir: Path, sizes, titles) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=REPO / "docs" / "screenshots")
-    parser.add_argument("--size", action="append", help="WIDTHxHEIGHT (default: 1280x720 and 1920x1080)")
+    parser.add_argument("--size", action="append", help="WIDTHxHEIGHT (default: 1440x900 and 1024x768)")
+    parser.add_argument("--full", action="store_true", help="the whole page at each width, not the window")
     parser.add_argument("--readme", type=Path, default=REPO / "docs" / "screenshot.png")
     parser.add_argument("--page", default="Design levers", choices=PAGE_TITLES)
     args = parser.parse_args(argv)
@@ -53,20 +58,27 @@ def main(argv: list[str] | None = None) -> int:
         print("chromium is not installed (make browser)")
         return 2
     sizes = args.size or list(SIZES)
+    overlapping = False
     with served_dashboard() as url:
         for size in sizes:
             width, height = _size(size)
-            results = visit_pages(url, args.out_dir / size, width=width, height=height, full_page=False)
+            results = visit_pages(url, args.out_dir / size, width=width, height=height, full_page=args.full,
+                                  inspect=text_overlaps.overlaps_on_page)
             broken = {t: r["exceptions"] for t, r in results.items() if r["exceptions"]}
             if broken:
                 print(f"pages with exceptions at {size}: {broken}")
                 return 1
-            print(f"{size}: {len(results)} pages into {args.out_dir / size}")
+            charts = sum(len(r["inspected"]) for r in results.values())
+            print(f"{size}: {len(results)} pages, {charts} charts into {args.out_dir / size}")
+            for title, result in results.items():
+                for line in text_overlaps.problems(result["inspected"]):
+                    overlapping = True
+                    print(f"  {title}: {line}")
     (args.out_dir / "README.md").write_text(gallery(args.out_dir, sizes, PAGE_TITLES), encoding="utf-8")
     args.readme.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(args.out_dir / sizes[-1] / f"{page_slug(args.page)}.png", args.readme)
-    print(f"wrote {args.out_dir / 'README.md'} and {args.readme} ({args.page}, {sizes[-1]})")
-    return 0
+    shutil.copyfile(args.out_dir / sizes[0] / f"{page_slug(args.page)}.png", args.readme)
+    print(f"wrote {args.out_dir / 'README.md'} and {args.readme} ({args.page}, {sizes[0]})")
+    return 1 if overlapping else 0
 
 
 if __name__ == "__main__":
