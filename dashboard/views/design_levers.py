@@ -81,7 +81,7 @@ if ours is not None:
         m1.metric(f"Mean R², interaction model ({ours_label})", f"{ours['interaction'].mean():.1f}%")
     m2.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
     if not fit["refuse"]:
-        m3.metric("Ours − published", f"{ours['interaction'].mean() - paper['interaction'].mean():+.1f} points")
+        m3.metric("Ours − published", f"{round(ours['interaction'].mean() - paper['interaction'].mean(), 1) + 0:+.1f} points")
     if made_by:
         ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} conversations"),
                   "caption")
