@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS  := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install dashboard test test-fast bench browser cached-runs cached-runs-paper-b
+.PHONY: install dashboard test test-fast bench browser cached-runs cached-runs-paper-b pilot-report
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -55,3 +55,10 @@ cached-runs-paper-b: install
 	nice -n 10 $(PYTHON) -m engine judge quality runs/local_smollm2_paper_b --per-round --per-round-limit 3 --retries 1 --concurrency 1
 	nice -n 10 $(PYTHON) -m engine judge pairwise runs/local_smollm2_paper_b --max-per-pair 3 --retries 1 --concurrency 1
 	$(PYTHON) -m engine dataset build runs/local_smollm2_paper_b --kind paper-b --out cached_runs/local_smollm2_paper_b
+
+# The cached pilot report (README, "a pilot that checks its advice"): prescribe and verify on
+# the local model with the small budget (resumable), its report.json and report.html kept.
+pilot-report: install
+	nice -n 10 $(PYTHON) -m engine pilot --model local --budget small --out runs/pilot_local_small --no-progress
+	mkdir -p cached_runs/pilot_reports/local_smollm2_small
+	cp runs/pilot_local_small/report.json runs/pilot_local_small/report.html cached_runs/pilot_reports/local_smollm2_small/

@@ -93,9 +93,9 @@ def page_slug(title: str) -> str:
 
 
 def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000,
-                titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True) -> dict[str, dict]:
+                titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True, inspect=None) -> dict[str, dict]:
     """Open every page (or those of ``titles``), return per page: exception texts, headline
-    text and screenshot path."""
+    text and screenshot path; ``inspect(page)`` adds its answer under ``"inspected"``."""
     from playwright.sync_api import sync_playwright
 
     out_dir = Path(out_dir)
@@ -121,6 +121,8 @@ def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 100
                 page.screenshot(path=str(shot), full_page=full_page)
                 results[title] = {"exceptions": exceptions, "heading": heading, "screenshot": shot,
                                   "text": page.locator("[data-testid='stMain']").inner_text()}
+                if inspect is not None:
+                    results[title]["inspected"] = inspect(page)
         finally:
             browser.close()
     return results

@@ -27,6 +27,19 @@ the reference: no z-scores, only the outer 10% flagged, and the text says why.
 Every feature the evidence marks low or high (at the percentile the text prints, to one
 decimal) is in ``flags``; the recommendation acts on those that Table 23 links to lower
 creativity and says which flagged features it leaves alone.
+
+What a pilot can carry (``engine.stats.guards``):
+
+* A diagnosis needs ``MIN_SESSIONS_TO_DIAGNOSE`` (5) successful sessions. Below that the
+  evidence keeps the raw numbers and percentiles, every feature is ``not assessed``, there is
+  no flag and no recommendation, and the text says "too few sessions to diagnose (2 of 5)".
+* Like is compared with like. The features that grow with a conversation's length
+  (``LENGTH_DEPENDENT``: path length, max distance, revisits, topic switching) are compared
+  only with reference conversations of similar length: ``n_turns`` within a factor
+  ``LENGTH_WINDOW`` (1.5) of the pilot's median length, from the compared rows or, when they
+  hold fewer than 20 such conversations, from the whole reference. When fewer than 20
+  reference conversations are that long, or the pilot's lengths are unknown, those features
+  are ``not compared`` (never flagged), and ``compared_with`` and the text say which.
 """
 
 from __future__ import annotations
@@ -38,6 +51,7 @@ import pandas as pd
 
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
+from engine.stats.guards import MIN_SESSIONS_TO_DIAGNOSE
 
 RUN_CORPUS = "corpus.jsonl"  # what `engine run` writes (engine.run_store)
 
@@ -47,6 +61,14 @@ CREATIVITY_DIRECTION = {"global_coherence": -1, "semantic_spread": +1, "path_len
 TABLE23_LLM_BETA = {"global_coherence": -0.400, "semantic_spread": 0.227, "path_length": -0.122,
                     "max_distance": -0.276, "topic_switching_rate": 0.095}
 FEATURE_LABELS = {name: name.replace("_", " ") for name in FEATURE_NAMES}
+LENGTH_DEPENDENT = ("path_length", "max_distance", "revisit_score", "topic_switching_rate")
+LENGTH_WINDOW = 1.5
+MIN_REFERENCE = 20
+TAILS = ("low", "high")  # the flags that count; "typical", "not compared", "not assessed" do not
+
+
+def too_few_sessions_text(n: int) -> str:
+    return f"too few sessions to diagnose ({n} of {MIN_SESSIONS_TO_DIAGNOSE})"
 
 
 @dataclass
@@ -63,13 +85,28 @@ class Diagnosis:
     structure_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
     notes: list[str] = field(default_factory=list)
     nearest_conditions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    length_note: str = ""
+
+    @property
+    def diagnosed(self) -> bool:
+        """False below ``MIN_SESSIONS_TO_DIAGNOSE`` successful sessions: raw numbers only."""
+        return self.n_pilot >= MIN_SESSIONS_TO_DIAGNOSE
+
+    @property
+    def caution(self) -> str:
+        """The sentence shown above the evidence (never folded away)."""
+        if not self.diagnosed:
+            return (f"{too_few_sessions_text(self.n_pilot).capitalize()}: the raw numbers are shown, with no flag "
+                    f"and no recommendation. Run at least {MIN_SESSIONS_TO_DIAGNOSE} successful sessions of the design.")
+        return ""
 
     def to_text(self) -> str:
         lines = [f"Pilot diagnosis: based on {self.n_pilot} pilot conversation"
                  f"{'' if self.n_pilot == 1 else 's'}, against {self.reference_description}."]
-        if self.n_pilot < 5:
-            lines.append(f"Caution: {self.n_pilot} conversation{'' if self.n_pilot == 1 else 's'} "
-                         "is a very small pilot; treat the verdict as provisional and run more.")
+        if self.caution:
+            lines.append(self.caution)
+        if self.length_note:
+            lines.append(self.length_note)
         if self.embedding_note:
             lines.append(self.embedding_note)
         if not self.same_embedding:
@@ -81,12 +118,17 @@ class Diagnosis:
         lines.append("Feature evidence (pilot mean, reference median [10th-90th pct], pilot percentile):")
         for row in self.evidence.itertuples():
             z = "" if not np.isfinite(row.z) else f", z {row.z:+.2f}"
-            flag = f"  <- {row.flag}" if row.flag != "typical" else ""
+            flag = f"  <- {row.flag}" if row.flag in TAILS or row.flag == "not compared" else ""
             lines.append(f"  {row.feature:<22} {row.pilot_mean:9.3f}   {row.reference_p50:9.3f} "
                          f"[{row.reference_p10:.3f}-{row.reference_p90:.3f}]   {row.percentile:5.1f}{z}{flag}")
         lines.append("")
+        if not self.diagnosed:
+            lines.append(f"Flags and recommendation: none ({too_few_sessions_text(self.n_pilot)}).")
+            for note in self.notes:
+                lines.append(f"Note: {note}")
+            return "\n".join(lines)
         lines.append("Flags: " + (", ".join(self.flags) if self.flags else "none"))
-        tails = self.evidence[self.evidence["flag"] != "typical"] if len(self.evidence) else self.evidence
+        tails = self.evidence[self.evidence["flag"].isin(TAILS)] if len(self.evidence) else self.evidence
         if len(tails):
             lines.append("  (" + "; ".join(f"{row.feature} at the {row.percentile:.1f}th percentile"
                                             for row in tails.itertuples()) + ")")
@@ -104,7 +146,9 @@ class Diagnosis:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        return {"n_pilot": self.n_pilot, "flags": self.flags, "recommendation": self.recommendation,
+        return {"n_pilot": self.n_pilot, "diagnosed": self.diagnosed, "caution": self.caution,
+                "min_sessions": MIN_SESSIONS_TO_DIAGNOSE, "length_note": self.length_note,
+                "flags": self.flags, "recommendation": self.recommendation,
                 "reference": self.reference_description, "same_embedding": self.same_embedding,
                 "embedding_note": self.embedding_note, "notes": self.notes,
                 "evidence": self.evidence.replace({np.nan: None}).to_dict(orient="records")}
@@ -156,12 +200,21 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
 
     notes: list[str] = []
     compared, description = _comparison_rows(pilot[usable], reference)
+    length_rows, length_note = _similar_length(pilot[usable], compared, reference)
     low, high = (25.0, 75.0) if same_embedding else (10.0, 90.0)
-    evidence = _evidence(features, compared, same_embedding, low, high)
-    flags = _flags(evidence)
+    evidence = _evidence(features, compared, same_embedding, low, high, length_rows)
     effects = _structure_effects(reference, structures)
     current = _single_value(pilot[usable], "discussion")
-    recommendation = _recommend(evidence, effects, current, low, high)
+    nearest = pd.DataFrame()
+    if n_pilot < MIN_SESSIONS_TO_DIAGNOSE:  # raw numbers only: no flag, no recommendation
+        evidence["flag"] = "not assessed"
+        flags: list[str] = []
+        recommendation = {"structure": None, "summary": f"none: {too_few_sessions_text(n_pilot)}",
+                          "deficits": {}, "scores": {}, "reasons": []}
+    else:
+        flags = _flags(evidence)
+        recommendation = _recommend(evidence, effects, current, low, high)
+        nearest = _nearest_conditions(features, reference)
     if features.isna().any().any():
         counts = features.notna().sum()
         short = counts[counts < n_pilot]
@@ -170,7 +223,7 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
     return Diagnosis(n_pilot=n_pilot, evidence=evidence, flags=flags, recommendation=recommendation,
                      reference_description=description, same_embedding=same_embedding,
                      embedding_note=embedding_note, structure_effects=effects, notes=notes,
-                     nearest_conditions=_nearest_conditions(features, reference))
+                     nearest_conditions=nearest, length_note=length_note)
 
 
 def _embedding_of(frame: pd.DataFrame) -> str | None:
@@ -216,26 +269,58 @@ def _comparison_rows(pilot: pd.DataFrame, reference: pd.DataFrame) -> tuple[pd.D
     return rows, f"{len(rows):,} reference conversations{scope}"
 
 
+def _similar_length(pilot: pd.DataFrame, compared: pd.DataFrame,
+                    reference: pd.DataFrame) -> tuple[pd.DataFrame | None, str]:
+    """Reference rows of similar length for the length-dependent features (None: not compared),
+    and the sentence that says which."""
+    names = ", ".join(FEATURE_LABELS[f] for f in LENGTH_DEPENDENT)
+    if "n_turns" not in pilot.columns or pilot["n_turns"].isna().all():
+        return None, (f"Not compared: {names} grow with a conversation's length and the pilot's lengths "
+                      "are not recorded, so they are not flagged.")
+    if "n_turns" not in reference.columns:
+        return None, (f"Not compared: {names} grow with a conversation's length and the reference's lengths "
+                      "are not recorded, so they are not flagged.")
+    length = float(pd.to_numeric(pilot["n_turns"], errors="coerce").median())
+    low, high = length / LENGTH_WINDOW, length * LENGTH_WINDOW
+    window = f"{low:.0f}-{high:.0f} turns"
+    for rows, scope in ((compared, "of the compared rows"), (reference, "of the whole reference")):
+        turns = pd.to_numeric(rows["n_turns"], errors="coerce")
+        similar = rows[(turns >= low) & (turns <= high)]
+        if len(similar) >= MIN_REFERENCE:
+            return similar, (f"{names[0].upper()}{names[1:]} grow with a conversation's length: they are compared "
+                             f"with the {len(similar):,} reference conversations {scope} of similar length "
+                             f"({window}; the pilot's median is {length:.0f} turns).")
+    return None, (f"Not compared: {names} grow with a conversation's length and fewer than {MIN_REFERENCE} "
+                  f"reference conversations have {window} (the pilot's median is {length:.0f} turns), so they "
+                  "are not flagged.")
+
+
 def _evidence(features: pd.DataFrame, reference: pd.DataFrame, same_embedding: bool,
-              low: float, high: float) -> pd.DataFrame:
+              low: float, high: float, length_rows: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = []
     for name in FEATURE_NAMES:
         values = features[name].dropna().to_numpy(dtype=float)
-        ref = np.sort(reference[name].to_numpy(dtype=float))
         if len(values) == 0:
             continue
+        scope, compared = reference, f"{len(reference):,} reference conversations"
+        if name in LENGTH_DEPENDENT and length_rows is not None:
+            scope, compared = length_rows, f"{len(length_rows):,} of similar length"
+        ref = np.sort(scope[name].to_numpy(dtype=float))
         # percentile rank of each pilot conversation within the reference, then averaged
         percentile = float(_percentile_ranks(values, ref).mean())
         mean, sd = float(ref.mean()), float(ref.std(ddof=1))
         z = (values.mean() - mean) / sd if same_embedding and sd > 0 else np.nan
         shown = round(percentile, 1)  # the value the text prints: flags follow it exactly
         flag = "low" if shown <= low else "high" if shown >= high else "typical"
+        if name in LENGTH_DEPENDENT and length_rows is None:
+            flag, compared = "not compared", "not compared: no reference of similar length"
         rows.append({"feature": name, "n": len(values), "pilot_mean": float(values.mean()),
                      "pilot_sd": float(values.std(ddof=1)) if len(values) > 1 else np.nan,
                      "reference_mean": mean, "reference_sd": sd,
                      "reference_p10": float(np.percentile(ref, 10)), "reference_p50": float(np.percentile(ref, 50)),
                      "reference_p90": float(np.percentile(ref, 90)), "percentile": percentile, "z": z,
-                     "flag": flag, "creativity_direction": CREATIVITY_DIRECTION.get(name, 0)})
+                     "flag": flag, "compared_with": compared,
+                     "creativity_direction": CREATIVITY_DIRECTION.get(name, 0)})
     return pd.DataFrame(rows)
 
 
@@ -280,7 +365,7 @@ def _flags(evidence: pd.DataFrame) -> list[str]:
     if flag.get("path_length") == "high" and flag.get("local_coherence") == "low":
         flags.append("scattered")
     for name in FEATURE_NAMES:
-        if flag.get(name, "typical") != "typical":
+        if flag.get(name) in TAILS:
             flags.append(f"{flag[name]}_{name}")
     return flags
 
@@ -317,7 +402,7 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
             deficits[row.feature] = -1
         elif direction > 0 and row.flag == "low":
             deficits[row.feature] = +1
-        elif row.flag != "typical":
+        elif row.flag in TAILS:
             other.append(row)
     aside = ""
     if other:

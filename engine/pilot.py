@@ -22,9 +22,16 @@ runs that loop and then tests it:
    shifts move the target features most in their Table 23 direction.
 4. **Verification** (``<out>/verify``, a second run folder with another seed: fresh
    sessions): the recommended design against the baseline; per target feature the
-   measured standardised shift (difference of means over the pooled SD) with a bootstrap
-   95% CI, and a verdict (``verdict``): held / did not hold / inconclusive at this N, with
-   the N per design that 80% power at alpha .05 would need for the predicted shift.
+   measured standardised shift (Hedges' g, design minus baseline) with a 95% interval from
+   the noncentral t of Welch's statistic, and a verdict (``verdict``): held / did not hold
+   only with at least 5 sessions per design (``engine.stats.guards.MIN_SESSIONS_TO_VERIFY``),
+   after Holm's adjustment over the target features (``MULTIPLICITY``); otherwise
+   inconclusive with the reason and the N per design that 80% power at alpha .05 would need
+   for the predicted shift.
+
+The diagnosis follows ``engine.diagnose``'s guards: with fewer than 5 successful baseline
+sessions it shows the raw numbers and flags nothing, and the targets are then the five
+Table 23 features (said in ``targets_from``).
 
 Every stage is cached in ``<out>``: the run folders resume like ``engine run``; features
 (``features_<stage>.csv``) and the prediction (``prediction.json``) are recomputed only when
@@ -48,13 +55,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from engine.diagnose import CREATIVITY_DIRECTION, diagnose
+from engine.diagnose import CREATIVITY_DIRECTION, diagnose, too_few_sessions_text
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
 VERDICTS = ("held", "did not hold", "inconclusive")
 POWER_Z = 1.959964 + 0.841621  # two-sided alpha .05, power .80
-BOOTSTRAP = 2000
 REFERENCE_STRUCTURES = ("instructed", "open", "iterative")  # paper A's trajectory sample
 
 
@@ -69,19 +75,28 @@ class Budget:
     defaults: dict[str, Any]
     designs: dict[str, dict[str, Any]]  # design name -> grid condition (without replicates)
     pilot_designs: tuple[str, ...] = ("open", "iterative", "creative_mad")
+    baseline_replicates: int | None = None  # the baseline's pilot sessions (default: replicates)
+
+    def pilot_replicates(self, design: str, baseline: str) -> int:
+        if design == baseline and self.baseline_replicates:
+            return max(self.baseline_replicates, self.replicates)
+        return self.replicates
 
 
 BUDGETS = {
     # runs in minutes on the local SmolLM2-135M (1-2 s a call on a free CPU): one task,
-    # short turns and replies; about 40 calls for the pilot and 40 for the verification
-    "small": Budget("small", ("plastic_waste",), 2, 3,
+    # short turns and replies; the baseline gets the 5 sessions a diagnosis needs and the
+    # verification 5 sessions per design, the least a verdict needs (engine.stats.guards);
+    # the other pilot designs 2 each (descriptive only)
+    "small": Budget("small", ("plastic_waste",), 2, 5,
                     {"temperature": 1.0, "max_tokens": 40, "idea_words": "20-30"},
                     {"open": {"method": "open", "agents": 3, "turn_limit": 4},
                      "iterative": {"method": "iterative", "agents": 2, "turn_limit": 3,
                                    "initial_generation": False},
                      "instructed": {"method": "instructed", "agents": 3, "turn_limit": 5,
                                     "initial_generation": False},
-                     "creative_mad": {"method": "creative_mad", "agents": 3, "rounds": 1, "k": 1}}),
+                     "creative_mad": {"method": "creative_mad", "agents": 3, "rounds": 1, "k": 1}},
+                    baseline_replicates=5),
     # paper A's six tasks, 2 replicates each (the design the paper's heuristic suggests)
     "standard": Budget("standard", "all", 2, 6,
                        {"temperature": 1.0, "max_tokens": 256, "idea_words": "80-100"},
@@ -93,9 +108,10 @@ BUDGETS = {
 
 
 # -- the plan ---------------------------------------------------------------------------------
-def stage_grid(budget: Budget, designs: Sequence[str], *, model: str, seed: int, replicates: int,
+def stage_grid(budget: Budget, designs: Sequence[str], *, model: str, seed: int, replicates: int | dict,
                name: str, base_url=None, api_key_env: str | None = None) -> dict:
-    """The grid dict of one stage (a run folder of ``engine.runner.run_grid``)."""
+    """The grid dict of one stage (a run folder of ``engine.runner.run_grid``); ``replicates``
+    is one number for every design or ``{design: number}``."""
     unknown = [d for d in designs if d not in budget.designs]
     if unknown:
         raise InputError(f"unknown design {unknown[0]!r}; this budget has {', '.join(budget.designs)}",
@@ -103,7 +119,8 @@ def stage_grid(budget: Budget, designs: Sequence[str], *, model: str, seed: int,
     grid = {"name": name, "model": model, "seed": seed, "concurrency": 2,
             "tasks": budget.tasks if budget.tasks == "all" else list(budget.tasks),
             "defaults": dict(budget.defaults),
-            "conditions": [{**budget.designs[d], "replicates": replicates} for d in designs]}
+            "conditions": [{**budget.designs[d], "replicates": replicates[d] if isinstance(replicates, dict)
+                            else replicates} for d in designs]}
     if base_url:
         grid["base_url"] = base_url
     if api_key_env:
@@ -136,7 +153,7 @@ def stage_features(run_dir: Path, embedder_factory: Callable[[], Any], cache: Pa
 
     corpus = read_run_corpus(run_dir).filter(lambda c: c.status == "ok")
     ids = sorted(c.conversation_id for c in corpus)
-    key = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\n".join(["with n_turns", *ids]).encode()).hexdigest()[:16]
     if cache.exists() or cache.is_symlink():
         table = _cached_features(cache, key, ids)
         if table is not None:
@@ -145,7 +162,7 @@ def stage_features(run_dir: Path, embedder_factory: Callable[[], Any], cache: Pa
         raise InputError("no finished session to measure", path=str(run_dir))
     dataset = dataset_from_corpus(corpus, embedder_factory(), name=run_dir.name)
     table = dataset.conversations
-    keep = ["conversation_id", "task", "discussion", *FEATURE_NAMES]
+    keep = ["conversation_id", "task", "discussion", "n_turns", *FEATURE_NAMES]
     table = table[[c for c in keep if c in table.columns]].rename(columns={"discussion": "design"})
     table["cache_key"] = key
     table["embedding_model"] = dataset.manifest.get("embedding_model")
@@ -257,6 +274,14 @@ def recommend(prediction: pd.DataFrame, needs: dict[str, int]) -> tuple[str | No
 
 
 # -- verification -----------------------------------------------------------------------------
+MULTIPLICITY = ("With several target features each verdict is taken after Holm's step-down adjustment over "
+                "them (family-wise alpha .05): the prediction held overall only if every feature held, and did "
+                "not hold if any feature did not hold after the adjustment; with one feature this is its own "
+                "95% interval.")
+INTERVAL = ("measured shift: Hedges' g of the design minus the baseline (pooled SD, small-sample corrected) with "
+            "a 95% interval from the noncentral t of Welch's statistic; no bootstrap")
+
+
 def standardised_shift(baseline: np.ndarray, design: np.ndarray) -> float:
     """(mean design - mean baseline) / pooled SD."""
     pooled = math.sqrt(((len(baseline) - 1) * baseline.var(ddof=1) + (len(design) - 1) * design.var(ddof=1))
@@ -264,69 +289,131 @@ def standardised_shift(baseline: np.ndarray, design: np.ndarray) -> float:
     return float((design.mean() - baseline.mean()) / pooled) if pooled > 0 else float("nan")
 
 
-def bootstrap_shift(baseline, design, *, resamples: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float, float]:
-    """Standardised shift and its percentile bootstrap 95% CI (each group resampled)."""
-    baseline, design = np.asarray(baseline, float), np.asarray(design, float)
-    if len(baseline) < 2 or len(design) < 2:
-        return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(resamples):
-        value = standardised_shift(rng.choice(baseline, len(baseline)), rng.choice(design, len(design)))
-        if math.isfinite(value):
-            values.append(value)
-    if not values:
-        return standardised_shift(baseline, design), float("nan"), float("nan")
-    low, high = np.percentile(values, [2.5, 97.5])
-    return standardised_shift(baseline, design), float(low), float(high)
-
-
 def needed_n(predicted_sd_units: float, observed_sd: float) -> int | None:
     """Sessions per design for 80% power (two-sided alpha .05) to detect the predicted shift,
-    given the observed SD: n = 2 (z_.975 + z_.80)^2 SD^2 / shift^2, shift = predicted x SD."""
-    if not (math.isfinite(predicted_sd_units) and math.isfinite(observed_sd)) or predicted_sd_units == 0:
+    given the observed SD: n = 2 (z_.975 + z_.80)^2 SD^2 / shift^2, shift = predicted x SD, so
+    the SD cancels: n = 2 (z_.975 + z_.80)^2 / predicted^2 (None for a zero or unknown shift)."""
+    if not math.isfinite(predicted_sd_units) or predicted_sd_units == 0:
         return None
-    shift = predicted_sd_units * observed_sd
-    return int(math.ceil(2 * POWER_Z ** 2 * observed_sd ** 2 / shift ** 2))
+    return int(math.ceil(2 * POWER_Z ** 2 / predicted_sd_units ** 2))
 
 
 def verdict(predicted: float, ci_low: float, ci_high: float) -> str:
-    """held: the CI excludes 0 on the predicted side. did not hold: the CI excludes 0 on the
-    other side, or lies wholly below half the predicted shift. Else inconclusive."""
+    """One feature's rule on its 95% interval. held: the CI excludes 0 on the predicted side.
+    did not hold: the CI lies wholly below half the predicted shift (which includes excluding 0
+    on the other side). Else inconclusive."""
     if not all(math.isfinite(v) for v in (predicted, ci_low, ci_high)) or predicted == 0:
         return "inconclusive"
     sign = 1.0 if predicted > 0 else -1.0
     low, high = sorted((sign * ci_low, sign * ci_high))  # oriented: the prediction is positive
     if low > 0:
         return "held"
-    if high < 0 or high < abs(predicted) / 2:
+    if high < abs(predicted) / 2:
         return "did not hold"
     return "inconclusive"
 
 
+def _one_sided(baseline: np.ndarray, design: np.ndarray, predicted: float) -> tuple[float, float]:
+    """Two-sided-equivalent p-values (2 x one-sided, capped at 1) of the two claims a verdict
+    makes, from Welch's statistic oriented so the prediction is positive: *held* (shift > 0) and
+    *did not hold* (shift < half the prediction, in the g units of ``hedges_g``: noncentrality
+    |predicted| / 2 x pooled SD / (J x SE)). Each is < .05 exactly when the 95% interval of g
+    excludes 0 on the predicted side / lies below half the prediction."""
+    from scipy import stats as scipy_stats
+
+    from engine.stats.guards import hedges_j, welch
+
+    test = welch(design, baseline)
+    if not math.isfinite(test["t"]) or not math.isfinite(predicted) or predicted == 0:
+        return float("nan"), float("nan")
+    sign = 1.0 if predicted > 0 else -1.0
+    t, df = sign * test["t"], test["df"]
+    n1, n2 = len(design), len(baseline)
+    pooled = math.sqrt(((n1 - 1) * design.var(ddof=1) + (n2 - 1) * baseline.var(ddof=1)) / (n1 + n2 - 2))
+    ncp = abs(predicted) / 2 * pooled / (hedges_j(n1 + n2 - 2) * test["se"])
+    held = min(1.0, 2 * float(scipy_stats.t.sf(t, df)))
+    not_held = min(1.0, 2 * float(scipy_stats.nct.cdf(t, df, ncp)))
+    return held, not_held
+
+
 def verify(features: pd.DataFrame, baseline: str, design: str, prediction: pd.DataFrame,
            targets: Sequence[str], *, seed: int = 0) -> pd.DataFrame:
-    """Measured shift of each target feature, its bootstrap CI, verdict and needed N."""
+    """Measured shift of each target feature, its interval, verdict, reason and needed N.
+
+    A feature gets **held** / **did not hold** only with ``MIN_SESSIONS_TO_VERIFY`` (5) or more
+    sessions of each design (``engine.stats.guards``); otherwise **inconclusive** with the
+    reason. Shift: Hedges' g (design - baseline) with its 95% CI from Welch's statistic
+    (``INTERVAL``; shown from 3 sessions a side). Several features: Holm's adjustment
+    (``MULTIPLICITY``), columns ``p_held_holm`` and ``p_not_held_holm``. ``seed`` is kept for
+    the signature (no resampling is done).
+    """
+    from engine.stats.guards import (MIN_GROUPS_FOR_INTERVAL, MIN_SESSIONS_TO_VERIFY, VERIFY_ALPHA, hedges_g,
+                                     holm)
+
     rows = []
     for feature in targets:
         a = features.loc[features["design"] == baseline, feature].dropna().to_numpy(float)
         b = features.loc[features["design"] == design, feature].dropna().to_numpy(float)
         predicted_row = prediction[(prediction["design"] == design) & (prediction["feature"] == feature)]
         predicted = float(predicted_row["predicted"].iloc[0]) if len(predicted_row) else float("nan")
-        shift, low, high = bootstrap_shift(a, b, seed=seed)
         pooled = float(np.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)) if len(a) > 1 and len(b) > 1 else float("nan")
-        outcome = verdict(predicted, low, high)
+        shown = min(len(a), len(b)) >= MIN_GROUPS_FOR_INTERVAL
+        g = hedges_g(b, a) if shown else {"g": float("nan"), "g_low": float("nan"), "g_high": float("nan"),
+                                          "p": float("nan")}
+        enough = min(len(a), len(b)) >= MIN_SESSIONS_TO_VERIFY
+        p_held, p_not = _one_sided(a, b, predicted) if enough else (float("nan"), float("nan"))
         rows.append({"feature": feature, "n_baseline": len(a), "n_design": len(b),
                      "baseline_mean": float(a.mean()) if len(a) else np.nan,
                      "design_mean": float(b.mean()) if len(b) else np.nan, "observed_sd": pooled,
-                     "predicted": predicted, "measured": shift, "ci_low": low, "ci_high": high,
-                     "verdict": outcome,
-                     "n_needed_per_design": needed_n(predicted, pooled) if outcome == "inconclusive" else None})
-    return pd.DataFrame(rows)
+                     "predicted": predicted, "measured": g["g"], "ci_low": g["g_low"], "ci_high": g["g_high"],
+                     "p": g["p"], "p_held": p_held, "p_not_held": p_not, "enough": enough})
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table["p_held_holm"] = holm(table["p_held"])
+    table["p_not_held_holm"] = holm(table["p_not_held"])
+    verdicts, reasons, needed = [], [], []
+    m = int(table["p_held"].notna().sum())
+    for row in table.itertuples():
+        n_for_power = needed_n(row.predicted, row.observed_sd)
+        if not row.enough:
+            outcome = "inconclusive"
+            reason = (f"too few sessions: {row.n_baseline} and {row.n_design}; at least {MIN_SESSIONS_TO_VERIFY} "
+                      "per design are needed for a verdict")
+            if n_for_power:
+                reason += f", about {n_for_power} per design for 80% power"
+        elif not math.isfinite(row.predicted) or row.predicted == 0:
+            outcome, reason = "inconclusive", "no predicted shift to check"
+        elif row.p_held_holm < VERIFY_ALPHA:
+            outcome = "held"
+            reason = "the 95% interval excludes 0 on the predicted side" + (
+                f" (Holm-adjusted over {m} features: p = {row.p_held_holm:.3g})" if m > 1 else "")
+        elif row.p_not_held_holm < VERIFY_ALPHA:
+            outcome = "did not hold"
+            reason = "the 95% interval lies below half the predicted shift" + (
+                f" (Holm-adjusted over {m} features: p = {row.p_not_held_holm:.3g})" if m > 1 else "")
+        else:
+            outcome = "inconclusive"
+            alone = verdict(row.predicted, row.ci_low, row.ci_high)
+            if alone != "inconclusive" and m > 1:
+                reason = (f"alone its interval says {alone}, but not after Holm's adjustment over {m} features "
+                          f"(adjusted p = {min(row.p_held_holm, row.p_not_held_holm):.3g})")
+            else:
+                reason = "the 95% interval spans 0 and half the predicted shift"
+            if n_for_power:
+                reason += f"; about {n_for_power} sessions per design would be needed"
+        verdicts.append(outcome)
+        reasons.append(reason)
+        needed.append(n_for_power if outcome == "inconclusive" else None)
+    table["verdict"] = verdicts
+    table["reason"] = reasons
+    table["n_needed_per_design"] = pd.Series(needed, dtype=object)
+    return table.drop(columns=["enough"])
 
 
 def overall_verdict(table: pd.DataFrame) -> str:
-    """held if every target feature held; did not hold if any did not; else inconclusive."""
+    """held if every target feature held; did not hold if any did not (each after Holm's
+    adjustment, ``MULTIPLICITY``); else inconclusive."""
     verdicts = list(table["verdict"])
     if verdicts and all(v == "held" for v in verdicts):
         return "held"
@@ -364,7 +451,8 @@ def run_pilot_study(out: str | Path, *, model: str = "local", budget: str = "sma
     out = Path(out)
     started = time.monotonic()
     pilot_designs = [baseline] + [d for d in spec.pilot_designs if d != baseline]
-    pilot_grid = stage_grid(spec, pilot_designs, model=model, seed=seed, replicates=spec.replicates,
+    pilot_grid = stage_grid(spec, pilot_designs, model=model, seed=seed,
+                            replicates={d: spec.pilot_replicates(d, baseline) for d in pilot_designs},
                             name="pilot", base_url=base_url, api_key_env=api_key_env)
     candidates = [d for d in spec.designs if d != baseline]
     pilot_line, pilot_budget = plan_text(pilot_grid, "1. pilot")
@@ -456,10 +544,13 @@ def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baselin
     base_rows.attrs["embedding_model"] = base_rows["embedding_model"].iloc[0] if len(base_rows) else None
     diagnosis = diagnose(base_rows, reference)
     needs = {f: d for f, d in (_deficits(diagnosis) or CREATIVITY_DIRECTION).items()}
+    targets_from = ("flagged deficits" if _deficits(diagnosis) else
+                    "no deficit flagged: the five Table 23 features" if diagnosis.diagnosed else
+                    f"{too_few_sessions_text(diagnosis.n_pilot)}: the five Table 23 features")
     report["diagnosis"] = {"text": diagnosis.to_text(), "flags": diagnosis.flags, "n": diagnosis.n_pilot,
-                           "evidence": _records(diagnosis.evidence),
-                           "targets": needs, "targets_from": "flagged deficits" if _deficits(diagnosis)
-                           else "no deficit flagged: the five Table 23 features"}
+                           "diagnosed": diagnosis.diagnosed, "caution": diagnosis.caution,
+                           "length_note": diagnosis.length_note, "evidence": _records(diagnosis.evidence),
+                           "targets": needs, "targets_from": targets_from}
 
     # 3. prediction (cached: depends only on the reference, the baseline and the targets)
     prediction_file = out / "prediction.json"
@@ -471,15 +562,20 @@ def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baselin
         prediction = predict_shifts(reference, baseline, candidates, list(needs))
         _atomic_write_text(prediction_file, json.dumps({"key": key, "rows": _records(prediction)}))
     recommended, scores = recommend(prediction, needs)
+    withheld = None
+    if not diagnosis.diagnosed:  # no recommendation without a diagnosis; the best candidate is still checked
+        withheld, recommended = recommended, None
     observed = []
     for design in candidates:
         if (pilot["design"] == design).any():
             for feature in needs:
-                shift = standardised_shift(pilot.loc[pilot["design"] == baseline, feature].dropna().to_numpy(float),
-                                           pilot.loc[pilot["design"] == design, feature].dropna().to_numpy(float))
-                observed.append({"design": design, "feature": feature, "pilot_shift": shift})
+                a = pilot.loc[pilot["design"] == baseline, feature].dropna().to_numpy(float)
+                b = pilot.loc[pilot["design"] == design, feature].dropna().to_numpy(float)
+                shift = standardised_shift(a, b) if min(len(a), len(b)) >= 2 else float("nan")
+                observed.append({"design": design, "feature": feature, "pilot_shift": shift,
+                                 "n_baseline": len(a), "n_design": len(b)})
     report["prediction"] = {"rows": _records(prediction), "scores": scores, "recommended": recommended,
-                            "pilot_observed": observed}
+                            "withheld": withheld, "pilot_observed": observed}
     timings["diagnosis_prediction_s"] = round(time.monotonic() - t0, 1)
 
     # 4. verification on fresh sessions (another seed, another folder): the recommended
@@ -502,11 +598,16 @@ def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baselin
         table = verify(fresh, baseline, checked, prediction, list(needs), seed=seed)
         timings["verification_s"] = round(time.monotonic() - t0, 1)
         report["verification"] = {"design": checked, "recommended": recommended is not None,
-                                  "rows": _records(table)}
+                                  "rows": _records(table), "interval": INTERVAL, "multiplicity": MULTIPLICITY}
         report["verdict"] = overall_verdict(table)
-        why = "" if recommended else (f"No candidate is predicted to move the targets the needed way: keep "
-                                      f"{baseline}. Checked instead: the prediction for {checked}, the "
-                                      f"best-scoring candidate. ")
+        if recommended:
+            why = ""
+        elif not diagnosis.diagnosed:
+            why = (f"No recommendation: {too_few_sessions_text(diagnosis.n_pilot)}. Checked instead: the "
+                   f"prediction for {checked}, the best-scoring candidate on the five Table 23 features. ")
+        else:
+            why = (f"No candidate is predicted to move the targets the needed way: keep {baseline}. Checked "
+                   f"instead: the prediction for {checked}, the best-scoring candidate. ")
         report["verdict_text"] = why + verdict_text(report["verdict"], checked, baseline, table)
     timings["total_s"] = round(time.monotonic() - started, 1)
     report["timings"] = timings
@@ -515,17 +616,28 @@ def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baselin
     return PilotStudy(out, report)
 
 
+def recommended_text(report: dict) -> str:
+    """The "Recommended:" line of the CLI and the report."""
+    prediction, diagnosis = report["prediction"], report["diagnosis"]
+    if prediction.get("recommended"):
+        return str(prediction["recommended"])
+    if diagnosis.get("diagnosed") is False:
+        return f"none ({too_few_sessions_text(diagnosis['n'])})"
+    return f"keep {report['baseline']}"
+
+
 def verdict_text(overall: str, design: str, baseline: str, table: pd.DataFrame) -> str:
     parts = []
     for row in table.itertuples():
-        extra = f"; about {row.n_needed_per_design} sessions per design would be needed" \
-            if row.verdict == "inconclusive" and row.n_needed_per_design else ""
-        parts.append(f"{row.feature}: predicted {row.predicted:+.2f} SD, measured {row.measured:+.2f} SD "
-                     f"[{row.ci_low:+.2f}, {row.ci_high:+.2f}] on {row.n_baseline} + {row.n_design} sessions: "
-                     f"{row.verdict}{extra}")
+        measured = ("no interval" if not math.isfinite(row.measured) else
+                    f"measured {row.measured:+.2f} SD" + (f" [{row.ci_low:+.2f}, {row.ci_high:+.2f}]"
+                                                          if math.isfinite(row.ci_low) else ""))
+        parts.append(f"{row.feature}: predicted {row.predicted:+.2f} SD, {measured} on {row.n_baseline} + "
+                     f"{row.n_design} sessions: {row.verdict} ({row.reason})")
     head = {"held": "The prediction held", "did not hold": "The prediction did not hold",
             "inconclusive": "Inconclusive at this N"}[overall]
-    return f"{head} ({design} vs {baseline}). " + " | ".join(parts)
+    many = f" {MULTIPLICITY}" if len(table) > 1 else ""
+    return f"{head} ({design} vs {baseline}). " + " | ".join(parts) + many
 
 
 def _deficits(diagnosis) -> dict[str, int]:
@@ -573,16 +685,19 @@ def report_html(report: dict) -> str:
              "release (additive task + model + discussion fit, HC3 95% CI; range of per-model simple effects).</p>",
              _table_html(report["prediction"]["rows"], ["design", "feature", "predicted", "ci_low", "ci_high",
                                                         "model_low", "model_high", "n_models", "n", "note"]),
-             f"<p>Recommended: {e(str(report['prediction']['recommended'] or 'keep ' + report['baseline']))}; "
+             f"<p>Recommended: {e(recommended_text(report))}; "
              f"verified: {e(str(report['prediction'].get('checked')))}; scores "
              f"{e(json.dumps(report['prediction']['scores']))}</p>",
-             "<h3>Shifts seen in the pilot itself (descriptive, small N)</h3>",
-             _table_html(report["prediction"]["pilot_observed"], ["design", "feature", "pilot_shift"])]
+             "<h3>Shifts seen in the pilot itself (descriptive, small N: no interval, no verdict)</h3>",
+             _table_html(report["prediction"]["pilot_observed"],
+                         ["design", "feature", "pilot_shift", "n_baseline", "n_design"])]
     if report.get("verification"):
         parts += ["<h2>Verification on fresh sessions</h2>",
+                  f"<p>{e(INTERVAL)}. {e(MULTIPLICITY)}</p>",
                   _table_html(report["verification"]["rows"],
                               ["feature", "n_baseline", "n_design", "baseline_mean", "design_mean", "predicted",
-                               "measured", "ci_low", "ci_high", "verdict", "n_needed_per_design"])]
+                               "measured", "ci_low", "ci_high", "p_held_holm", "p_not_held_holm", "verdict",
+                               "reason", "n_needed_per_design"])]
     parts.append(f"<h2>Verdict: {e(report['verdict'])}</h2><p>{e(report['verdict_text'])}</p>")
     parts.append(f"<p>Timings (s): {e(json.dumps(report.get('timings', {})))}</p>")
     style = "table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;font:13px sans-serif}"

@@ -105,8 +105,10 @@ def test_colour_bar_and_legend_do_not_overlap():
     fig = charts.trajectory_paths(points, ["a"])
     bar = next(t for t in fig.data if t.marker.showscale).marker.colorbar
     legend = fig.layout.legend
-    # colour bar right of the plot area (x >= 1), legend below it (y < 0): disjoint regions
-    assert bar.x >= 1 and legend.orientation == "h" and legend.y < 0
+    # colour bar right of the plot area (x >= 1), legend at the figure's bottom edge, under the
+    # plot and its axis title (y = 0 of the container, anchored by its bottom): disjoint regions
+    assert bar.x >= 1 and legend.orientation == "h" and legend.yref == "container"
+    assert legend.y == 0 and legend.yanchor == "bottom"
 
 
 def test_figure_4_pair_shares_axes():

@@ -116,14 +116,24 @@ def test_diagnose_writes_json(capsys, tmp_path):
 
     reference = load_reference(RELEASE).dropna(subset=list(FEATURE_NAMES))
     pilot = tmp_path / "pilot.csv"
-    reference.sort_values("global_coherence").tail(4)[list(FEATURE_NAMES)].to_csv(pilot, index=False)
+    reference.sort_values("global_coherence").tail(5)[list(FEATURE_NAMES)].to_csv(pilot, index=False)
     out = tmp_path / "diagnosis.json"
     assert main(["analyze", "diagnose", "--pilot", str(pilot), "--reference", str(RELEASE), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "based on 4 pilot conversations" in printed
+    assert "based on 5 pilot conversations" in printed
     payload = json.loads(out.read_text())
-    assert payload["n_pilot"] == 4 and "high_global_coherence" in payload["flags"]
+    assert payload["n_pilot"] == 5 and "high_global_coherence" in payload["flags"]
     assert payload["same_embedding"] is False  # a plain CSV records no embedding model
+    # no lengths in a plain CSV: the length-dependent features are not compared, and it says so
+    assert "path length, max distance, revisit score, topic switching rate grow with a conversation's length" \
+        in printed and not any(f.endswith("path_length") for f in payload["flags"])
+    # four sessions: the raw numbers only, no flag and no recommendation
+    reference.sort_values("global_coherence").tail(4)[list(FEATURE_NAMES)].to_csv(pilot, index=False)
+    assert main(["analyze", "diagnose", "--pilot", str(pilot), "--reference", str(RELEASE), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    payload = json.loads(out.read_text())
+    assert payload["flags"] == [] and payload["diagnosed"] is False
+    assert "Too few sessions to diagnose (4 of 5)" in printed and "Recommendation" not in printed
 
 
 @needs_release

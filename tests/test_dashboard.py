@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
+from scipy import special
+from scipy import stats as scipy_stats
 from streamlit.testing.v1 import AppTest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,16 +117,25 @@ def test_sidebar_filters_reach_every_page(runs_root, release):
 
 def test_llm_vs_human_effect_sizes(runs_root, release):
     at = open_page("llm_vs_human")
-    table = next(d.value for d in at.dataframe if "d" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "g" in d.value.columns)
     row = table.set_index("feature").loc["global_coherence"]
     llm = release.loc[release["source"] == "llm", "global_coherence"].dropna().to_numpy()
     human = release.loc[release["source"] == "human", "global_coherence"].dropna().to_numpy()
-    pooled = np.sqrt(((len(llm) - 1) * llm.var(ddof=1) + (len(human) - 1) * human.var(ddof=1))
-                     / (len(llm) + len(human) - 2))
-    d = (llm.mean() - human.mean()) / pooled
-    se = np.sqrt((len(llm) + len(human)) / (len(llm) * len(human)) + d ** 2 / (2 * (len(llm) + len(human))))
-    assert row["d"] == pytest.approx(d, abs=1e-4)
-    assert row["ci_low"] == pytest.approx(d - 1.959964 * se, abs=1e-4)
+    n1, n2 = len(llm), len(human)
+    pooled = np.sqrt(((n1 - 1) * llm.var(ddof=1) + (n2 - 1) * human.var(ddof=1)) / (n1 + n2 - 2))
+    j = np.exp(special.gammaln((n1 + n2 - 2) / 2) - special.gammaln((n1 + n2 - 3) / 2)) / np.sqrt((n1 + n2 - 2) / 2)
+    g = j * (llm.mean() - human.mean()) / pooled
+    assert row["g"] == pytest.approx(g, abs=1e-4)
+    welch = scipy_stats.ttest_ind(llm, human, equal_var=False)
+    se = np.sqrt(llm.var(ddof=1) / n1 + human.var(ddof=1) / n2)
+    # the CI bounds are noncentralities of Welch's t at its 97.5% and 2.5% points, in g units
+    assert scipy_stats.nct.cdf(welch.statistic, welch.df, row["ci_low"] * pooled / (j * se)) == pytest.approx(0.975, abs=2e-3)
+    assert scipy_stats.nct.cdf(welch.statistic, welch.df, row["ci_high"] * pooled / (j * se)) == pytest.approx(0.025, abs=2e-3)
+    assert row["welch_p"] == ("<0.001" if welch.pvalue < 0.001 else pytest.approx(welch.pvalue, abs=1e-4))
+    # no row where Welch's p and the interval of g disagree (convergence_ratio did: p < .001, d CI [-0.01, 0.22])
+    for _, other in table.iterrows():
+        p = 0.0 if str(other["welch_p"]).startswith("<") else float(other["welch_p"])
+        assert (p < 0.05) == (other["ci_low"] > 0 or other["ci_high"] < 0), other["feature"]
     assert row["llm_mean"] == pytest.approx(llm.mean(), abs=1e-4)
     # no ratings in the release: the page says so and shows the published Table 5
     assert any("No ratings" in i.value for i in at.info)
@@ -139,11 +150,11 @@ def test_design_levers_heatmap_matches_ols_r2(runs_root, release):
     z = decode(ours["data"][0]["z"]).astype(float)
     rows = list(ours["data"][0]["y"])
     columns = list(ours["data"][0]["x"])
-    assert columns == ["task", "task+discussion", "task+model", "additive", "interaction"]
+    assert columns == ["Task", "+Discussion", "+Model", "Additive", "Interaction"]  # as the paper heads them
     sample = trajectory_sample(release)
     assert len(sample) == 3574
-    formulas = {"task": "C(task)", "task+discussion": "C(task) + C(discussion)", "task+model": "C(task) + C(model)",
-                "additive": "C(task) + C(discussion) + C(model)", "interaction": "C(task) + C(discussion) * C(model)"}
+    formulas = {"Task": "C(task)", "+Discussion": "C(task) + C(discussion)", "+Model": "C(task) + C(model)",
+                "Additive": "C(task) + C(discussion) + C(model)", "Interaction": "C(task) + C(discussion) * C(model)"}
     for feature, label in (("global_coherence", "Global Coherence"), ("semantic_spread", "Semantic Spread")):
         for column, rhs in formulas.items():
             r2 = smf.ols(f"{feature} ~ {rhs}", data=sample).fit().rsquared

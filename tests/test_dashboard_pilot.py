@@ -119,8 +119,11 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     x = dots["x"]
     x = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"])) if isinstance(x, dict) else x
     assert list(x) == pytest.approx(evidence["percentile"].tolist())
-    assert any(m.value.startswith("**Recommendation**") for m in at.markdown)
-    assert at.text[0].value  # the verdict itself, shown as plain text
+    # two sessions: the raw numbers, the caution in full view, no flag and no recommendation
+    assert any("**Recommendation:** none (too few sessions to diagnose (2 of 5))" in m.value for m in at.markdown)
+    assert any(w.value.startswith("Too few sessions to diagnose \\(2 of 5\\)") for w in at.warning)
+    assert set(evidence["flag"]) == {"not assessed"}
+    assert at.text[0].value
     # MiniLM pilot against the release's Qwen3 features: percentiles only, said on the page
     assert any("switched to percentile ranks within the reference by itself" in t.value for t in at.text)
     assert evidence["z"].isna().all()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from streamlit.testing.v1 import AppTest
 
 from dashboard.figures.labels import readable_term
@@ -52,17 +53,34 @@ def test_regression_page_fits_the_trajectory_sample_on_local_runs(tmp_path, monk
     used = llm.dropna(subset=FEATURES + [outcome, "task"])
     every_llm = frame[frame["source"] == "llm"].dropna(subset=FEATURES + [outcome, "task"])
     assert len(used) < len(every_llm)  # the debates of paper B are not in it
-    shown = {m.label: m.value for m in at.metric}
-    assert shown["LLM: N"] == f"{len(used):,}"
+    # trajectory + task: 9 features, 5 task dummies and the intercept on 18 rows: refused
+    k = 1 + len(FEATURES) + used["task"].nunique() - 1
+    assert len(used) - k < 5
+    assert not at.error  # a refused fit is a guard, not a fault: a warning in place of the table
+    refused = [w.value.replace("\\", "") for w in at.warning]
+    assert any(f"fit refused: N − k = {len(used) - k} (N = {len(used)} rows, k = {k} estimated" in w for w in refused)
+    assert not any(m.label.endswith(": R²") for m in at.metric)
     assert any(f"trajectory sample (Tables 1, 20-26, 28): N = {len(llm):,}" in c.value for c in at.caption)
     ladder_n = next(d.value for d in at.dataframe if "LLM N" in d.value.columns).set_index("specification")
     assert ladder_n.loc["trajectory", "LLM N"] == len(llm.dropna(subset=FEATURES + [outcome]))
+    assert ladder_n.loc["trajectory", "LLM k"] == 1 + len(FEATURES)
+    assert bool(ladder_n.loc["trajectory", "LLM small sample"]) is True
+
+    # the features alone: N - k = 8, shown with the warning first and adjusted R² as the headline
+    at = _regression_page(lambda at: at.checkbox(key="reg_block_task").uncheck())
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["LLM (SmolLM2-135M): N"] == f"{len(used):,}"
+    z = lambda s: (s - s.mean()) / s.std(ddof=0)  # noqa: E731
+    fit = sm.OLS(z(used[outcome]), sm.add_constant(used[FEATURES].apply(z))).fit()
+    assert shown["LLM (SmolLM2-135M): adjusted R²"] == f"{100 * fit.rsquared_adj:.1f}%"
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any(w.startswith(f"LLM: warning: N = {len(used)} rows for k = 10 estimated coefficients") for w in warnings)
 
     def every_row(at):
         at.selectbox(key="reg_paper_sample").set_value("all")
 
     at = _regression_page(every_row)
-    assert {m.label: m.value for m in at.metric}["LLM: N"] == f"{len(every_llm):,}"
+    assert {m.label: m.value for m in at.metric}["LLM (SmolLM2-135M): N"] == f"{len(every_llm):,}"
 
 
 def test_regression_page_agrees_with_the_cli_on_the_release(tmp_path, monkeypatch, capsys):
@@ -79,7 +97,7 @@ def test_regression_page_agrees_with_the_cli_on_the_release(tmp_path, monkeypatc
     assert main(["analyze", "regress", "--metrics", str(release), "--outcome", outcome,
                  "--blocks", others + ",task"]) == 0
     printed = capsys.readouterr().out
-    n, r2 = re.search(r"N = ([\d,]+); R² ([\d.]+)", printed).groups()
+    n, r2 = re.search(r"N = ([\d,]+), k = 14, N − k = [\d,]+; R² ([\d.]+) \(adj\. R² [\d.]+\)", printed).groups()
     assert shown["LLM: N"] == n
     assert shown["LLM: R²"] == f"{100 * float(r2):.1f}%"
     printed_terms = re.findall(r"^\s*(Intercept|\w+|C\(task\)\[T\.\w+\])\s+(-?\d+\.\d{4})\s+\d",

@@ -27,7 +27,7 @@ def narrow_pilot(reference):
     """Real release conversations that are narrow and coherent (a stand-in for a pilot)."""
     chosen = reference[(reference.global_coherence > reference.global_coherence.quantile(0.8))
                        & (reference.max_distance < reference.max_distance.quantile(0.2))]
-    return chosen.head(6)[list(FEATURE_NAMES)].reset_index(drop=True)
+    return chosen.head(6)[[*FEATURE_NAMES, "n_turns"]].reset_index(drop=True)
 
 
 def test_evidence_numbers_by_hand(reference, narrow_pilot):
@@ -77,7 +77,7 @@ def test_different_embedding_uses_percentiles_and_says_so(reference, narrow_pilo
     assert result.evidence["z"].isna().all()
     text = result.to_text()
     assert "not comparable across embedding models" in text and "as asked" in text
-    assert "based on 2 pilot conversations" in text and "very small pilot" in text
+    assert "based on 2 pilot conversations" in text and "too few sessions to diagnose (2 of 5)" in text.lower()
 
 
 def test_bad_input(reference):
@@ -119,7 +119,7 @@ def test_verdict_is_refused_when_the_evidence_does_not_support_it():
             row.update(global_coherence=rng.normal(mean, 0.02), model=model, discussion=discussion)
             rows.append(row)
     reference = pd.DataFrame(rows)
-    pilot = pd.DataFrame([{**reference[list(FEATURE_NAMES)].median().to_dict(), "global_coherence": 0.9}] * 3)
+    pilot = pd.DataFrame([{**reference[list(FEATURE_NAMES)].median().to_dict(), "global_coherence": 0.9}] * 5)
     result = diagnose(pilot, reference)
     recommendation = result.recommendation
     assert recommendation["deficits"] == {"global_coherence": -1}
@@ -131,14 +131,16 @@ def test_verdict_is_refused_when_the_evidence_does_not_support_it():
 
 # -- embedding models and flags --------------------------------------------------------------
 def synthetic_reference(n=200):
-    """n conversations whose every feature takes the values 1..n (each column its own order)."""
+    """n conversations of 30 turns whose every feature takes the values 1..n (each column its own order)."""
     rng = np.random.default_rng(0)
-    return pd.DataFrame({name: rng.permutation(np.arange(1, n + 1, dtype=float)) for name in FEATURE_NAMES})
+    frame = pd.DataFrame({name: rng.permutation(np.arange(1, n + 1, dtype=float)) for name in FEATURE_NAMES})
+    return frame.assign(n_turns=30)
 
 
-def pilot_at(values):
-    """One pilot conversation at the median (100.5 -> 50th percentile) except ``values``."""
-    return pd.DataFrame([{name: values.get(name, 100.5) for name in FEATURE_NAMES}])
+def pilot_at(values, n=5, turns=30):
+    """``n`` identical pilot conversations of ``turns`` turns at the median (100.5 -> 50th
+    percentile) except ``values``."""
+    return pd.DataFrame([{**{name: values.get(name, 100.5) for name in FEATURE_NAMES}, "n_turns": turns}] * n)
 
 
 @pytest.mark.parametrize("feature", ["local_coherence", "global_coherence"])
@@ -218,3 +220,44 @@ def test_a_dataset_folder_pilot_brings_its_manifest_embedding_model():
     pilot = load_pilot(folder)
     assert pilot.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
     assert "all-MiniLM-L6-v2" in pilot.description
+
+
+# -- what a pilot can carry ------------------------------------------------------------------
+def test_too_few_sessions_give_the_raw_numbers_and_no_recommendation():
+    # 2 sessions at the 99.75th percentile of global coherence (a deficit with 5 sessions)
+    few = diagnose(pilot_at({"global_coherence": 200.0}, n=2), synthetic_reference(), same_embedding=True)
+    assert few.n_pilot == 2 and not few.diagnosed
+    assert few.flags == [] and few.recommendation["structure"] is None
+    assert few.recommendation["summary"] == "none: too few sessions to diagnose (2 of 5)"
+    assert set(few.evidence["flag"]) == {"not assessed"}
+    row = few.evidence.set_index("feature").loc["global_coherence"]
+    assert row["pilot_mean"] == 200.0 and row["percentile"] == pytest.approx(99.75)  # raw numbers kept
+    text = few.to_text()
+    assert "Too few sessions to diagnose (2 of 5)" in text and "Recommendation" not in text
+    enough = diagnose(pilot_at({"global_coherence": 200.0}, n=5), synthetic_reference(), same_embedding=True)
+    assert enough.diagnosed and enough.flags == ["high_global_coherence"]
+
+
+def test_length_dependent_features_are_compared_with_conversations_of_similar_length():
+    # reference: 200 conversations of 30 turns (path length 1..200) and 40 of 3 turns
+    # (path length 0.01..0.40); a 3-turn pilot at 0.205 is the median of the short ones
+    long = synthetic_reference()
+    short = synthetic_reference(40).assign(n_turns=3, path_length=np.arange(1, 41) / 100)
+    reference = pd.concat([long, short], ignore_index=True)
+    pilot = pilot_at({"path_length": 0.205}, turns=3)
+    result = diagnose(pilot, reference, same_embedding=True)
+    row = result.evidence.set_index("feature").loc["path_length"]
+    # 20 of the 40 short ones below 0.205 -> 50th percentile, typical; against all 240 it was 8.3
+    assert row["percentile"] == pytest.approx(50.0) and row["flag"] == "typical"
+    assert row["compared_with"] == "40 of similar length"
+    assert "low_path_length" not in result.flags
+    assert "compared with the 40 reference conversations of the compared rows of similar length (2-4 turns" \
+        in result.to_text()
+    # no reference conversation that short: not compared, never flagged, and said so
+    alone = diagnose(pilot, long, same_embedding=True)
+    row = alone.evidence.set_index("feature").loc["path_length"]
+    assert row["flag"] == "not compared" and "low_path_length" not in alone.flags
+    assert "fewer than 20 reference conversations have 2-4 turns" in alone.to_text()
+    # a feature that does not grow with length is compared with every reference conversation
+    assert alone.evidence.set_index("feature").loc["global_coherence", "compared_with"] == \
+        "200 reference conversations"

@@ -171,13 +171,13 @@ def test_effect_size_interval_agrees_with_welch_p():
     b = rng.normal(0, 1, 60)
     b = 0.01 * (b - b.mean()) / b.std(ddof=1)  # mean 0, SD 0.01
     result = guards.hedges_g(a, b)
-    assert result["welch_p"] < 0.001
+    assert result["p"] < 0.001
     assert result["g_low"] > 0
     for seed in range(40):
         r = np.random.default_rng(seed)
         x, y = r.normal(r.uniform(-1, 1), r.uniform(0.2, 2), r.integers(2, 12)), r.normal(0, r.uniform(0.2, 2), r.integers(2, 12))
         out = guards.hedges_g(x, y)
-        assert (out["welch_p"] < 0.05) == (out["g_low"] > 0 or out["g_high"] < 0), seed
+        assert (out["p"] < 0.05) == (out["g_low"] > 0 or out["g_high"] < 0), seed
 
 
 def test_holm_matches_statsmodels():

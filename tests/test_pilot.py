@@ -14,8 +14,11 @@ import pytest
 
 from engine.features import FEATURE_NAMES
 from engine.llm import ScriptedBackend
-from engine.pilot import (BUDGETS, bootstrap_shift, needed_n, overall_verdict, predict_shifts,
-                          run_pilot_study, verdict, verify)
+from scipy import stats as scipy_stats
+from statsmodels.stats.multitest import multipletests
+
+from engine.pilot import (BUDGETS, needed_n, overall_verdict, predict_shifts, run_pilot_study, verdict,
+                          verify)
 
 
 def test_verdict_rule_by_hand():
@@ -64,11 +67,59 @@ def test_each_verdict_from_constructed_shifts(shift, n, expected):
         assert row["n_needed_per_design"] is None or np.isnan(row["n_needed_per_design"])
 
 
-def test_bootstrap_point_is_the_standardised_difference():
-    a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.array([3.0, 4.0, 5.0, 6.0])
-    point, low, high = bootstrap_shift(a, b)
-    assert point == pytest.approx(2.0 / np.std(a, ddof=1))  # equal SDs: pooled = each SD
-    assert low < point < high
+def exact(n, mean, seed):
+    """n values with exactly this mean and SD 1."""
+    x = np.random.default_rng(seed).normal(0, 1, n)
+    return mean + (x - x.mean()) / x.std(ddof=1)
+
+
+def separated(n, shift=-5.0, features=("global_coherence",)):
+    """Baseline at 0 and design at ``shift`` SD, each with SD 1, for every feature."""
+    frame = pd.DataFrame({"design": ["open"] * n + ["iterative"] * n})
+    for position, feature in enumerate(features):
+        frame[feature] = np.concatenate([exact(n, 0.0, 10 + position), exact(n, shift, 20 + position)])
+    return frame
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_clear_separation_on_too_few_sessions_is_inconclusive(n):
+    # 5 SD apart: the old bootstrap said "held" from 2 and from 3 sessions per design
+    row = verify(separated(n), "open", "iterative", PREDICTION, ["global_coherence"]).iloc[0]
+    assert row["verdict"] == "inconclusive"
+    assert row["reason"].startswith(f"too few sessions: {n} and {n}; at least 5 per design are needed")
+    assert f"about {math.ceil(2 * (1.959964 + 0.841621) ** 2 / 0.6 ** 2)} per design" in row["reason"]
+    if n < 3:  # no interval at all below 3 sessions a side
+        assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
+
+
+@pytest.mark.parametrize("n", [5, 12])
+def test_clearly_separated_sessions_hold_from_five_per_design(n):
+    table = verify(separated(n), "open", "iterative", PREDICTION, ["global_coherence"])
+    row = table.iloc[0]
+    assert row["verdict"] == "held" and overall_verdict(table) == "held"
+    # Hedges' g and Welch's p checked independently
+    j = math.exp(math.lgamma((2 * n - 2) / 2) - math.lgamma((2 * n - 3) / 2)) / math.sqrt((2 * n - 2) / 2)
+    assert row["measured"] == pytest.approx(j * -5.0)
+    welch = scipy_stats.ttest_ind(exact(n, -5.0, 20), exact(n, 0.0, 10), equal_var=False)
+    assert row["p"] == pytest.approx(welch.pvalue) and row["ci_high"] < 0
+
+
+def test_several_features_are_judged_after_holms_adjustment():
+    # three features, each 12 vs 12 with SD 1 and a shift whose two-sided Welch p is 0.03:
+    # alone each interval excludes 0 (held); Holm over three: 3 x 0.03 = 0.09 -> inconclusive
+    n, features = 12, ("global_coherence", "semantic_spread", "path_length")
+    shift = -scipy_stats.t.ppf(1 - 0.03 / 2, 2 * n - 2) * math.sqrt(2 / n)
+    data = separated(n, shift, features)
+    prediction = pd.DataFrame([{"design": "iterative", "feature": f, "predicted": -0.6} for f in features])
+    one = verify(data, "open", "iterative", prediction, features[:1]).iloc[0]
+    assert one["p"] == pytest.approx(0.03) and one["verdict"] == "held"
+    table = verify(data, "open", "iterative", prediction, list(features))
+    p_one_sided = [scipy_stats.ttest_ind(data.loc[data.design == "iterative", f], data.loc[data.design == "open", f],
+                                         equal_var=False, alternative="less").pvalue for f in features]
+    expected = multipletests(np.minimum(1, 2 * np.array(p_one_sided)), method="holm")[1]
+    assert table["p_held_holm"].to_numpy() == pytest.approx(expected) and expected == pytest.approx([0.09] * 3)
+    assert set(table["verdict"]) == {"inconclusive"} and overall_verdict(table) == "inconclusive"
+    assert all("not after Holm's adjustment over 3 features" in r for r in table["reason"])
 
 
 def synthetic_reference(n_per_cell=12, seed=0):
@@ -146,10 +197,17 @@ def test_whole_study_on_a_scripted_backend_resumes_without_calls(tmp_path, monke
     report = study.report
     assert lines[0].startswith("Plan") and "chat calls" in lines[1]
     assert report["pilot"]["by_design"] == {"creative_mad": 2, "iterative": 2, "open": 2}
-    assert report["prediction"]["recommended"] in ("iterative", "instructed")
-    assert report["verdict"] in ("held", "did not hold", "inconclusive")
+    # 2 baseline sessions: no diagnosis, so no recommendation; the best candidate is still checked
+    assert report["diagnosis"]["diagnosed"] is False and report["diagnosis"]["flags"] == []
+    assert report["diagnosis"]["targets_from"].startswith("too few sessions to diagnose (2 of 5)")
+    assert report["prediction"]["recommended"] is None
+    assert report["prediction"]["withheld"] in ("iterative", "instructed")
+    assert report["prediction"]["checked"] == report["prediction"]["withheld"]
     rows = report["verification"]["rows"]
     assert all(r["n_baseline"] == 3 and r["n_design"] == 3 for r in rows)
+    assert report["verdict"] == "inconclusive"  # 3 + 3 fresh sessions: below the 5 a verdict needs
+    assert all(r["reason"].startswith("too few sessions: 3 and 3") for r in rows)
+    assert report["verdict_text"].startswith("No recommendation: too few sessions to diagnose (2 of 5)")
     page = (tmp_path / "report.html").read_text()
     assert "<h2>Verdict:" in page and "<script" not in page
     calls = len(backend.history)

@@ -27,8 +27,10 @@ def test_hand_worked_example():
     # pooled SD: sqrt((3 * 1.6667 + 2 * 4) / 5) = sqrt(2.6) ; d = (2.5 - 4) / 1.61245
     d, low, high = cohens_d(a, b)
     assert d == pytest.approx(-1.5 / np.sqrt(2.6))
-    se = np.sqrt(7 / 12 + d ** 2 / 14)
-    assert (low, high) == pytest.approx((d - 1.959964 * se, d + 1.959964 * se), rel=1e-6)
+    # the interval inverts the noncentral t of Student's statistic: t = d / sqrt(7/12), 5 df
+    t = d / np.sqrt(7 / 12)
+    assert scipy_stats.nct.cdf(t, 5, low / np.sqrt(7 / 12)) == pytest.approx(0.975, abs=1e-8)
+    assert scipy_stats.nct.cdf(t, 5, high / np.sqrt(7 / 12)) == pytest.approx(0.025, abs=1e-8)
     mean, lo, hi = mean_ci(a)
     assert mean == 2.5 and hi - mean == pytest.approx(3.182446 * np.sqrt(5 / 3) / 2, rel=1e-6)
 
@@ -107,3 +109,23 @@ def test_robustness_refuses_a_cluster_empty_for_one_group(ideas):
     df = ideas.assign(team=np.where(ideas.source == "llm", None, ideas.team))
     with pytest.raises(InputError, match="cluster column 'team' is empty for every 'llm' row"):
         group_effect_robustness(df, "creativity", cluster="team")
+
+
+def test_welch_p_and_the_intervals_on_its_row_agree():
+    # paper release, convergence_ratio: Welch p < .001 beside a pooled-SD d interval of
+    # [-0.01, 0.22]. Built the same way: a large group that varies much, a small one that
+    # varies little. Welch's test, the Welch difference interval and Hedges' g interval agree.
+    rng = np.random.default_rng(7)
+    a = rng.normal(0, 1, 3000)
+    a = 0.07 + (a - a.mean()) / a.std(ddof=1)
+    b = rng.normal(0, 1, 60)
+    b = 0.01 * (b - b.mean()) / b.std(ddof=1)
+    frame = pd.DataFrame({"source": ["llm"] * len(a) + ["human"] * len(b), "value": np.r_[a, b]})
+    row = group_comparison(frame, "value").iloc[-1]
+    welch = scipy_stats.ttest_ind(a, b, equal_var=False)
+    ci = welch.confidence_interval(0.95)
+    assert row["welch_p"] == pytest.approx(welch.pvalue) and row["welch_p"] < 0.001
+    assert (row["diff_ci_low"], row["diff_ci_high"]) == pytest.approx((ci.low, ci.high))
+    assert row["g_ci_low"] > 0 and row["hedges_g"] > row["g_ci_low"]
+    # Cohen's d's interval follows Student's test, whose p is above .05 here: it includes 0
+    assert row["student_p"] > 0.05 and row["d_ci_low"] < 0 < row["d_ci_high"]

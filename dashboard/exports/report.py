@@ -69,9 +69,11 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
             rows = samples.select(frame, name)
             table = compare(rows, list(features))
             if len(table):
-                items.append(ReportItem("LLM minus human: Cohen's d with 95% CI", table=table,
-                                        figure=charts.effect_size_forest(table), provenance=where,
-                                        caption=samples.sample(name).label(frame) + "; Welch's t-test."))
+                items.append(ReportItem("LLM minus human: Hedges' g with 95% CI", table=table,
+                                        figure=charts.effect_size_forest(
+                                            table, "Hedges' g (95% CI from Welch's statistic)", value="g",
+                                            x_title="Hedges' g (LLM − human)"), provenance=where,
+                                        caption=samples.sample(name).label(frame) + ". " + analyses.EFFECT_NOTE))
     if have.ratings:
         rated = frame.dropna(subset=list(have.ratings), how="all")
         items.append(ReportItem("Ratings by source", figure=charts.distributions_by_group(
@@ -82,12 +84,20 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
     except (InputError, KeyError):
         ours = None
     if ours is not None:
+        from engine.stats.guards import not_comparable
+        from engine.stats.manipulability import guard_lines
+
         dropped = "; ".join(f"factor {f} dropped: 1 level ({v})" for f, v in ours.attrs.get("dropped_factors", {}).items())
-        items.append(ReportItem(f"Manipulability (Table 24 layout), N = {ours.attrs['n']:,}", table=ours.round(1),
+        made_by = analyses.small_model(frame)
+        caveats = guard_lines(ours) + ([not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} "
+                                                       "conversations")] if made_by else [])
+        items.append(ReportItem(f"Manipulability (Table 24 layout), N = {ours.attrs['n']:,}"
+                                + (f" ({made_by})" if made_by else ""), table=ours.round(1),
                                 figure=charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
                                 provenance=f"{where}; LLM rows of paper A's trajectory sample, N = {ours.attrs['n']:,}",
                                 caption="R² (%) of each trajectory feature by design choices."
-                                        + (f" {dropped}." if dropped else "")))
+                                        + (f" {dropped}." if dropped else "")
+                                        + "".join(f" {line}." for line in caveats)))
     items.append(ReportItem("Paper A, Table 24 (R² %)", table=published_a.table24(), published=True,
                             provenance="paper A, Table 24 (N = 3,574 LLM conversations)",
                             figure=charts.percent_heatmap(published_a.table24(), "R² (%) published",
@@ -107,7 +117,9 @@ def shown_as_items(shown: dict) -> list[ReportItem]:
 
     Each is titled and labelled by the block heading it was shown under (``ui.ours`` /
     ``ui.published``): published blocks keep their paper-and-table heading, ours carry the
-    dataset, N and filters of the selection at the time. Never an internal widget key."""
+    dataset, N and filters of the selection at the time and, as caption, every caveat the page
+    showed before it (``ui.caveat``: small samples, refused fits, intervals, other models).
+    Never an internal widget key."""
     items = []
     for key, entry in shown.items():
         kind, page, value = entry[:3]
@@ -115,6 +127,7 @@ def shown_as_items(shown: dict) -> list[ReportItem]:
         heading = provenance.get("heading")
         is_published = bool(heading) and heading[0] == "published"
         block = heading[1] if heading else ""
+        paper = heading[2] if heading and heading[0] == "beside" and len(heading) > 2 else ""
         if kind == "figure":
             title = (value.layout.title.text or "") if value.layout.title else ""
             title = title or block or f"{page} figure"
@@ -129,9 +142,12 @@ def shown_as_items(shown: dict) -> list[ReportItem]:
             source = provenance.get("selection", "")
             if block and block != title:
                 source = f"{block}; {source}" if source else block
+            if paper:
+                source = f"{source}; beside published: {paper}"
+        caveats = [] if is_published else provenance.get("caveats", [])  # what the page said of the sample
         items.append(ReportItem(f"{page}: {title}", figure=value if kind == "figure" else None,
                                 table=value if kind == "table" else None, published=is_published,
-                                provenance=source, slug=export_slug(page, key)))
+                                provenance=source, slug=export_slug(page, key), caption=" ".join(caveats)))
     return _unique_titles(items)
 
 

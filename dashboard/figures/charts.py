@@ -86,7 +86,7 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
     n_rows = math.ceil(len(columns) / n_cols)
     fig = make_subplots(rows=n_rows, cols=min(n_cols, len(columns)),
                         subplot_titles=[_label(c) for c in columns], vertical_spacing=0.16 if n_rows > 1 else 0.12,
-                        horizontal_spacing=0.08)
+                        horizontal_spacing=0.11)
     groups = sorted(frame[group].dropna().astype(str).unique())
     looks = style.series_styles(groups, group)
     for position, column in enumerate(columns):
@@ -101,6 +101,7 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
         if score is not None:
             axis = "y" if position == 0 else f"y{position + 1}"
             style.score_axis(fig, axis, score, frame[column])
+            fig.update_layout({f"yaxis{position + 1 if position else ''}": dict(title_font=dict(size=11))})
     fig.update_xaxes(showticklabels=len(groups) <= 4)
     _layout(fig, title, height=max(340, 290 * n_rows))
     return fig
@@ -113,19 +114,19 @@ def _fill(look: style.Style) -> str:
     return f"rgba({r},{g},{b},0.35)"
 
 
-def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)") -> go.Figure:
-    """Forest plot of ``d`` with ``ci_low``/``ci_high`` per ``feature``."""
+def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)", value: str = "d",
+                       x_title: str = "Cohen's d (LLM − human)") -> go.Figure:
+    """Forest plot of ``value`` (default ``d``) with ``ci_low``/``ci_high`` per ``feature``."""
     if table.empty:
         return empty_figure("no effect sizes")
-    ordered = table.sort_values("d")
+    ordered = table.sort_values(value)
     fig = go.Figure(go.Scatter(
-        x=ordered["d"], y=[_label(f) for f in ordered["feature"]], mode="markers", name="LLM − human",
+        x=ordered[value], y=[_label(f) for f in ordered["feature"]], mode="markers", name="LLM − human",
         marker=dict(color=SOURCE_COLOURS["llm"], size=9),
-        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered["d"],
-                     arrayminus=ordered["d"] - ordered["ci_low"])))
+        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered[value],
+                     arrayminus=ordered[value] - ordered["ci_low"])))
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
-    return _layout(fig, title, xaxis_title="Cohen's d (LLM − human)", height=110 + 36 * len(ordered),
-                   showlegend=False)
+    return _layout(fig, title, xaxis_title=x_title, height=110 + 36 * len(ordered), showlegend=False)
 
 
 def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go.Figure:
@@ -188,13 +189,16 @@ def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
 
 def percent_heatmap(table: pd.DataFrame, title: str, colorscale: str = "Blues",
                     zmax: float | None = None, *, zmin: float = 0.0, colour_title: str = "R² %",
-                    digits: int = 1) -> go.Figure:
+                    digits: int = 1, column_labels: dict[str, str] | None = None) -> go.Figure:
     """Heatmap of a features × specifications table given in percent, values printed.
-    A diverging table (differences) passes ``zmin=-zmax`` and a diverging ``colorscale``."""
+    A diverging table (differences) passes ``zmin=-zmax`` and a diverging ``colorscale``;
+    ``column_labels`` names the columns as a paper prints them."""
     z = table.to_numpy(dtype=float)
     top = zmax if zmax is not None else float(np.nanmax(z)) if np.isfinite(z).any() else 1
+    names = column_labels or {}
     fig = go.Figure(go.Heatmap(
-        z=z, x=[str(c) for c in table.columns], y=[_label(str(i)) for i in table.index], colorscale=colorscale,
+        z=z, x=[names.get(str(c), str(c)) for c in table.columns], y=[_label(str(i)) for i in table.index],
+        colorscale=colorscale,
         zmin=zmin, zmax=top,
         text=[["–" if not np.isfinite(v) else f"{v:+.{digits}f}" if zmin < 0 else f"{v:.{digits}f}" for v in row]
               for row in z],
@@ -295,7 +299,7 @@ def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, look: style.Style, 
         fig.add_trace(go.Scatter(
             x=[path["x"].iloc[index]], y=[path["y"].iloc[index]], mode="markers+text",
             text=[label], textposition="top center", name=label, legendgroup=label,
-            showlegend=show_marks_legend,
+            showlegend=show_marks_legend, cliponaxis=False,
             marker=dict(symbol=symbol, size=16, color="#111", line=dict(width=2, color="#111")),
             hoverinfo="skip"), **where)
 
@@ -354,7 +358,7 @@ def trajectory_pair(points: pd.DataFrame, left: str, right: str, title: str = "T
             continue
         _add_path(fig, path, _short(cid, 40), looks[str(cid)], show_scale=col == 1,
                   show_marks_legend=col == 1, row=1, col=col)
-    x_range, y_range = shared_range(chosen["x"]), shared_range(chosen["y"])
+    x_range, y_range = shared_range(chosen["x"]), shared_range(chosen["y"], pad=0.14)  # room for start/end
     fig.update_xaxes(range=x_range, title="dimension 1")
     fig.update_yaxes(range=y_range)
     fig.update_yaxes(title="dimension 2", row=1, col=1)
@@ -467,6 +471,9 @@ def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None, x
     return _key(fig, labels)
 
 
+METRIC_NAMES = {"vendi": "Vendi Score", "div_bleu": "Div-BLEU", "score": "rubric score"}
+
+
 def rounds_lines(table: pd.DataFrame, metric: str, title: str | None = None) -> go.Figure:
     """Intra-session ``metric`` across debate rounds, one line per method or condition (mean
     over sessions), named by code."""
@@ -481,7 +488,7 @@ def rounds_lines(table: pd.DataFrame, metric: str, title: str | None = None) -> 
         fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=_plain(names[method]),
                                  line=style.line(look, width=2), marker=style.marker(look, size=8),
                                  hovertemplate="round %{x}: %{y:.3f}<extra>" + _plain(method) + "</extra>"))
-    _layout(fig, title or f"Intra-session {metric} across rounds", xaxis_title="round",
+    _layout(fig, title or f"Intra-session {METRIC_NAMES.get(metric, metric)} across rounds", xaxis_title="round",
             yaxis_title=metric, height=style.height_for_legend(400, names.values()))
     fig.update_xaxes(dtick=1)
     score = style.score_of(metric)
@@ -500,12 +507,18 @@ def quality_diversity_scatter(summary: pd.DataFrame, diversity: str, label: str,
         return empty_figure("no condition has both a quality and a diversity value")
     labels = [str(v) for v in points["condition"]]
     names, looks = style.condition_styles(labels)
+    score = style.score_of(diversity) or "vendi"
+    x_range = style.score_range(score, points[diversity], points[f"{diversity}_lo"], points[f"{diversity}_hi"])
+    alone = style.isolated(points[diversity], points["rubric"], x_span=x_range, y_span=(1.0, 10.0),
+                           distance=0.12)
     fig = go.Figure()
-    for _, row in points.iterrows():
+    for (_, row), labelled in zip(points.iterrows(), alone):
         look = looks[str(row["condition"])]
         fig.add_trace(go.Scatter(
-            x=[row[diversity]], y=[row["rubric"]], mode="markers+text", name=_plain(names[str(row["condition"])]),
-            text=[_plain(names[str(row["condition"])])], textposition="top right", textfont=dict(size=11),
+            x=[row[diversity]], y=[row["rubric"]], mode="markers+text" if labelled else "markers",
+            name=_plain(names[str(row["condition"])]),
+            text=[_plain(names[str(row["condition"])])] if labelled else None, textposition="top right",
+            textfont=dict(size=11),
             marker=style.marker(look, size=12, line=dict(width=1, color="#fff")),
             customdata=[_plain(row["condition"])], hovertemplate="%{customdata}<br>x %{x:.3f}, rubric %{y:.2f}"
                                                                  "<extra></extra>",
@@ -517,7 +530,6 @@ def quality_diversity_scatter(summary: pd.DataFrame, diversity: str, label: str,
         frontier = points[pareto.reindex(points.index).fillna(False).astype(bool)].sort_values(diversity)
         fig.add_trace(go.Scatter(x=frontier[diversity], y=frontier["rubric"], mode="lines",
                                  name="Pareto frontier", line=dict(color="black", dash="dot")))
-    score = style.score_of(diversity) or "vendi"
     _layout(fig, f"Rubric score vs {label} (95% CIs)", height=style.height_for_legend(460, names.values()))
     style.score_axis(fig, "x", score, points[diversity], points[f"{diversity}_lo"], points[f"{diversity}_hi"],
                      title=f"{label} ({'≥ 1' if score == 'vendi' else '0–1'})")
@@ -547,7 +559,7 @@ def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot si
     direction = evidence.get("creativity_direction", pd.Series(0, index=evidence.index))
     wanted = direction.map({1: "higher goes with creativity (Table 23)", -1: "lower goes with creativity (Table 23)"}
                            ).fillna("no significant Table 23 coefficient")
-    flagged = evidence["flag"].astype(str) != "typical"
+    flagged = evidence["flag"].astype(str).isin(["low", "high"])  # not "typical", "not compared", "not assessed"
     fig.add_trace(go.Scatter(
         y=labels, x=evidence["percentile"], mode="markers", name="pilot (mean percentile rank)",
         marker=dict(size=13, color=np.where(flagged, "#d55e00", "#0072b2"), line=dict(color="white", width=1)),

@@ -101,7 +101,10 @@ def legend_problems(fig) -> list[str]:
     y = legend.get("y", 1.0)
     x_anchor = legend.get("xanchor", "left" if x >= 1 else "auto")
     y_anchor = legend.get("yanchor", "auto")
-    container = legend.get("yref") == "container" or legend.get("xref") == "container"
+    # a legend placed on the figure (``yref: container``) at its bottom or top edge sits in the
+    # margin Plotly makes for it, outside the plot
+    container = legend.get("yref") == "container" and (
+        (y <= 0.05 and y_anchor in ("bottom", "auto")) or (y >= 0.95 and y_anchor in ("top", "auto")))
     below = y < 0 and y_anchor in ("top", "auto") or (y <= 0 and y_anchor == "top")
     above = y > 1 and y_anchor in ("bottom", "auto") or (y >= 1 and y_anchor == "bottom")
     right = x >= 1 and x_anchor in ("left", "auto")

@@ -33,14 +33,16 @@ from dashboard.figures import palette
 TEMPLATE = "plotly_white"
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif", size=13, color="#222")
 TITLE_SIZE = 15
-TITLE_WIDTH = 60  # characters per title line: fits a half-width column at 1024 px
+TITLE_WIDTH = 42  # characters per title line: fits a three-quarter-width chart at 1024 px (about 415 px)
 SHORT_NAME = 24  # a legend name longer than this is a sign the chart needs codes and a key
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "triangle-down", "star", "hexagon",
            "pentagon")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 PATTERNS = ("", "/", "\\", "x", ".", "-", "|", "+")
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0, bgcolor="rgba(255,255,255,0)",
-                    font=dict(size=12), itemsizing="constant", title=dict(text=""))
+# the legend at the bottom of the figure, under the x-axis title (``yref="container"``: the plot's
+# automatic margins make room for it, so it never overlaps tick labels, titles or data)
+LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
+                    bgcolor="rgba(255,255,255,0)", font=dict(size=12), itemsizing="constant", title=dict(text=""))
 
 
 @dataclass(frozen=True)
@@ -194,12 +196,15 @@ def finish(fig: go.Figure, title: str = "", *, height: int | None = None, legend
     """The house style: template, font, wrapped title, legend below the plot, margins that
     grow with what is outside the plot (automargin)."""
     title = wrap_title(title)
-    lines = title.count("<br>") + 1 if title else 0
+    # the title sits on the plot's top edge and grows upwards (Plotly cuts the first line of a
+    # multi-line title anchored to the figure's top); automargin makes room for it, and for the
+    # subplot titles under it when there are some
     fig.update_layout(
         template=TEMPLATE, font=FONT,
-        title=dict(text=title, font=dict(size=TITLE_SIZE), x=0, xanchor="left", xref="paper", y=1,
-                   yanchor="bottom", yref="paper", pad=dict(b=10), automargin=True),
-        margin=dict(l=60, r=30, t=40 + 20 * lines, b=60), hoverlabel=dict(align="left"),
+        title=dict(text=title, font=dict(size=TITLE_SIZE), x=0, xanchor="left", xref="container", y=1,
+                   yanchor="bottom", yref="paper", pad=dict(t=0, l=12, b=10 + _subplot_title_room(fig)),
+                   automargin=True),
+        margin=dict(l=60, r=30, t=20, b=20), hoverlabel=dict(align="left"),
         legend=LEGEND_BELOW if legend else None, showlegend=None if legend else False)
     if height is not None:
         fig.update_layout(height=height)
@@ -208,6 +213,16 @@ def finish(fig: go.Figure, title: str = "", *, height: int | None = None, legend
     fig.update_xaxes(automargin=True, title_standoff=8)
     fig.update_yaxes(automargin=True, title_standoff=8)
     return fig
+
+
+def _subplot_title_room(fig: go.Figure) -> int:
+    """Pixels the subplot titles of the top row take above the plot (0 without any)."""
+    top = [a for a in fig.layout.annotations or () if a.yref == "paper" and a.y is not None and a.y >= 0.99
+           and a.yanchor == "bottom"]
+    if not top:
+        return 0
+    lines = max(str(a.text or "").count("<br>") + 1 for a in top)
+    return 18 * lines + 6
 
 
 def legend_right(fig: go.Figure) -> go.Figure:
@@ -234,3 +249,21 @@ def height_for_legend(base: int, names, width_px: int = 450) -> int:
 
 def finite(values) -> list[float]:
     return [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+
+
+def isolated(x, y, *, x_span=None, y_span=None, distance: float = 0.09) -> list[bool]:
+    """For each point, True when no other point lies within ``distance`` (in fractions of the
+    axes' spans): those can carry a text label without it running into another one."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+
+    def scaled(values, span):
+        low, high = span if span is not None else (np.nanmin(values), np.nanmax(values))
+        width = (high - low) or 1.0
+        return (values - low) / width
+
+    if len(xs) < 2:
+        return [True] * len(xs)
+    points = np.stack([scaled(xs, x_span), scaled(ys, y_span)], axis=1)
+    gaps = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=2))
+    np.fill_diagonal(gaps, np.inf)
+    return list(gaps.min(axis=1) > distance)

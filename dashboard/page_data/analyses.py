@@ -16,8 +16,15 @@ from engine.features import FEATURE_NAMES
 from engine.stats.paper_tables import MIN_ROWS, constant_factors  # noqa: F401  (used by the pages)
 
 
+EFFECT_NOTE = ("LLM − human. Difference of means with Welch's 95% interval; Welch's t-test p; Hedges' g "
+               "(pooled SD, small-sample correction) with a 95% CI from the noncentral t of Welch's "
+               "statistic, so the p-value and both intervals agree (p < .05 exactly when they exclude 0).")
+
+
 def feature_comparison(frame: pd.DataFrame, columns: list[str], groups=("llm", "human")) -> pd.DataFrame:
-    """LLM minus human on each column: means, Welch p and Cohen's d with its 95% CI."""
+    """``groups[0]`` minus ``groups[1]`` on each column: means, the Welch difference interval,
+    Welch p, and Hedges' g (``g``) with its CI (``ci_low``, ``ci_high``) from Welch's statistic
+    (``engine.stats.guards``; ``EFFECT_NOTE`` says so on the page and in exports)."""
     rows = []
     for column in columns:
         try:
@@ -30,8 +37,10 @@ def feature_comparison(frame: pd.DataFrame, columns: list[str], groups=("llm", "
                      f"{groups[0]}_mean": overall[f"{groups[0]}_mean"],
                      f"{groups[1]}_n": int(overall[f"{groups[1]}_n"]),
                      f"{groups[1]}_mean": overall[f"{groups[1]}_mean"],
-                     "welch_p": overall["welch_p"], "d": overall["cohens_d"],
-                     "ci_low": overall["d_ci_low"], "ci_high": overall["d_ci_high"]})
+                     "diff": overall["diff"], "diff_ci_low": overall["diff_ci_low"],
+                     "diff_ci_high": overall["diff_ci_high"],
+                     "welch_p": overall["welch_p"], "g": overall["hedges_g"],
+                     "ci_low": overall["g_ci_low"], "ci_high": overall["g_ci_high"]})
     return pd.DataFrame(rows)
 
 
@@ -46,13 +55,16 @@ def manipulability_percent(frame: pd.DataFrame, suffix: str = "", sample: str = 
     out = table * 100
     out.index = [str(i)[: len(str(i)) - len(suffix)] if suffix else str(i) for i in table.index]
     out.attrs.update(table.attrs)
+    out.attrs["percent"] = True
     return out
 
 
 def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"),
                       allow_nonconvergence: bool = True) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
-    """Table 1: R² of the hierarchical specifications per source (percent), notes, and the N
-    of every fit (rows with the outcome and every predictor present); ``engine.stats.paper_tables.ladder``.
+    """Table 1: R² of the hierarchical specifications per source (percent; ``<Source> adj.``
+    beside each: adjusted R²), notes, and per fit N, k, N − k and whether the sample is small
+    (N < 10·k, ``engine.stats.guards``); ``engine.stats.paper_tables.ladder``. A rung with
+    N − k < 5 is refused: it has no row and a note says why.
 
     ``frame`` should already be the paper's sample (``engine.samples``: trajectory). A factor
     with one level (one model, say) is dropped from the specifications that name it, which
@@ -64,13 +76,34 @@ def regression_ladder(frame: pd.DataFrame, outcome: str, samples=("llm", "human"
     for source in samples:
         fits = parts.get(f"{source} fit")
         if fits is not None:
-            column = f"{source.upper() if source == 'llm' else source.capitalize()} N"
-            counts[column] = fits.set_index("model")["n"]
+            name = source.upper() if source == "llm" else source.capitalize()
+            indexed = fits.set_index("model")
+            counts[f"{name} N"] = indexed["n"]
+            counts[f"{name} k"] = indexed["k"]
+            counts[f"{name} N − k"] = indexed["n_minus_k"]
+            counts[f"{name} small sample"] = indexed["small_sample"].astype(bool)
             notes += [f"{source} / {label}: did not converge"
-                      for label, ok in fits.set_index("model")["converged"].items() if not ok]
+                      for label, ok in indexed["converged"].items() if not ok]
     n = pd.DataFrame(counts)
     n.index.name = "specification"
     return parts["R² (%)"], group_notes(notes), n.reset_index()
+
+
+def ladder_warnings(fits: pd.DataFrame) -> list[str]:
+    """One ``warning:`` line per source naming the rungs whose N < 10·k (from the fit table of
+    ``regression_ladder``)."""
+    from engine.stats.guards import ROWS_PER_COEFFICIENT
+
+    lines = []
+    for column in [c for c in fits.columns if c.endswith(" small sample")]:
+        source = column[: -len(" small sample")]
+        small = fits[fits[column].fillna(False).astype(bool)]
+        if len(small):
+            rungs = "; ".join(f"{row['specification']}: N = {int(row[f'{source} N'])}, k = {int(row[f'{source} k'])}"
+                              for _, row in small.iterrows())
+            lines.append(f"warning: {source}: fewer than {ROWS_PER_COEFFICIENT} rows per estimated coefficient "
+                         f"({rungs}); R² overstates these fits, adjusted R² is the headline")
+    return lines
 
 
 def group_notes(notes: list[str]) -> list[str]:
@@ -86,6 +119,16 @@ def group_notes(notes: list[str]) -> list[str]:
         grouped.setdefault((source, text), []).append(label)
     return [f"{source} / {', '.join(labels)}: {text}" if source else text
             for (source, text), labels in grouped.items()]
+
+
+def small_model(frame: pd.DataFrame) -> str | None:
+    """"SmolLM2-135M" when the rows were made by a small or local model (``engine.stats.guards``),
+    for the headline sentence of any finding computed from them; None otherwise."""
+    from engine.stats.guards import small_model_label
+
+    if "model" not in frame.columns:
+        return None
+    return small_model_label(frame["model"].dropna().astype(str).unique())
 
 
 def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: str,

@@ -116,8 +116,12 @@ def gain_interval(table: pd.DataFrame, metric: str, method: str = "creative_mad"
     replacement, the cell means and the task-averaged gain recomputed; the interval is the
     percentile range of ``n_boot`` resamples. Also returned: the number of groups and cells
     behind each side, so the page can say what the headline rests on. When a cell has a single
-    group no interval is given (``low``/``high`` None). None when a side has no groups.
+    group, or a side has fewer than ``engine.stats.guards.MIN_PER_GROUP_FOR_BOOTSTRAP`` (10)
+    groups in all (a percentile bootstrap of a few values undercovers), no interval is given
+    (``low``/``high`` None, ``reason`` says why). None when a side has no groups.
     """
+    from engine.stats.guards import MIN_PER_GROUP_FOR_BOOTSTRAP
+
     column = f"{metric}_per_group"
     table = own_designs(table)
     if column not in table.columns:
@@ -139,6 +143,11 @@ def gain_interval(table: pd.DataFrame, metric: str, method: str = "creative_mad"
     if summary["single_group_cells"]:
         # one group in a cell: resampling it cannot vary, so an interval would look falsely tight
         return {**summary, "low": None, "high": None}
+    if min(summary["groups"].values()) < MIN_PER_GROUP_FOR_BOOTSTRAP:
+        counts = " and ".join(str(summary["groups"][side]) for side in (method, baseline))
+        return {**summary, "low": None, "high": None,
+                "reason": f"too few groups for a bootstrap interval ({counts}; at least "
+                          f"{MIN_PER_GROUP_FOR_BOOTSTRAP} a side)"}
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(n_boot):

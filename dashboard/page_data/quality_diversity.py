@@ -4,8 +4,12 @@
   ``engine.dataset_builds.run_folder`` from ``python -m engine judge``): rubric scores (final and
   per round) and pairwise comparisons.
 * ``condition_summary``: per condition (``engine.conditions``), over tasks: Vendi and
-  Div-BLEU with 95% t-intervals over the diversity groups (paper B: groups of 5 runs),
-  rubric score with a 95% t-interval over sessions, and the average pairwise win rate.
+  Div-BLEU over the diversity groups (paper B: groups of 5 runs), the rubric score over
+  sessions, each with a 95% interval inside the score's range (``engine.stats.guards``:
+  Vendi in [1, group size], Div-BLEU in [0, 1], rubric in [1, 10]; Student t on the logit of
+  the mean, back-transformed) and none with fewer than 3 groups or sessions (the words "too few
+  groups for an interval (n = 2)" in ``interval_note``); the average pairwise win rate with a
+  Wilson interval over the readable comparisons (none below 3 comparisons). ``INTERVALS`` says so in one sentence.
 * ``pareto``: conditions no other condition beats on both quality and diversity.
 * ``ablation_table``: section 7.4's rows (lens / peer designs) of the summary.
 """
@@ -16,15 +20,20 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-
 from engine.datasets import Dataset
 from engine.quality import rubric_table, win_rates
+from engine.stats.guards import (MIN_GROUPS_FOR_INTERVAL, mean_interval, score_range, too_few_text,
+                                 wilson_interval)
 
 QUALITY_TABLE = "quality.parquet"
 SUMMARY_COLUMNS = ["condition", "method", "ablation", "k", "tasks", "sessions", "groups",
                    "vendi", "vendi_lo", "vendi_hi", "div_bleu", "div_bleu_lo", "div_bleu_hi",
-                   "rubric", "rubric_lo", "rubric_hi", "rubric_n", "rubric_missing", "win_rate", "win_rate_n"]
+                   "rubric", "rubric_lo", "rubric_hi", "rubric_n", "rubric_missing", "win_rate", "win_rate_lo",
+                   "win_rate_hi", "win_rate_n", "comparisons", "interval_note"]
+INTERVALS = ("95% intervals stay inside each score's range: Vendi in [1, group size], Div-BLEU in [0, 1] over the "
+             "diversity groups, rubric in [1, 10] over sessions (Student t on the logit of the mean within the "
+             "range, back-transformed); with fewer than 3 groups or sessions no interval, only the value. Win rate: "
+             "Wilson interval over the readable pairwise comparisons (ties = 1/2; none below 3).")
 
 
 def load_quality(dataset: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -38,21 +47,15 @@ def load_quality(dataset: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
     return rubric, pairwise
 
 
-def mean_ci(values, level: float = 0.95) -> tuple[float, float, float, int]:
-    """(mean, low, high, n) with a Student-t interval; NaN bounds when n < 2."""
-    values = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
-    n = len(values)
-    if n == 0:
-        return np.nan, np.nan, np.nan, 0
-    mean = float(values.mean())
-    if n < 2:
-        return mean, np.nan, np.nan, n
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
-    return mean, mean - half, mean + half, n
+def mean_ci(values, level: float = 0.95, bounds=(None, None)) -> tuple[float, float, float, int]:
+    """(mean, low, high, n) with a 95% interval inside ``bounds`` (``engine.stats.guards.mean_interval``);
+    NaN bounds with fewer than 3 values."""
+    interval = mean_interval(values, bounds, level=level)
+    return interval.estimate, interval.low, interval.high, interval.n
 
 
 def condition_summary(inter: pd.DataFrame, conversations: pd.DataFrame, rubric: pd.DataFrame,
-                      pairwise: pd.DataFrame) -> pd.DataFrame:
+                      pairwise: pd.DataFrame, group_size: int = 5) -> pd.DataFrame:
     """One row per condition; see the module docstring."""
     sessions = rubric_table(rubric, conversations)
     wins = win_rates(pairwise)
@@ -61,22 +64,31 @@ def condition_summary(inter: pd.DataFrame, conversations: pd.DataFrame, rubric: 
     for condition in conditions:
         cells = inter[inter["condition"] == condition]
         mine = sessions[sessions["condition"] == condition]
-        vendi = [v for lst in cells["vendi_per_group"] for v in lst]
-        bleu = [v for lst in cells["div_bleu_per_group"] for v in lst]
-        v_mean, v_lo, v_hi, groups = mean_ci(vendi)
-        b_mean, b_lo, b_hi, _ = mean_ci(bleu)
-        r_mean, r_lo, r_hi, r_n = mean_ci(mine["rubric_score"].tolist())
-        w = wins[wins["condition"] == condition]["win_rate"].dropna()
+        vendi = mean_interval([v for lst in cells["vendi_per_group"] for v in lst],
+                              score_range("vendi", group_size))
+        bleu = mean_interval([v for lst in cells["div_bleu_per_group"] for v in lst], score_range("div_bleu"))
+        quality = mean_interval(mine["rubric_score"].tolist(), score_range("rubric"), unit="sessions")
+        w = wins[wins["condition"] == condition].dropna(subset=["win_rate"])
+        readable = int((w["comparisons"] - w["missing"]).sum()) if len(w) else 0
+        win = (wilson_interval(float(w["win_rate"].mean()) * readable, readable)
+               if readable >= MIN_GROUPS_FOR_INTERVAL else None)
+        notes = [f"{name}: {interval.note}" for name, interval in (("Vendi", vendi), ("Div-BLEU", bleu),
+                                                                   ("rubric", quality))
+                 if interval.note and interval.n]
+        if 0 < readable < MIN_GROUPS_FOR_INTERVAL:
+            notes.append(f"win rate: {too_few_text(readable, 'comparisons')}")
         source = cells if len(cells) else mine
         rows.append({"condition": condition, "method": source["method"].iat[0],
                      "ablation": source["ablation"].iat[0],
                      "k": cells["k"].iat[0] if len(cells) and "k" in cells else None,
-                     "tasks": int(mine["task"].nunique()), "sessions": len(mine), "groups": groups,
-                     "vendi": v_mean, "vendi_lo": v_lo, "vendi_hi": v_hi,
-                     "div_bleu": b_mean, "div_bleu_lo": b_lo, "div_bleu_hi": b_hi,
-                     "rubric": r_mean, "rubric_lo": r_lo, "rubric_hi": r_hi, "rubric_n": r_n,
-                     "rubric_missing": int(mine["rubric_score"].isna().sum()),
-                     "win_rate": float(w.mean()) if len(w) else np.nan, "win_rate_n": len(w)})
+                     "tasks": int(mine["task"].nunique()), "sessions": len(mine), "groups": vendi.n,
+                     "vendi": vendi.estimate, "vendi_lo": vendi.low, "vendi_hi": vendi.high,
+                     "div_bleu": bleu.estimate, "div_bleu_lo": bleu.low, "div_bleu_hi": bleu.high,
+                     "rubric": quality.estimate, "rubric_lo": quality.low, "rubric_hi": quality.high,
+                     "rubric_n": quality.n, "rubric_missing": int(mine["rubric_score"].isna().sum()),
+                     "win_rate": float(w["win_rate"].mean()) if len(w) else np.nan,
+                     "win_rate_lo": win.low if win else np.nan, "win_rate_hi": win.high if win else np.nan,
+                     "win_rate_n": len(w), "comparisons": readable, "interval_note": "; ".join(notes)})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
@@ -100,7 +112,7 @@ def ablation_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Section 7.4's table: the debate conditions by lens / peer design."""
     rows = summary[summary["ablation"].notna()]
     keep = ["ablation", "k", "condition", "sessions", "vendi", "vendi_lo", "vendi_hi", "div_bleu",
-            "rubric", "win_rate"]
+            "rubric", "win_rate", "interval_note"]
     return rows[keep].sort_values(["ablation", "k"], na_position="first").reset_index(drop=True)
 
 

@@ -8,7 +8,8 @@ session's final idea for paper B's diversity.
 
 * sessions (finished), mean chat calls per session, moderator interventions per session;
 * the five features the moderator tracks (engine.protocols.steered.TRACKED): mean and 95%
-  t-interval over sessions, N;
+  t-interval over sessions, N (intervals by ``engine.stats.guards.mean_interval``: inside each
+  score's range, none with fewer than 3 values);
 * the judge's rubric score of each final idea (1-10, ``python -m engine judge quality``;
   paper B's quality) and its creativity (novelty x usefulness rated together, min-max scaled
   within task; paper A), each with a 95% t-interval over the sessions it could rate and its
@@ -16,7 +17,8 @@ session's final idea for paper B's diversity.
 * Vendi and Div-BLEU of the final ideas (paper B, section 6): runs in replicate order split
   into groups of 5, mean over groups with a 95% t-interval over groups.
 
-``difference_table`` gives steered minus each baseline (difference of means, Welch 95% CI).
+``difference_table`` gives steered minus each baseline (difference of means, Welch 95% CI and
+Welch's p from the same statistic; at least 3 sessions a side).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from engine.dataset_builds.steered import (  # noqa: F401
     DATASET_NAME,
@@ -37,15 +38,17 @@ from engine.dataset_builds.steered import (  # noqa: F401
 )
 from engine.diversity import div_bleu, split_into_groups, vendi_score
 from engine.protocols.steering_targets import TRACKED
+from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL, mean_interval, score_range, welch
 
 GROUP = 5
 OUTCOMES = TRACKED + ("rubric_score", "creativity")
 
-def mean_ci(values) -> tuple[float, float, float, int]:
-    """(mean, low, high, n), Student-t 95% interval; NaN bounds when n < 2."""
-    from dashboard.page_data.quality_diversity import mean_ci as t_interval
-
-    return t_interval(values)
+def mean_ci(values, name: str = "", group_size: int = GROUP) -> tuple[float, float, float, int]:
+    """(mean, low, high, n): a 95% interval inside the range of score ``name`` (rubric 1-10,
+    creativity, Div-BLEU [0, 1], Vendi [1, group size]; features unbounded: Student t),
+    ``engine.stats.guards.mean_interval``; NaN bounds with fewer than 3 values."""
+    interval = mean_interval(values, score_range(name, group_size))
+    return interval.estimate, interval.low, interval.high, interval.n
 
 
 def final_vectors(folder: Path) -> dict[str, np.ndarray]:
@@ -73,7 +76,7 @@ def summary_table(conversations: pd.DataFrame, vectors: dict[str, np.ndarray]) -
                                             if "interventions" in part and method == "steered" else np.nan)
         for name in OUTCOMES:
             values = part[name].to_numpy(dtype=float) if name in part else np.array([])
-            mean, low, high, n = mean_ci(values)
+            mean, low, high, n = mean_ci(values, name)
             row.update({name: mean, f"{name}_lo": low, f"{name}_hi": high, f"{name}_n": n})
         readable = part[["novelty_raw", "usefulness_raw"]].notna().all(axis=1) if \
             {"novelty_raw", "usefulness_raw"} <= set(part.columns) else pd.Series(False, index=part.index)
@@ -87,7 +90,7 @@ def summary_table(conversations: pd.DataFrame, vectors: dict[str, np.ndarray]) -
         vendi = [vendi_score(np.stack([vectors[i] for i in g])) for g in groups]
         bleu = [div_bleu([texts[i] for i in g]) for g in groups]
         for name, values in (("vendi", vendi), ("div_bleu", bleu)):
-            mean, low, high, n = mean_ci(values)
+            mean, low, high, n = mean_ci(values, name)
             row.update({name: mean, f"{name}_lo": low, f"{name}_hi": high})
         row["groups"] = len(groups)
         rows.append(row)
@@ -105,15 +108,13 @@ def difference_table(conversations: pd.DataFrame, outcomes=OUTCOMES) -> pd.DataF
         for name in outcomes:
             a = steered[name].dropna().to_numpy(float) if name in steered else np.array([])
             b = other[name].dropna().to_numpy(float) if name in other else np.array([])
-            if len(a) < 2 or len(b) < 2:
+            if len(a) < MIN_GROUPS_FOR_INTERVAL or len(b) < MIN_GROUPS_FOR_INTERVAL:
                 continue
-            va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-            diff, se = a.mean() - b.mean(), np.sqrt(va + vb)
-            dof = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else np.nan
-            half = stats.t.ppf(0.975, dof) * se if se > 0 else np.nan
-            rows.append({"baseline": method, "outcome": name, "steered_minus_baseline": diff,
-                         "lo": diff - half, "hi": diff + half, "n_steered": len(a), "n_baseline": len(b)})
-    return pd.DataFrame(rows, columns=["baseline", "outcome", "steered_minus_baseline", "lo", "hi",
+            test = welch(a, b)
+            rows.append({"baseline": method, "outcome": name, "steered_minus_baseline": test["diff"],
+                         "lo": test["ci_low"], "hi": test["ci_high"], "welch_p": test["p"],
+                         "n_steered": len(a), "n_baseline": len(b)})
+    return pd.DataFrame(rows, columns=["baseline", "outcome", "steered_minus_baseline", "lo", "hi", "welch_p",
                                        "n_steered", "n_baseline"])
 
 

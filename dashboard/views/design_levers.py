@@ -5,17 +5,20 @@ features (``dashboard.page_data.fidelity``)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from dashboard.figures import charts
 from dashboard.figures import fidelity as fidelity_chart
-from dashboard.page_data import datasets
+from dashboard.page_data import beside, datasets
 from dashboard.page_data import fidelity as fidelity_data
+from dashboard.page_data.analyses import small_model
 from dashboard.widgets import cached, sample_picker, ui
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
 from engine.stats.fidelity import mode_differences
-from engine.stats.published_a import MANIPULABILITY_COLUMNS
+from engine.stats.guards import not_comparable
+from engine.stats.manipulability import adjusted_r2, guard_lines
 
 st.title("Design levers")
 dataset, frame, have = ui.page_context()
@@ -50,30 +53,59 @@ except InputError as error:
     st.warning(f"Cannot compute the manipulability table on this selection: {ui.escape(error)}")
     ours = None
 
-col_ours, col_paper = st.columns(2)
-with col_ours:
-    if ours is not None:
-        ui.ours(f"This selection, N = {ours.attrs['n']:,}")
-        for factor, level in ours.attrs.get("dropped_factors", {}).items():
-            st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
-                    f"the same model without it.")
-        st.metric("Mean R², interaction model", f"{ours['interaction'].mean():.1f}%")
-        ui.chart(st, charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
-                        key="levers_heatmap_ours")
-with col_paper:
-    paper = published_a.table24()
-    ui.published("Paper A, Table 24, N = 3,574")
-    st.metric("Mean R², interaction model", f"{paper['interaction'].mean():.1f}%")
-    ui.chart(st, charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60),
-                    key="levers_heatmap_paper")
+paper = published_a.table24()
+headings = published_a.TABLE24_HEADINGS
+if ours is not None:
+    rows = beside.manipulability_beside(ours)
+    made_by = small_model(llm)
+    for line in guard_lines(ours):  # N < 10 k, or a column refused: above the numbers
+        ui.caveat(st, line)
+    ui.ours(f"This selection{f' ({made_by})' if made_by else ''}, N = {ours.attrs['n']:,}")
+    for factor, level in ours.attrs.get("dropped_factors", {}).items():
+        st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
+                f"the same model without it.")
+    m1, m2, m3 = st.columns(3)
+    fit = ours.attrs["fits"]["interaction"]
+    ours_label = f"ours, {made_by}" if made_by else "ours"
+    if fit["refuse"]:
+        m1.metric(f"Mean R², interaction model ({ours_label})", "refused",
+                  help=f"N − k = {fit['df_resid']} (N = {fit['n']}, k = {fit['k']}): below 5 residual degrees of freedom")
+    elif fit["small_sample"]:
+        m1.metric(f"Mean adjusted R², interaction model ({ours_label})", f"{adjusted_r2(ours)['interaction'].mean():.1f}%")
+        m1.caption(f"R² {ours['interaction'].mean():.1f}%; N = {fit['n']}, k = {fit['k']}")
+    else:
+        m1.metric(f"Mean R², interaction model ({ours_label})", f"{ours['interaction'].mean():.1f}%")
+    m2.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
+    if not fit["refuse"]:
+        m3.metric("Ours − published", f"{ours['interaction'].mean() - paper['interaction'].mean():+.1f} points")
+    if made_by:
+        ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} conversations"),
+                  "caption")
+    st.caption(ui.escape(rows.caption) + ". Rows in the paper's order, columns as the paper heads them.")
+    order = [f for f in paper.index if f in ours.index] + [f for f in ours.index if f not in paper.index]
+    ui.chart(st, charts.percent_heatmap(ours.loc[order], "R² (%) computed here", zmax=60,
+                                        column_labels=headings), key="levers_heatmap_ours")
+else:
+    st.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
+ui.published("Paper A, Table 24, N = 3,574")
+ui.chart(st, charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60,
+                                    column_labels=headings), key="levers_heatmap_paper")
 
 if ours is not None:
-    with st.expander("Tables (ours, difference from published, Table 25 decomposition)"):
-        st.markdown("Ours (%)")
+    ui.beside("Table 24 row by row: ours, published, ours − published", "Paper A, Table 24, N = 3,574")
+    difference = beside.values_of(rows, beside.DIFF)
+    ui.chart(st, charts.percent_heatmap(difference, "Ours − published (percentage points)", colorscale="RdBu",
+                                        zmin=-30, zmax=30, colour_title="points", column_labels=headings),
+             key="levers_heatmap_diff")
+    ui.table(st, rows.formatted(), key="levers_beside", hide_index=True)
+    with st.expander("Ours unrounded, and Table 25's interaction share"):
         ui.table(st, ui.percent_table(ours), key="levers_table_ours")
-        st.markdown("Ours − published (percentage points)")
-        ui.table(st, ui.percent_table(ours[list(MANIPULABILITY_COLUMNS)] - paper.loc[ours.index]),
-                     key="levers_table_diff")
+        if guard_lines(ours):
+            st.markdown("Ours, adjusted R² (%)")
+            ui.table(st, ui.percent_table(adjusted_r2(ours)), key="levers_table_ours_adjusted")
+        st.markdown("N, k and N − k of each column's fit (engine.stats.guards)")
+        fits = pd.DataFrame(ours.attrs["fits"]).T[["n", "k", "df_resid", "small_sample", "refuse"]]
+        ui.table(st, fits.rename(columns={"df_resid": "N − k"}), key="levers_table_fits")
         st.markdown("Table 25: interaction share")
         ui.table(st, interaction_share(ours / 100).round(3), key="levers_table25")
     if have.features_4b:
@@ -84,7 +116,7 @@ if ours is not None:
                 st.warning(ui.escape(error))
             else:
                 ui.chart(st, charts.percent_heatmap(robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
-                                                       colorscale="Greens", zmax=60),
+                                                    colorscale="Greens", zmax=60, column_labels=headings),
                                 key="levers_heatmap_4b")
 
 st.subheader("The paper's text or the authors' code: does the implementation move the features?")

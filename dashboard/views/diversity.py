@@ -10,10 +10,12 @@ import streamlit as st
 
 from dashboard.figures import charts
 from dashboard.page_data import diversity as diversity_data
+from dashboard.page_data.analyses import small_model
 from dashboard.page_data.quality_diversity import consensus_table
 from dashboard.widgets import ui
 from dashboard.widgets.resources import get_embedder
 from engine.stats import published_b
+from engine.stats.guards import not_comparable
 
 st.title("Diversity")
 dataset, frame, have = ui.page_context()
@@ -60,17 +62,23 @@ inter = inter_table(frame, chosen, int(group_size))
 ui.ours(f"Inter-session diversity of final outputs per condition, groups of {int(group_size)} runs")
 metric_columns = st.columns(2)
 paper_gains = published_b.diversity_gains().set_index("model")
+headline_rows = diversity_data.paper_b_rows(frame, ("creative_mad", "homo_mad"))
+made_by = small_model(headline_rows)
+ours_label = f"{made_by}, {len(headline_rows):,} runs" if made_by else ""
 for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"),
                                             ("semantic (Vendi) gain %", "lexical (Div-BLEU) gain %")):
     gain = diversity_data.gain_over(inter, metric)
-    column.metric(f"Creative-MAD vs Homo MAD, {metric}", "n/a" if gain is None else f"{gain:+.1f}%")
+    column.metric(f"Creative-MAD vs Homo MAD, {metric}" + (f" ({ours_label})" if made_by else ""),
+                  "n/a" if gain is None else f"{gain:+.1f}%")
     interval = diversity_data.gain_interval(inter, metric)
     if interval is not None:
         groups = interval["groups"]
         basis = (f"over {groups['creative_mad']} Creative-MAD and {groups['homo_mad']} Homo MAD groups of "
                  f"{int(group_size)} runs ({interval['cells']['creative_mad']} and {interval['cells']['homo_mad']} "
                  "task cells)")
-        if interval["low"] is None:
+        if interval["low"] is None and interval.get("reason"):
+            column.caption(ui.escape(f"No interval: {interval['reason']}; {basis}."))
+        elif interval["low"] is None:
             column.caption(f"No interval: {interval['single_group_cells']} cell(s) have a single group, so the "
                            f"spread between groups is unknown; {basis}. Smaller groups or more runs give one.")
         else:
@@ -78,6 +86,8 @@ for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"
                            f"{interval['high']:+.1f}%], {interval['n_boot']:,} resamples of the groups {basis}.")
     column.caption(f":orange-badge[published] paper B, section 6: "
                    + ", ".join(f"{model} {value:+.1f}%" for model, value in paper_gains[published_column].items()))
+    if made_by:
+        ui.caveat(column, not_comparable(published_b.MODELS, ours_label), "caption")
 short = inter[inter["n_groups"] == 0]
 if len(short):
     single = int((short["n_runs"] < 2).sum())
@@ -85,9 +95,10 @@ if len(short):
                f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
                + ". See the 'warning' column.")
 by_condition = inter.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
-c1, c2 = st.columns(2)
-ui.chart(c1, charts.diversity_bars(by_condition, "vendi", "Vendi Score (semantic)"), key="div_vendi")
-ui.chart(c2, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu")
+vendi_bars = charts.diversity_bars(by_condition, "vendi", "Vendi Score (semantic)")
+ui.chart(st, vendi_bars, key="div_vendi", show_key=False)
+ui.chart(st, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False)
+ui.condition_key(st, vendi_bars, key="div_codes")
 ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="div_inter_table",
          hide_index=True)
 
@@ -106,9 +117,10 @@ else:
     if intra.empty:
         st.info("No session has two or more responses in a round.")
     else:
-        c1, c2 = st.columns(2)
-        ui.chart(c1, charts.rounds_lines(intra, "vendi"), key="div_intra_vendi")
-        ui.chart(c2, charts.rounds_lines(intra, "div_bleu"), key="div_intra_bleu")
+        intra_vendi = charts.rounds_lines(intra, "vendi")
+        ui.chart(st, intra_vendi, key="div_intra_vendi", show_key=False)
+        ui.chart(st, charts.rounds_lines(intra, "div_bleu"), key="div_intra_bleu", show_key=False)
+        ui.condition_key(st, intra_vendi, key="div_intra_codes")
 
 st.subheader("Inter-session map of final outputs (section 7.3)")
 tasks = sorted(frame.loc[frame["discussion"].isin(chosen), "task"].dropna().unique())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.figures import charts, labels
+from dashboard.page_data import analyses
 from dashboard.widgets import cached, sample_picker, ui
 from engine import samples, stats
 from engine.errors import InputError
@@ -47,9 +48,11 @@ with tab_features:
         if both:
             table = cached.cached_feature_comparison(frame, tuple(chosen))
             c3.metric("Features compared", len(table))
-            ui.ours("LLM − human: Cohen's d (pooled SD) with 95% CI, Welch's t-test")
+            ui.ours("LLM − human: Hedges' g with 95% CI, Welch's t-test")
+            ui.caveat(st, analyses.EFFECT_NOTE, "caption")
             ui.table(st, labels.regression_table(table, 4), key="lvh_effects", hide_index=True)
-            ui.chart(st, charts.effect_size_forest(table), key="lvh_forest")
+            ui.chart(st, charts.effect_size_forest(table, "Hedges' g (95% CI from Welch's statistic)", value="g",
+                                                   x_title="Hedges' g (LLM − human)"), key="lvh_forest")
 
 with tab_ratings:
     if not have.ratings:
@@ -80,7 +83,8 @@ with tab_ratings:
             ui.table(st, within.round(4), key="lvh_p95", hide_index=True)
         if both:
             ratings_table = cached.cached_feature_comparison(frame, tuple(outcomes))
-            ui.ours("LLM − human on the ratings: Cohen's d with 95% CI")
+            ui.ours("LLM − human on the ratings: Hedges' g with 95% CI, Welch's t-test")
+            ui.caveat(st, analyses.EFFECT_NOTE, "caption")
             ui.table(st, labels.regression_table(ratings_table, 4), key="lvh_rating_effects", hide_index=True)
 
 with tab_published:

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard.page_data import beside
+from dashboard.page_data.analyses import small_model
 from dashboard.widgets import ui
 from engine import samples
 from engine.errors import InputError
-from engine.stats import paper_tables
+from engine.stats import paper_tables, published_a
+from engine.stats.guards import not_comparable
 
 st.title("Paper A tables")
 dataset, frame, have = ui.page_context()
@@ -23,7 +26,8 @@ def _name(key: str) -> str:
 
 
 left, middle, right = st.columns([2, 2, 1])
-key = left.selectbox("Table", keys, format_func=_name, key="pat_table")
+labels = {k: paper_tables.picker_label(k, frame) for k in keys}  # what the data lack, before choosing
+key = left.selectbox("Table", keys, format_func=labels.get, key="pat_table")
 definition = paper_tables.table_def(key)
 choices = samples.available(frame) or [definition.sample]
 if definition.sample not in choices:
@@ -57,21 +61,38 @@ else:
     except InputError as error:
         st.warning(ui.escape(f"Cannot compute {_name(key)} on this selection: {error}"))
 
-ours_column, paper_column = st.columns(2)
-with ours_column:
-    if result is not None:
-        levels = result.star_levels
-        ui.ours(f"{_name(key)}: {dataset.name}, {samples.sample(result.sample).title}, N = {result.n:,} rows")
-        st.caption(f"stars: * p < {levels[0]:g}, ** p < {levels[1]:g}, *** p < {levels[2]:g}")
-        for position, (title, part) in enumerate(result.parts.items()):
-            st.markdown(f"*{ui.escape(title)}*")
+published_table = definition.published() if definition.published else None
+where = f"Paper A, {'Figure 1' if key == 'fig1' else 'Table ' + key}"
+if result is not None:
+    levels = result.star_levels
+    sample_title = samples.sample(result.sample).title
+    made_by = small_model(frame)
+    if made_by:  # a small model's numbers beside the paper's: said before the first table
+        sample_title += f" ({made_by})"
+        ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {result.n:,} rows"), "caption")
+    compared = beside.beside(result)
+    for position, table in enumerate(compared):
+        ui.beside(f"{_name(key)}, {table.title}: {dataset.name}, {sample_title}, N fitted = {table.n_ours}",
+                  f"{where} (N = {table.n_published or 'not printed'})")
+        st.caption(ui.escape(f"{table.caption}. The sample has {result.n:,} rows; rows missing a value a fit "
+                             f"needs are left out of it. Ours rounded to the decimals the paper prints; "
+                             f"stars: * p < {levels[0]:g}, ** p < {levels[1]:g}, *** p < {levels[2]:g}."))
+        ui.table(st, table.formatted(), key=f"pat_beside_{key}_{position}", hide_index=True)
+    title = "Ours in full (every column, unrounded)" if compared else None
+    box = st.expander(title) if title else st.container()
+    with box:
+        if not compared:
+            ui.ours(f"{_name(key)}: {dataset.name}, {sample_title}, {result.n:,} rows in the sample")
+            st.caption(f"stars: * p < {levels[0]:g}, ** p < {levels[1]:g}, *** p < {levels[2]:g}")
+        for position, (part_title, part) in enumerate(result.parts.items()):
+            st.markdown(f"*{ui.escape(part_title)}*")
             ui.table(st, part, key=f"pat_ours_{key}_{position}", hide_index=True)
-        for note in result.notes:
-            st.text(f"note: {note}")
-with paper_column:
-    published_table = definition.published() if definition.published else None
-    if published_table is not None:
-        ui.published(f"Paper A, {'Figure 1' if key == 'fig1' else 'Table ' + key}")
+    for note in result.notes:
+        st.text(f"note: {note}")
+if published_table is not None:
+    box = st.expander(f"{where} as printed") if result is not None else st.container()
+    with box:
+        ui.published(where)
         ui.table(st, published_table, key=f"pat_published_{key}", hide_index=True)
         for name, value in published_table.attrs.items():
             if hasattr(value, "to_dict"):

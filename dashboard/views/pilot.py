@@ -19,6 +19,7 @@ from dashboard.pilot import settings as pilot_settings
 from dashboard.pilot.job import PilotJob
 from dashboard.widgets import session, ui
 from dashboard.widgets.resources import get_embedder
+from engine.diagnose import too_few_sessions_text
 from engine.errors import InputError
 from engine.protocols.config import METHODS
 from engine.tasks import TASK_IDS
@@ -302,14 +303,24 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
             st.metric("Pilot conversations diagnosed", diagnosis.n_pilot)
             if left_out:
                 st.caption(f"{left_out} failed session(s) left out; {diagnosis.n_pilot} finished.")
+            if diagnosis.caution:  # shown, never folded away
+                st.warning(ui.escape(diagnosis.caution))
             st.text(diagnosis.embedding_note)  # model names come from manifests: plain text
+            if diagnosis.length_note:
+                st.text(diagnosis.length_note)
             recommendation = diagnosis.recommendation
-            st.markdown("**Recommendation** (from the evidence below):")
-            st.text(recommendation.get("summary", ""))
-            for reason in recommendation.get("reasons", []):
-                st.text(f"• {reason}")
-            st.markdown("**Flags:** " + (ui.escape(", ".join(map(str, diagnosis.flags))) if diagnosis.flags else "none"))
-            ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}")
+            if diagnosis.diagnosed:
+                st.markdown("**Recommendation** (from the evidence below):")
+                st.text(recommendation.get("summary", ""))
+                for reason in recommendation.get("reasons", []):
+                    st.text(f"• {reason}")
+                st.markdown("**Flags:** " + (ui.escape(", ".join(map(str, diagnosis.flags))) if diagnosis.flags
+                                             else "none"))
+            else:
+                st.markdown(f"**Recommendation:** none ({too_few_sessions_text(diagnosis.n_pilot)}); "
+                            "**Flags:** none")
+            ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}"
+                    + ("" if diagnosis.diagnosed else " (raw numbers, not assessed)"))
             ui.chart(st, charts.diagnosis_positions(
                 diagnosis.evidence, title=f"Pilot (N = {diagnosis.n_pilot}) within {diagnosis.reference_description}"),
                 key="pilot_positions")

@@ -8,12 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.figures import charts
+from dashboard.page_data import analyses
 from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data import quality_diversity as qd
 from dashboard.widgets import ui
 from dashboard.widgets.resources import get_embedder
 from engine.quality import per_round_table
 from engine.stats import published_b
+from engine.stats.guards import not_comparable
 
 st.title("Quality–Diversity")
 dataset, frame, have = ui.page_context()
@@ -49,16 +51,18 @@ def intra_table(key: str, selection: pd.DataFrame, chosen: tuple[str, ...]) -> p
 rubric, pairwise = quality_records(dataset_key)
 data = diversity_data.paper_b_rows(frame, methods)
 inter = inter_table(frame, methods)
-summary = qd.condition_summary(inter, data, rubric, pairwise)
+summary = qd.condition_summary(inter, data, rubric, pairwise, group_size=GROUP)
 summary["pareto (rubric × Vendi)"] = qd.pareto(summary, "rubric", "vendi")
 summary["pareto (rubric × Div-BLEU)"] = qd.pareto(summary, "rubric", "div_bleu")
 
+made_by = analyses.small_model(data)
 st.caption(f"Dataset “{ui.escape(dataset.name)}”: {len(data):,} paper-B sessions with a final output "
-           f"(sidebar filters applied), {data['task'].nunique()} task(s). Diversity: paper B's protocol, "
+           f"(sidebar filters applied), {data['task'].nunique()} task(s)"
+           + (f", made by {ui.escape(made_by)}" if made_by else "") + f". Diversity: paper B's protocol, "
            f"runs of one condition and task split into groups of {GROUP} (15 runs → 3 groups), Vendi and "
-           f"Div-BLEU per group; 95% t-intervals over the groups of all tasks. Quality: the judge's rubric "
-           f"score (1–10) of each final output, 95% t-interval over sessions; win rate: average over the "
-           f"other conditions of pairwise comparisons asked in both orders, ties = 1/2.")
+           f"Div-BLEU per group. Quality: the judge's rubric score (1–10) of each final output; win rate: "
+           f"average over the other conditions of pairwise comparisons asked in both orders, ties = 1/2.")
+ui.caveat(st, qd.INTERVALS, "caption")
 if dataset.manifest.get("note"):
     st.caption(ui.escape(dataset.manifest["note"]))
 if rubric.empty and summary["rubric"].notna().any():
@@ -72,15 +76,14 @@ if len(short):
     st.warning(f"{len(short)} condition × task cell(s) are incomplete (fewer than {GROUP} runs, or a "
                f"partial last group left out); see the 'warning' column below.")
 
-ui.ours("Quality and diversity per condition")
+ui.ours("Quality and diversity per condition" + (f" ({made_by})" if made_by else ""))
 shown = summary.drop(columns=["method"]).round(3)
 ui.table(st, shown, key="qd_summary", hide_index=True)
 
 
-c1, c2 = st.columns(2)
 vendi_figure = charts.quality_diversity_scatter(summary, "vendi", "Vendi Score", summary["pareto (rubric × Vendi)"])
-ui.chart(c1, vendi_figure, key="qd_vendi", show_key=False)
-ui.chart(c2, charts.quality_diversity_scatter(summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),
+ui.chart(st, vendi_figure, key="qd_vendi", show_key=False)
+ui.chart(st, charts.quality_diversity_scatter(summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),
          key="qd_bleu", show_key=False)
 ui.condition_key(st, vendi_figure, key="qd_codes")
 
@@ -90,16 +93,15 @@ if not have.turns:
 else:
     intra = intra_table(dataset_key, frame, methods)
     rounds_quality = per_round_table(rubric, data) if not rubric.empty else pd.DataFrame()
-    c1, c2 = st.columns(2)
     if intra.empty:
-        c1.info("No session has two or more responses in a round.")
+        st.info("No session has two or more responses in a round.")
     else:
-        ui.chart(c1, charts.rounds_lines(intra.assign(method=intra["condition"]), "vendi",
+        ui.chart(st, charts.rounds_lines(intra.assign(method=intra["condition"]), "vendi",
                                          "Intra-session Vendi across rounds (7.2)"), key="qd_intra")
     if rounds_quality.empty:
-        c2.info("No per-round ratings: run `python -m engine judge quality RUN_DIR --per-round`.")
+        st.info("No per-round ratings: run `python -m engine judge quality RUN_DIR --per-round`.")
     else:
-        ui.chart(c2, charts.rounds_lines(rounds_quality.assign(method=rounds_quality["condition"]), "score",
+        ui.chart(st, charts.rounds_lines(rounds_quality.assign(method=rounds_quality["condition"]), "score",
                                          "Rubric score of the debaters' answers across rounds (7.1)"),
                  key="qd_round_quality")
         ui.table(st, rounds_quality.round(3), key="qd_round_quality_table", hide_index=True)
@@ -125,6 +127,8 @@ ui.ours("Diversity per condition and task")
 ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="qd_inter",
          hide_index=True)
 
+if made_by:
+    ui.caveat(st, not_comparable(published_b.MODELS, f"{made_by}, {len(data):,} runs"), "caption")
 ui.published("Paper B: headline results (" + published_b.SETUP + ")")
 ui.table(st, published_b.headlines(), key="qd_published", hide_index=True)
 ui.published("Paper B, section 7: findings stated in words")

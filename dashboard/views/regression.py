@@ -15,6 +15,7 @@ from engine import samples, stats
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 from engine.stats import published_a
+from engine.stats.guards import SampleTooSmall, headline_r2, not_comparable
 
 st.title("Regression")
 dataset, frame, have = ui.page_context()
@@ -103,20 +104,25 @@ for source in SAMPLES[sample_label]:
     try:
         fits[label] = cached.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
                                           star_levels)
+    except SampleTooSmall as error:  # a guard, not a fault: the message stands in place of the table
+        ui.caveat(results, f"{label}: {error}", "warning")
     except InputError as error:
         results.error(f"{label}: {ui.escape(error)}")
 
+made_by = analyses.small_model(frame)
 with results:
     if fits:
         metric_columns = st.columns(len(fits))
         for column, (label, fitted) in zip(metric_columns, fits.items()):
             s = fitted["summary"]
-            column.metric(f"{label}: N", f"{s['n']:,}")
-            if s.get("r2") is not None:
-                column.metric(f"{label}: R²", f"{100 * s['r2']:.1f}%")
-            else:
-                column.metric(f"{label}: conditional R²", f"{100 * s['conditional_r2']:.1f}%")
-                column.caption(f"marginal R² {100 * s['marginal_r2']:.1f}%")
+            who = f"{label} ({made_by})" if made_by else label
+            if s.get("sample_warning"):  # above the numbers: N < 10 k
+                ui.caveat(column, f"{label}: {s['sample_warning']}")
+            column.metric(f"{who}: N", f"{s['n']:,}")
+            column.caption(f"k = {s['k']} estimated coefficients, N − k = {s['df_resid']:,}")
+            name, value, beside = headline_r2(s)
+            column.metric(f"{who}: {name}", f"{100 * value:.1f}%")
+            column.caption(beside)
             if not s.get("converged", True):
                 column.error(f"{label}: the mixed model did NOT converge; read its estimates with care.")
             for note in s.get("warnings", []):
@@ -153,17 +159,29 @@ if have.ratings:
     if ladder.empty:
         st.info("No specification could be fitted on this selection: " + ui.escape(" · ".join(notes)))
     else:
-        ui.ours(f"Hierarchical specifications on {ladder_outcome}, {samples.sample(sample_name).title}")
+        warnings = analyses.ladder_warnings(ladder_n)
+        for line in warnings:
+            ui.caveat(st, line)
+        models = f" ({made_by})" if made_by else ""
+        ui.ours(f"Hierarchical specifications on {ladder_outcome}{models}, {samples.sample(sample_name).title}")
         st.caption(samples.sample(sample_name).label(frame) + "; each rung drops rows missing a feature "
-                   "(N per fit in the table).")
-        ui.chart(st, charts.r2_ladder(ladder), key="reg_ladder")
+                   "(N per fit in the table). A rung with N − k < 5 is refused (a note says so).")
+        adjusted = [c for c in ladder.columns if c.endswith(" adj.")]
+        if warnings:
+            ui.chart(st, charts.r2_ladder(ladder[["specification", *adjusted]],
+                                          title="Adjusted R² by specification (small samples: N < 10·k)"),
+                     key="reg_ladder")
+        else:
+            ui.chart(st, charts.r2_ladder(ladder.drop(columns=adjusted)), key="reg_ladder")
         ui.table(st, ladder.round(1), key="reg_ladder_table", hide_index=True)
-        st.caption("N of each fit (rows with the outcome and every predictor):")
+        st.caption("N, k (estimated coefficients) and N − k of each fit; small sample: N < 10·k:")
         ui.table(st, ladder_n, key="reg_ladder_n", hide_index=True)
         for note in notes:
             st.caption("Note: " + ui.escape(note))
 else:
     st.caption("Needs ratings; the published ladder is shown.")
+if made_by:
+    ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, {len(frame):,} conversations"), "caption")
 ui.published("Paper A, Table 1 (R² %, creativity)")
 ui.chart(st, charts.r2_ladder(published_a.table1(), title="Published R² ladder"), key="reg_ladder_paper",
                 width="stretch")

@@ -9,9 +9,11 @@ import streamlit as st
 
 from dashboard.figures import charts
 from dashboard.page_data import steering as sd
+from dashboard.page_data.analyses import small_model
 from dashboard.page_data.datasets import cached_runs_root
 from dashboard.widgets import ui
 from dashboard.widgets.session import load_dataset
+from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL, too_few_text
 
 st.title("Steering")
 st.caption("Beyond the papers: a moderator that watches paper A's trajectory features as the discussion "
@@ -32,16 +34,21 @@ summary = sd.summary_table(conversations, sd.final_vectors(folder))
 n_ok = int((conversations["status"] == "ok").sum())
 manifest = dataset.manifest
 
-ui.ours("Steered vs baselines (our runs)")
+made_by = small_model(conversations) or "the local model"
+ui.ours(f"Steered vs baselines (our runs, {made_by})")
+groups_max = int(summary['groups'].max()) if len(summary) else 0
 st.caption(f"Dataset “{ui.escape(sd.DATASET_NAME)}”: {n_ok} finished sessions "
            f"({manifest.get('n_failed_sessions', 0)} failed, not shown), task(s) "
-           f"{ui.escape(', '.join(manifest.get('tasks', [])))}; no sidebar filter applies. Features: mean over "
-           "sessions with a 95% t-interval (N = sessions with the feature). Judge (the same 135M model): rubric "
-           "score 1–10 of each final idea (paper B) and creativity = novelty × usefulness rated together, "
-           "scaled within task (paper A), each a 95% t-interval over the sessions it could rate; parse rates = "
-           f"sessions with a readable score / sessions. Vendi / Div-BLEU: final ideas in replicate order, groups of {sd.GROUP}, "
-           f"mean and 95% t-interval over groups (at most {int(summary['groups'].max()) if len(summary) else 0} "
-           "groups per method: with 2, the interval has one degree of freedom and is very wide).")
+           f"{ui.escape(', '.join(manifest.get('tasks', [])))}, made by {ui.escape(made_by)}; no sidebar filter "
+           "applies. Features: mean over sessions with a 95% Student-t interval (N = sessions with the feature). "
+           "Judge (the same 135M model): rubric score 1–10 of each final idea (paper B) and creativity = novelty × "
+           "usefulness rated together, scaled within task to [0, 1] (paper A), each with a 95% interval over the "
+           "sessions it could rate that stays inside its range (Student t on the logit of the mean, "
+           "back-transformed); parse rates = sessions with a readable score / sessions. Vendi / Div-BLEU: final "
+           f"ideas in replicate order, groups of {sd.GROUP}, mean over groups with an interval inside [1, {sd.GROUP}] "
+           f"and [0, 1]; at most {groups_max} groups per method"
+           + (f": {too_few_text(groups_max)}, so the table shows the values only." if groups_max < MIN_GROUPS_FOR_INTERVAL
+              else ".") + " Fewer than 3 values: no interval.")
 columns = ["method", "sessions", "calls_per_session", "interventions_per_session"]
 for name in sd.OUTCOMES:
     columns += [name, f"{name}_lo", f"{name}_hi", f"{name}_n"]
@@ -52,8 +59,9 @@ ui.table(st, summary[[c for c in columns if c in summary.columns]].round(4), key
 
 differences = sd.difference_table(conversations)
 ui.ours("Steered minus each baseline")
-st.caption("Difference of session means, Welch 95% interval; an interval containing 0 means no "
-           "detectable difference at this N.")
+st.caption("Difference of session means, Welch 95% interval and Welch's p from the same statistic (they "
+           "agree: p < .05 exactly when the interval excludes 0); an interval containing 0 means no "
+           "detectable difference at this N. At least 3 sessions a side.")
 ui.table(st, differences.round(4), key="steering_differences", hide_index=True)
 
 records = pd.read_parquet(folder / sd.INTERVENTIONS) if (folder / sd.INTERVENTIONS).exists() else pd.DataFrame()

@@ -13,6 +13,7 @@ from dashboard.widgets import session
 
 PUBLISHED_BADGE = ":orange-badge[published]"
 OURS_BADGE = ":blue-badge[computed from this dataset]"
+BESIDE_BADGE = ":blue-badge[ours] :orange-badge[published] :gray-badge[row by row]"
 
 
 # --------------------------------------------------------------------------- user text
@@ -63,9 +64,30 @@ def ours(title: str) -> None:
     st.markdown(f"**{escape(title)}** {OURS_BADGE}")
 
 
+def beside(title: str, paper: str) -> None:
+    """Heading of a block that sets our numbers beside the paper's (``paper``: where the
+    published ones come from), every column labelled ours / published / ours − published."""
+    st.session_state[HEADING_KEY] = ("beside", title, paper)
+    st.markdown(f"**{escape(title)}** {BESIDE_BADGE}")
+
+
+CAVEATS_KEY = "page_caveats"
+
+
 def start_page() -> None:
-    """Forget the previous page's block heading (called by the app before each page)."""
+    """Forget the previous page's block heading and caveats (called by the app before each page)."""
     st.session_state.pop(HEADING_KEY, None)
+    st.session_state.pop(CAVEATS_KEY, None)
+
+
+def caveat(where, text: str, kind: str = "warning") -> None:
+    """Show a caveat about what the sample can carry (``warning``, ``caption``, ``info`` or
+    ``error``; the text is escaped) and keep it: every figure and table shown after it on this
+    page is exported with it (``dashboard.exports.report.shown_as_items``)."""
+    getattr(where, kind)(escape(text))
+    caveats = st.session_state.setdefault(CAVEATS_KEY, [])
+    if text not in caveats:
+        caveats.append(str(text))
 
 
 def selection_provenance() -> str:
@@ -94,7 +116,8 @@ def _remember(kind: str, key: str | None, value) -> None:
         return
     page = st.session_state.get("current_page_title", "")
     heading = st.session_state.get(HEADING_KEY)
-    provenance = {"heading": heading, "selection": selection_provenance()}
+    provenance = {"heading": heading, "selection": selection_provenance(),
+                  "caveats": list(st.session_state.get(CAVEATS_KEY, []))}
     st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value, provenance)
 
 
@@ -129,5 +152,6 @@ def table(where, frame: pd.DataFrame, key: str, **kwargs):
 
 def shown_items() -> dict:
     """``{key: (kind, page, figure_or_table, provenance)}`` of everything shown in this session;
-    provenance = ``{"heading": (ours|published, title) or None, "selection": text}``."""
+    provenance = ``{"heading": (ours|published, title) or None, "selection": text, "caveats":
+    [the caveats the page showed before it]}``."""
     return dict(st.session_state.get(SHOWN_KEY, {}))

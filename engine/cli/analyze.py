@@ -282,20 +282,44 @@ def run_regress(args) -> int:
     specs = _specs_from_args(args)
     df, label = load_table(args.metrics, args.dataset)
     df = select_sample(df, args.sample, args.structures)
-    results = [fit(spec, df, allow_nonconvergence=args.allow_nonconvergence) for spec in specs]
-    tables = []
-    for result in results:
+    from engine.stats.guards import SampleTooSmall, headline_r2
+
+    results, refused = [], []
+    for spec in specs:
+        try:
+            results.append(fit(spec, df, allow_nonconvergence=args.allow_nonconvergence))
+        except SampleTooSmall as error:
+            if len(specs) == 1:
+                raise
+            refused.append((spec, error))
+            print(f"== {spec.name} on {label}: {error.guard.refusal}\n")
+            continue
+        result = results[-1]
         s = result.summary
-        fit_line = (f"R² {s['r2']:.3f}, adj. R² {s['adj_r2']:.3f}" if s["r2"] is not None else
-                    f"marginal R² {s['marginal_r2']:.3f}, conditional R² {s['conditional_r2']:.3f}, " +
-                    ("converged" if s["converged"] else "NOT CONVERGED: do not trust these estimates"))
-        print(f"== {result.spec.name} ({result.spec.estimator}) on {label}: N = {s['n']:,}; {fit_line}")
+        if s["r2"] is not None:
+            name, value, beside = headline_r2(s)
+            fit_line = f"{name} {value:.3f} ({beside})"
+        else:
+            fit_line = (f"marginal R² {s['marginal_r2']:.3f}, conditional R² {s['conditional_r2']:.3f}, " +
+                        ("converged" if s["converged"] else "NOT CONVERGED: do not trust these estimates"))
+        print(f"== {result.spec.name} ({result.spec.estimator}) on {label}: N = {s['n']:,}, k = {s['k']}, "
+              f"N − k = {s['df_resid']:,}; {fit_line}")
+        if s["sample_warning"]:
+            print(s["sample_warning"])
         _print_table(result.table)
         for warning in s["warnings"]:
             print(f"   note: {warning}")
         print()
-        tables.append(result.table.assign(spec=result.spec.name))
-    _write(args.out, pd.concat(tables, ignore_index=True), [r.to_dict() for r in results])
+    tables = [r.table.assign(spec=r.spec.name, n=r.summary["n"], k=r.summary["k"], df_resid=r.summary["df_resid"],
+                             r2=r.summary["r2"], adj_r2=r.summary["adj_r2"], small_sample=r.summary["small_sample"])
+              for r in results]
+    if results:
+        _write(args.out, pd.concat(tables, ignore_index=True),
+               [r.to_dict() for r in results] + [{"spec": spec.to_dict(), "refused": error.guard.to_dict()}
+                                                  for spec, error in refused])
+    if refused:
+        raise InputError(f"{len(refused)} of {len(specs)} fits refused (fewer than 5 residual degrees of "
+                         "freedom); the others are shown")
     return 0
 
 
@@ -346,12 +370,17 @@ def run_manipulability(args) -> int:
         else:
             mean_row[column] = f"{means[column]:.1f}"
     rows.append(mean_row)
+    from engine.stats.manipulability import guard_lines
+
+    for line in guard_lines(table):  # N < 10 k, or a column refused (N − k < 5), above the numbers
+        print(line)
     _print_table(pd.DataFrame(rows))
     if is_release:
         print("All 45 cells and the mean row match the published values to one decimal." if not mismatches
               else f"Differs from the published table in: {', '.join(mismatches)}")
     output = table.reset_index()
-    payload = {"n": table.attrs["n"], "source": label, "r2": output.to_dict(orient="records")}
+    payload = {"n": table.attrs["n"], "source": label, "r2": output.to_dict(orient="records"),
+               "fits": table.attrs["fits"]}
     if is_release:
         payload["published_percent"] = {"table24": published["table24"], "table2_mean": published["table2_mean"]}
     _write(args.out, output, payload)

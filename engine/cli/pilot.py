@@ -31,7 +31,7 @@ def register(subparsers) -> None:
 
 
 def pilot_command(args: argparse.Namespace) -> int:
-    from engine.pilot import run_pilot_study
+    from engine.pilot import recommended_text, run_pilot_study
 
     study = run_pilot_study(args.out, model=args.model, budget=args.budget, baseline=args.baseline,
                             seed=args.seed, base_url=args.base_url, api_key_env=args.api_key_env,
@@ -40,7 +40,7 @@ def pilot_command(args: argparse.Namespace) -> int:
         return 0
     report = study.report
     print(report["diagnosis"]["text"])
-    print(f"Recommended: {report['prediction']['recommended'] or 'keep ' + report['baseline']}")
+    print(f"Recommended: {recommended_text(report)}")
     print(f"Verdict: {report['verdict_text']}")
     print(json.dumps({"out": str(study.out), "report": str(study.out / "report.html"),
                       "timings_s": report.get("timings")}))

@@ -1,9 +1,12 @@
 """Comparing two groups (LLM vs human teams): paper A, Figure 1, Tables 5, 12, 16, 17, A.5.
 
 ``group_comparison`` gives each group's mean with a 95% t interval, Welch's and Student's
-t-tests and Cohen's d (pooled SD) with an approximate 95% interval
-(SE_d = sqrt((n1+n2)/(n1 n2) + d²/(2(n1+n2))), Hedges & Olkin 1985), overall and per
-``by`` level. The difference and the t statistics are ``groups[0] - groups[1]``.
+t-tests, overall and per ``by`` level, and two effect sizes whose intervals agree with a test
+on the same row (``engine.stats.guards``): Hedges' g (small-sample corrected) with a 95% CI
+from the noncentral t of Welch's statistic, beside the Welch interval of the difference, so
+``welch_p < .05`` exactly when both exclude 0; and Cohen's d (pooled SD, paper A's Figure 1)
+with the classical noncentral-t interval of Student's statistic, consistent with
+``student_p``. The difference and the t statistics are ``groups[0] - groups[1]``.
 ``top_share`` compares the groups above a pooled percentile threshold.
 ``group_effect_robustness`` repeats the comparison as in A.5: task fixed effects with HC3
 SEs, the same clustered by generating cluster, task-level differences, and a mixed model
@@ -44,14 +47,13 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
 
 
 def cohens_d(a, b, level: float = 0.95) -> tuple[float, float, float]:
-    """Cohen's d = (mean_a - mean_b) / pooled SD, with a normal-approximation interval."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    n1, n2 = len(a), len(b)
-    pooled = np.sqrt(((n1 - 1) * a.var(ddof=1) + (n2 - 1) * b.var(ddof=1)) / (n1 + n2 - 2))
-    d = (a.mean() - b.mean()) / pooled if pooled > 0 else np.nan
-    se = np.sqrt((n1 + n2) / (n1 * n2) + d ** 2 / (2 * (n1 + n2)))
-    z = scipy_stats.norm.ppf(0.5 + level / 2)
-    return float(d), float(d - z * se), float(d + z * se)
+    """Cohen's d = (mean_a - mean_b) / pooled SD, with the noncentral-t interval of Student's
+    pooled statistic (``engine.stats.guards.hedges_g(equal_var=True)``; it excludes 0 exactly
+    when Student's p < 1 - level)."""
+    from engine.stats.guards import hedges_g
+
+    result = hedges_g(a, b, level=level, equal_var=True)
+    return float(result["d"]), float(result["d_low"]), float(result["d_high"])
 
 
 def _compare_two(a: np.ndarray, b: np.ndarray, labels: tuple[str, str]) -> dict:
@@ -67,8 +69,14 @@ def _compare_two(a: np.ndarray, b: np.ndarray, labels: tuple[str, str]) -> dict:
     row.update({"welch_t": float(welch.statistic), "welch_df": float((va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))),
                 "welch_p": float(welch.pvalue), "student_t": float(student.statistic),
                 "student_df": len(a) + len(b) - 2, "student_p": float(student.pvalue)})
-    d, low, high = cohens_d(a, b)
-    row.update({"cohens_d": d, "d_ci_low": low, "d_ci_high": high})
+    from engine.stats.guards import hedges_g, welch
+
+    difference = welch(a, b)
+    row.update({"diff_ci_low": difference["ci_low"], "diff_ci_high": difference["ci_high"]})
+    g = hedges_g(a, b)
+    row.update({"hedges_g": g["g"], "g_ci_low": g["g_low"], "g_ci_high": g["g_high"]})
+    d = hedges_g(a, b, equal_var=True)
+    row.update({"cohens_d": d["d"], "d_ci_low": d["d_low"], "d_ci_high": d["d_high"]})
     return row
 
 
@@ -78,7 +86,9 @@ def group_comparison(df: pd.DataFrame, value: str, group: str = "source",
 
     One row per ``by`` level then an ``overall`` row (column ``by`` names the level).
     Columns ``<group>_n, _mean, _ci_low, _ci_high, _sd`` for both groups, ``diff``,
-    ``welch_t, welch_df, welch_p, student_t, student_df, student_p, cohens_d, d_ci_low, d_ci_high``.
+    ``welch_t, welch_df, welch_p, student_t, student_df, student_p``, ``diff_ci_low, diff_ci_high``
+    (Welch), ``hedges_g, g_ci_low, g_ci_high`` (CI from Welch's statistic) and ``cohens_d,
+    d_ci_low, d_ci_high`` (CI from Student's statistic).
     """
     _check(df, [value, group] + ([by] if by else []))
     if len(groups) != 2 or groups[0] == groups[1]:

@@ -44,17 +44,22 @@ Intervals (``Interval``; each says which method it used in ``method``):
   by the pooled SD and multiplied by J. The interval excludes 0 exactly when Welch's p < α,
   so a test and an effect-size interval on one row cannot contradict each other. With equal
   sample variances and equal n it is the classical noncentral-t interval for d (Steiger &
-  Fouladi 1997) times J.
+  Fouladi 1997) times J. ``equal_var=True`` gives that classical interval from Student's
+  pooled t instead (for tables that report Student's test, as paper A's Figure 1 does).
 * ``holm(pvalues)``: Holm's step-down adjustment for several target features at once.
 
 ``regression_guard(n, k)`` returns a :class:`RegressionGuard` (``n, k, df_resid,
-small_sample, refuse, warning, refusal``); ``check_regression`` raises the refusal as an
-``InputError`` (exit code 2 on the command line).
+small_sample, refuse, warning, refusal``); ``check_regression`` raises the refusal as
+``SampleTooSmall`` (an ``InputError``: exit code 2 on the command line). ``engine.stats.fit``
+calls it on every fit, so a refused fit never reaches a table; a fit's summary carries
+``n, k, df_resid, small_sample, sample_warning``. For a mixed model k counts the fixed
+effects and the random-intercept variance. ``headline_r2(summary)`` picks the R² to lead with.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -88,6 +93,7 @@ METHOD_LOG_T = "Student-t on the log of the mean above the score's lower bound (
 METHOD_T = "Student-t"
 METHOD_WILSON = "Wilson score"
 METHOD_WELCH = "Welch t (Welch-Satterthwaite df)"
+METHOD_COHEN_STUDENT = "Cohen's d (pooled SD) with a CI from the noncentral t of Student's pooled statistic"
 METHOD_HEDGES = ("Hedges' g (pooled SD, small-sample correction J) with a CI from the noncentral t "
                  "of Welch's statistic (Welch df)")
 
@@ -140,11 +146,20 @@ def regression_guard(n: int, k: int) -> RegressionGuard:
     return RegressionGuard(int(n), int(k))
 
 
+class SampleTooSmall(InputError):
+    """A fit refused by ``check_regression``; ``guard`` holds its N and k."""
+
+    def __init__(self, message: str, guard: RegressionGuard):
+        super().__init__(message)
+        self.guard = guard
+
+
 def check_regression(n: int, k: int, where: str = "") -> RegressionGuard:
-    """``regression_guard``, raising its refusal as an ``InputError`` (exit code 2)."""
+    """``regression_guard``, raising its refusal as ``SampleTooSmall`` (an ``InputError``:
+    one line and exit code 2 on the command line)."""
     guard = regression_guard(n, k)
     if guard.refuse:
-        raise InputError(f"{where}: {guard.refusal}" if where else guard.refusal)
+        raise SampleTooSmall(f"{where}: {guard.refusal}" if where else guard.refusal, guard)
     return guard
 
 
@@ -330,29 +345,43 @@ def noncentrality_interval(t: float, df: float, *, level: float = LEVEL) -> tupl
     return solve(1 - tail), solve(tail)
 
 
-def hedges_g(a, b, *, level: float = LEVEL) -> dict:
-    """Hedges' g of a − b with a CI consistent with Welch's test (see the module docstring).
+def hedges_g(a, b, *, level: float = LEVEL, equal_var: bool = False) -> dict:
+    """Hedges' g of a − b with a CI consistent with the t-test (see the module docstring).
 
-    Keys: ``g, g_low, g_high, d, j, welch_p, method``; NaN when a group has fewer than 2
-    values or the pooled SD is 0.
+    ``equal_var=False`` (default): the interval inverts Welch's statistic (Welch df), so it
+    excludes 0 exactly when Welch's p < 1 − level. ``equal_var=True``: Student's pooled t
+    (df n_a + n_b − 2), the classical noncentral-t interval, consistent with Student's p.
+    Keys: ``g, g_low, g_high`` (corrected by J), ``d, d_low, d_high`` (uncorrected), ``j``,
+    ``p`` (of that test), ``test``, ``method``; NaN when a group has fewer than 2 values or
+    the pooled SD is 0.
     """
     a, b = _finite(a), _finite(b)
-    out = {"g": float("nan"), "g_low": float("nan"), "g_high": float("nan"), "d": float("nan"),
-           "j": float("nan"), "welch_p": float("nan"), "method": METHOD_HEDGES}
+    test_name = "Student" if equal_var else "Welch"
+    method = METHOD_COHEN_STUDENT if equal_var else METHOD_HEDGES
+    out = {key: float("nan") for key in ("g", "g_low", "g_high", "d", "d_low", "d_high", "j", "p")}
+    out.update({"test": test_name, "method": method})
     n1, n2 = len(a), len(b)
     if n1 < 2 or n2 < 2:
         return out
     pooled = math.sqrt(((n1 - 1) * a.var(ddof=1) + (n2 - 1) * b.var(ddof=1)) / (n1 + n2 - 2))
     if pooled == 0:
         return out
-    test = welch(a, b, level=level)
     j = hedges_j(n1 + n2 - 2)
     d = float((a.mean() - b.mean()) / pooled)
-    out.update({"d": d, "j": j, "g": j * d, "welch_p": test["p"]})
-    if math.isfinite(test["t"]):
-        lam_low, lam_high = noncentrality_interval(test["t"], test["df"], level=level)
-        scale = test["se"] / pooled
-        out.update({"g_low": j * lam_low * scale, "g_high": j * lam_high * scale})
+    out.update({"d": d, "j": j, "g": j * d})
+    if equal_var:
+        se, df = pooled * math.sqrt(1 / n1 + 1 / n2), n1 + n2 - 2
+        t = (a.mean() - b.mean()) / se
+        p = float(2 * scipy_stats.t.sf(abs(t), df))
+    else:
+        test = welch(a, b, level=level)
+        se, df, t, p = test["se"], test["df"], test["t"], test["p"]
+    out["p"] = p
+    if math.isfinite(t):
+        lam_low, lam_high = noncentrality_interval(t, df, level=level)
+        scale = se / pooled
+        out.update({"d_low": lam_low * scale, "d_high": lam_high * scale,
+                    "g_low": j * lam_low * scale, "g_high": j * lam_high * scale})
     return out
 
 
@@ -379,3 +408,43 @@ def needed_per_group(effect_sd_units: float, *, alpha: float = 0.05, power: floa
         return None
     z = scipy_stats.norm.ppf(1 - alpha / 2) + scipy_stats.norm.ppf(power)
     return int(math.ceil(2 * z * z / effect_sd_units ** 2))
+
+
+# -- findings from a small model --------------------------------------------------------------
+SMALL_MODEL_MAX_PARAMETERS = 3e9  # at or below 3B parameters a model is "small" here
+_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*([MB])(?![A-Za-z])", re.IGNORECASE)
+
+
+def model_size(name: str) -> float | None:
+    """Parameters a model's name states ("SmolLM2-135M-Instruct.Q4_1" -> 1.35e8, "Qwen3-8B"
+    -> 8e9); None when the name states no size (gpt-4.1, o3-high)."""
+    match = _SIZE.search(str(name))
+    if not match:
+        return None
+    return float(match.group(1)) * (1e6 if match.group(2).upper() == "M" else 1e9)
+
+
+def model_label(name: str) -> str:
+    """The model's name up to its size ("SmolLM2-135M-Instruct.Q4_1" -> "SmolLM2-135M")."""
+    match = _SIZE.search(str(name))
+    return str(name)[: match.end()] if match else str(name)
+
+
+def small_model_label(models) -> str | None:
+    """"SmolLM2-135M" (names joined by " and ") when any model in ``models`` is small (a stated
+    size of at most 3B parameters, or the local model); None otherwise."""
+    labels = []
+    for name in models:
+        if name is None or (isinstance(name, float) and math.isnan(name)):
+            continue
+        size = model_size(name)
+        if (size is not None and size <= SMALL_MODEL_MAX_PARAMETERS) or str(name).lower() == "local":
+            label = model_label(name) if str(name).lower() != "local" else "SmolLM2-135M (local)"
+            if label not in labels:
+                labels.append(label)
+    return " and ".join(labels) if labels else None
+
+
+def not_comparable(published: str, ours: str) -> str:
+    """The sentence that goes between a published headline and one of ours from another model."""
+    return f"published: {published}; ours: {ours} — different models and scale, not comparable"

@@ -6,6 +6,11 @@ For each of the nine features, OLS R² of five nested models on the same rows:
 discussion-by-model cell). R² does not depend on the standard-error type, so the paper's
 "HC3" label changes nothing here. All 45 fits share a handful of design matrices and are
 solved together by least squares (one solve per design, nine outcomes at once).
+
+Each column's fit passes the sample guard (``engine.stats.guards``): its N and k (the rank of
+its design) are in ``attrs["fits"]``; a column with N − k < 5 is NaN (refused), one with
+N < 10·k is flagged ``small_sample`` (``guard_lines`` says so; ``adjusted_r2`` gives the
+adjusted R² to lead with).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import pandas as pd
 
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
+from engine.stats.guards import regression_guard
 
 MANIPULABILITY_COLUMNS = ("task", "task+discussion", "task+model", "additive", "interaction")
 
@@ -53,10 +59,11 @@ def manipulability(df: pd.DataFrame, features=FEATURE_NAMES, *, task: str = "tas
                                   + [np.zeros((len(frame), 0))])
     designs = {"task": [T], "task+discussion": [T, D], "task+model": [T, M],
                "additive": [T, D, M], "interaction": [T, D, M, interaction]}
-    n_params = 1 + sum(block.shape[1] for block in designs["interaction"])
-    if len(frame) <= n_params:
-        raise InputError(f"sample too small: {len(frame)} complete row(s) for {n_params} "
-                         "parameters in the interaction model")
+    intercept = np.ones((len(frame), 1))
+    matrices = {name: np.column_stack([intercept, *blocks]) for name, blocks in designs.items()}
+    fits = {name: regression_guard(len(frame), int(np.linalg.matrix_rank(X))) for name, X in matrices.items()}
+    if all(guard.refuse for guard in fits.values()):
+        raise InputError(f"sample too small: {fits['task'].refusal}")
     Y = frame[features].to_numpy(dtype=float)
     centred = Y - Y.mean(axis=0)
     total = (centred ** 2).sum(axis=0)
@@ -64,10 +71,11 @@ def manipulability(df: pd.DataFrame, features=FEATURE_NAMES, *, task: str = "tas
     if constant:
         raise InputError(f"feature {constant[0]!r} is constant in the rows used; R² is undefined",
                          field=constant[0])
-    intercept = np.ones((len(frame), 1))
     out = {}
-    for name, blocks in designs.items():
-        X = np.column_stack([intercept, *blocks])
+    for name, X in matrices.items():
+        if fits[name].refuse:  # fewer than 5 residual degrees of freedom: no R² shown
+            out[name] = np.full(len(features), np.nan)
+            continue
         beta, *_ = np.linalg.lstsq(X, Y, rcond=None)
         residual = Y - X @ beta
         out[name] = 1.0 - (residual ** 2).sum(axis=0) / total
@@ -76,7 +84,35 @@ def manipulability(df: pd.DataFrame, features=FEATURE_NAMES, *, task: str = "tas
     table.attrs["n"] = int(len(frame))
     table.attrs["n_dropped"] = int(n_dropped)
     table.attrs["dropped_factors"] = dropped
+    table.attrs["fits"] = {name: guard.to_dict() for name, guard in fits.items()}
     return table
+
+
+def adjusted_r2(table: pd.DataFrame) -> pd.DataFrame:
+    """Adjusted R² of each cell of a ``manipulability`` table (same units as the table:
+    1 − (1 − R²)(N − 1)/(N − k), with N and k of each column's fit in ``attrs["fits"]``)."""
+    fits = table.attrs["fits"]
+    scale = 100.0 if table.attrs.get("percent") else 1.0
+    out = table.copy()
+    for column in table.columns:
+        fit = fits[column]
+        out[column] = scale - (scale - table[column]) * (fit["n"] - 1) / fit["df_resid"]
+    out.attrs.update(table.attrs)
+    return out
+
+
+def guard_lines(table: pd.DataFrame) -> list[str]:
+    """A ``warning:`` for the columns with N < 10·k and a line for the refused ones."""
+    fits = table.attrs.get("fits", {})
+    small = [f"{name} (k = {fit['k']})" for name, fit in fits.items() if fit["small_sample"] and not fit["refuse"]]
+    refused = [f"{name} (N − k = {fit['df_resid']})" for name, fit in fits.items() if fit["refuse"]]
+    lines = []
+    if small:
+        lines.append(f"warning: N = {table.attrs['n']} rows, fewer than 10 per estimated coefficient in "
+                     f"{', '.join(small)}; R² overstates these fits, read adjusted R²")
+    if refused:
+        lines.append(f"not fitted (fewer than 5 residual degrees of freedom): {', '.join(refused)}")
+    return lines
 
 
 def interaction_share(table: pd.DataFrame) -> pd.DataFrame:

@@ -97,6 +97,25 @@ def has_need(df: pd.DataFrame, need: str) -> bool:
     raise ValueError(need)
 
 
+SHORT_NEED = {"ratings": "the authors' ideas file", "raters": "the authors' ideas file",
+              "tokens": "token counts", "features": "trajectory features", "features_4b": "the 4B features"}
+
+
+def picker_label(key: str, df: pd.DataFrame) -> str:
+    """The table's name as a picker shows it, saying before it is chosen what ``df`` lacks for it:
+    "Table 7: creativity on discussion structure (models 1-4) [needs the authors' ideas file:
+    published only]"."""
+    definition = table_def(key)
+    name = f"{'Figure 1' if definition.key == 'fig1' else 'Table ' + definition.key}: {definition.title}"
+    lacking = []
+    for need in definition.needs:
+        if not has_need(df, need) and SHORT_NEED[need] not in lacking:
+            lacking.append(SHORT_NEED[need])
+    if lacking:
+        name += f" [needs {' and '.join(lacking)}: published only]"
+    return name
+
+
 def missing_needs(key: str, df: pd.DataFrame) -> list[str]:
     """What table ``key`` needs that ``df`` lacks, as sentences (empty when it can run)."""
     return [NEED_TEXT[n] for n in table_def(key).needs if not has_need(df, n)]
@@ -158,7 +177,8 @@ def _coefficients(result, levels, label: str) -> pd.DataFrame:
 
 def _fit_summary(result, label: str) -> dict:
     s = result.summary
-    return {"model": label, "n": s["n"], "r2": s["r2"], "adj_r2": s["adj_r2"],
+    return {"model": label, "n": s["n"], "k": s.get("k"), "n_minus_k": s.get("df_resid"),
+            "small_sample": s.get("small_sample"), "r2": s["r2"], "adj_r2": s["adj_r2"],
             "marginal_r2": s.get("marginal_r2"), "conditional_r2": s.get("conditional_r2"),
             "converged": s.get("converged", True)}
 
@@ -229,8 +249,10 @@ def _wide(results, labels) -> tuple[pd.DataFrame, pd.DataFrame]:
 # ------------------------------------------------------------------------------ tables
 def ladder(rows: pd.DataFrame, levels=CONVENTIONAL, *, sources=("llm", "human"), outcome: str = "creativity"):
     """Tables 1, 20, 21: the hierarchical specifications of each source on ``rows`` (already the
-    trajectory sample). Parts: ``R² (%)`` (OLS R², conditional R² for the mixed model) and, per
-    source, ``coefficients`` and ``fit`` (N, R², marginal / conditional R²); and notes."""
+    trajectory sample). Parts: ``R² (%)`` (OLS R², conditional R² for the mixed model; beside
+    each source its adjusted R², ``<source> adj.``) and, per source, ``coefficients`` and ``fit``
+    (N, k, N − k, small_sample, R², adjusted, marginal / conditional R²); and notes. A rung with
+    N − k < 5 is refused (``engine.stats.guards``): no row, a note says why."""
     notes: list[str] = []
     r2 = {}
     parts = {}
@@ -248,9 +270,11 @@ def ladder(rows: pd.DataFrame, levels=CONVENTIONAL, *, sources=("llm", "human"),
         coefficients, summary = _wide(results, [l.split(": ", 1)[1] for l in labels])
         parts[f"{source} coefficients"] = coefficients
         parts[f"{source} fit"] = summary
-        r2[source] = summary.set_index("model").apply(
-            lambda s: 100 * (s["r2"] if pd.notna(s["r2"]) else s["conditional_r2"]), axis=1)
-    table = pd.DataFrame({("LLM" if s == "llm" else "Human"): v for s, v in r2.items()})
+        indexed = summary.set_index("model")
+        r2[source] = indexed.apply(lambda s: 100 * (s["r2"] if pd.notna(s["r2"]) else s["conditional_r2"]), axis=1)
+        r2[f"{source} adj."] = 100 * pd.to_numeric(indexed["adj_r2"], errors="coerce")
+    names = {"llm": "LLM", "human": "Human", "llm adj.": "LLM adj.", "human adj.": "Human adj."}
+    table = pd.DataFrame({names[s]: v for s, v in r2.items()})
     table.index.name = "specification"
     return {"R² (%)": table.reset_index(), **parts}, notes
 

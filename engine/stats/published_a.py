@@ -27,6 +27,11 @@ FEATURE_LABELS = {
     "semantic_spread": "Semantic Spread",
 }
 MANIPULABILITY_COLUMNS = ("task", "task+discussion", "task+model", "additive", "interaction")
+# who made paper A's LLM conversations, for the line that sets a published headline apart from ours
+MODELS = "GPT-4.1, o3 (high and low reasoning effort) and mixed teams, N = 3,574 LLM conversations"
+# Table 24's column headings as the paper prints them
+TABLE24_HEADINGS = {"task": "Task", "task+discussion": "+Discussion", "task+model": "+Model", "additive": "Additive",
+                    "interaction": "Interaction"}
 
 
 def table5() -> pd.DataFrame:
@@ -369,3 +374,20 @@ def figure1() -> pd.DataFrame:
     table.attrs["panel_d"] = {"llm_top5_mean": 0.53, "llm_top5_sd": 0.05, "human_top5_mean": 0.37,
                               "human_top5_sd": 0.06}
     return table
+
+
+# The N each table of the paper states it was fitted or computed on, as printed (text, since
+# some tables give one N per sample); tables that give an N per row say so.
+PRINTED_N = {
+    "1": "LLM 3,574; human 308", "2": "3,574", "4": "per row (N column)", "5": "per row (N column)",
+    "7": "3,223", "8": "3,223", "9": "all discussion 2,983; instructed only 1,785", "10": "3,702", "11": "240",
+    "12": "per row (N column)", "15": "3,223", "16": "per row (N column)", "17": "per row (N column)",
+    "18": "per row (N column)", "20": "3,574", "21": "308", "23": "LLM 3,574; human 308", "24": "3,574",
+    "25": "3,574", "26": "LLM 3,574; human 308", "28": "LLM 3,574; human 308", "29": "4,120",
+    "fig1": "LLM 4,541; human 341",
+}
+
+
+def printed_n(key: str) -> str | None:
+    """The N paper A prints for table ``key`` (``"24"``, ``"fig1"``), or None when it prints none."""
+    return PRINTED_N.get(str(key))

@@ -9,6 +9,9 @@ import pandas as pd
 SETUP = ("N = 5 agents, R = 2 debate rounds, temperature 1.0, k = 2 peers for EPS; 15 independent "
          "runs per query, diversity in 3 groups of 5 (section 6)")
 
+# who made paper B's runs, for the line that sets a published headline apart from ours
+MODELS = "Qwen3-8B and Gemma-3-12B-Instruct, 15 runs per query"
+
 
 def headlines() -> pd.DataFrame:
     """Section 6 (main results, human evaluation) and appendix G.2, as stated in the paper."""

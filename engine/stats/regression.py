@@ -25,6 +25,7 @@ from scipy import stats as scipy_stats
 
 from engine.errors import InputError
 from engine.stats.design import build_design
+from engine.stats.guards import check_regression
 from engine.stats.spec import RegressionSpec
 
 TABLE_COLUMNS = ("term", "coef", "se", "p", "ci_low", "ci_high", "stars")
@@ -58,7 +59,12 @@ def stars(p: float, levels: tuple[float, float, float] = (0.05, 0.01, 0.001)) ->
 
 def fit(spec: RegressionSpec, df: pd.DataFrame, *, allow_nonconvergence: bool = False,
         alpha: float = 0.05) -> RegressionResult:
-    """Fit ``spec`` on ``df`` and return a tidy result (Tables 1, 7, 20, 21 and 29)."""
+    """Fit ``spec`` on ``df`` and return a tidy result (Tables 1, 7, 20, 21 and 29).
+
+    Every fit passes ``engine.stats.guards.check_regression`` first: with fewer than 5
+    residual degrees of freedom (N − k) it is refused (``SampleTooSmall``); the summary
+    carries ``n``, ``k``, ``df_resid``, ``small_sample`` (N < 10·k) and ``sample_warning``.
+    """
     if not isinstance(spec, RegressionSpec):
         raise InputError(f"expected a RegressionSpec, got {type(spec).__name__}")
     where = f"specification {spec.name!r}"
@@ -82,6 +88,7 @@ def fit(spec: RegressionSpec, df: pd.DataFrame, *, allow_nonconvergence: bool = 
 def _fit_ols(spec: RegressionSpec, design, alpha: float) -> RegressionResult:
     import statsmodels.api as sm
 
+    guard = check_regression(len(design.y), design.X.shape[1], f"specification {spec.name!r}")
     model = sm.OLS(design.y, design.X)
     notes = list(design.warnings)
     with python_warnings.catch_warnings(record=True) as caught:
@@ -108,7 +115,8 @@ def _fit_ols(spec: RegressionSpec, design, alpha: float) -> RegressionResult:
                "r2": float(result.rsquared), "adj_r2": float(result.rsquared_adj),
                "marginal_r2": None, "conditional_r2": None, "conditional_r2_paper_variant": None,
                "group_variance": None, "converged": True, "warnings": notes,
-               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()}}
+               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()},
+               **_guard_fields(guard)}
     return RegressionResult(spec=spec, table=table, summary=summary, model=result)
 
 
@@ -122,6 +130,7 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
     if n_groups < 2:
         raise InputError(f"{where}: the random-intercept group {group!r} has {n_groups} level in "
                          "the rows used; a mixed model needs at least 2 groups", field=group)
+    guard = check_regression(len(design.y), design.X.shape[1] + 1, where)  # + the group variance
     notes = list(design.warnings)
     if n_groups < 5:
         notes.append(f"only {n_groups} groups in {group!r}: the group variance is poorly estimated")
@@ -176,8 +185,14 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
                    (var_fitted + group_variance) / (var_fitted + group_variance + residual),
                "group_variance": group_variance, "residual_variance": residual,
                "log_likelihood": float(result.llf), "converged": converged, "warnings": notes,
-               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()}}
+               "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()},
+               **_guard_fields(guard)}
     return RegressionResult(spec=spec, table=table, summary=summary, model=result)
+
+
+def _guard_fields(guard) -> dict:
+    return {"k": guard.k, "df_resid": guard.df_resid, "small_sample": guard.small_sample,
+            "sample_warning": guard.warning}
 
 
 def _tidy(params, bse, pvalues, conf, spec: RegressionSpec) -> pd.DataFrame:
