@@ -180,6 +180,11 @@ def focus(picked: pd.DataFrame) -> tuple[str, int]:
     return first["conversation_id"], int(first["turn"])
 
 
+def as_paragraphs(text: str) -> str:
+    """Each line of a turn as a paragraph of its own, so markdown keeps the turn's line breaks."""
+    return "\n\n".join(line for line in str(text).replace("\r\n", "\n").split("\n") if line.strip())
+
+
 def reader_blocks(turns: pd.DataFrame, focus_turn: int | None) -> list[dict]:
     """The reader's turns as ``{turn, header, text, focused}``: header = speaker, phase, round
     and the distance to the previous turn where known; the whole text, never cut."""

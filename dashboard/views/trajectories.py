@@ -160,12 +160,12 @@ def reader(points) -> None:
     if focused is not None:
         with st.container(border=True, key="traj_reader_focus"):
             st.markdown(f"**Reading turn {focus_turn}** of {ui.escape(reading)} · {ui.escape(focused['header'])}")
-            st.markdown(ui.escape(focused["text"]).replace("\n", "  \n"))
+            st.markdown(ui.escape(trajectories.as_paragraphs(focused["text"])))
     with st.container(height=420, key="traj_reader_all"):
         for block in blocks:
             mark = "▶ " if block["focused"] else ""
-            st.markdown(f"{mark}**turn {block['turn']}** · {ui.escape(block['header'])}  \n"
-                        + ui.escape(block["text"]).replace("\n", "  \n"))
+            st.markdown(f"{mark}**turn {block['turn']}** · {ui.escape(block['header'])}")
+            st.markdown(ui.escape(trajectories.as_paragraphs(block["text"])))
     with st.expander("The conversation as a table (distance of each turn to the previous one)"):
         ui.table(st, turns, key="traj_transcript", hide_index=True)
 
