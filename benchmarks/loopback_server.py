@@ -14,6 +14,12 @@ only after ``timeout_sleep`` s), ``drip`` (the reply one byte every ``drip_inter
 the same way), listed in reverse order with each item's ``index``, so a client must put
 them back in input order. Reply variants that are not errors: ``separators`` (U+2028, U+2029, U+0085 inside the
 reply) and ``surrogate`` (a lone surrogate, ``\\ud800``, inside the reply).
+
+``redirect`` answers 307 with ``Location: redirect_to`` (a client must not follow it). Broken
+embedding replies (``EMBEDDING_FAULTS``, for ``/v1/embeddings`` only): NaN or infinite values,
+one vector too few or too many, empty vectors, strings instead of numbers, vectors of two
+sizes in one reply, a size other than ``dim``, all-zero vectors, no ``data`` list. A server
+stops by itself after ``lifetime`` seconds (when given), even if its owner never closes it.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 FAULTS = ("429", "500", "timeout", "empty", "malformed", "429ms", "429date", "503", "hang", "drip",
           "null_content", "empty_choices", "reset", "html", "separators", "surrogate")
 NOT_ERRORS = ("separators", "surrogate")  # replies that a client must accept as they are
+EMBEDDING_FAULTS = ("emb_nan", "emb_inf", "emb_few", "emb_many", "emb_empty", "emb_strings",
+                    "emb_ragged", "emb_resized", "emb_zero", "emb_no_data", "emb_nested_strings")
 SEPARATORS = " \u2028 \u2029 \u0085 "
 
 
@@ -70,6 +78,39 @@ def embedding_of(text: str, dim: int = 8) -> list[float]:
     return [digest[i] / 255.0 - 0.5 for i in range(dim)]
 
 
+def embeddings_reply(texts: list[str], fault: str | None, dim: int = 8, model: str = "loopback") -> bytes:
+    """The body of an embeddings reply (in reverse order, with indexes), broken as ``fault`` says."""
+    vectors = [embedding_of(t, dim) for t in texts]
+    if fault == "emb_nan":
+        vectors[-1][0] = float("nan")
+    elif fault == "emb_inf":
+        vectors[0][-1] = float("inf")
+    elif fault == "emb_few":
+        vectors = vectors[:-1]
+    elif fault == "emb_many":
+        vectors = vectors + [embedding_of("extra", dim)]
+    elif fault == "emb_empty":
+        vectors = [[] for _ in vectors]
+    elif fault == "emb_strings":
+        vectors = [[str(x) for x in v] for v in vectors]
+    elif fault == "emb_nested_strings":
+        vectors = ["not a vector" for _ in vectors]
+    elif fault == "emb_ragged":
+        vectors = [v if i % 2 == 0 else v + [0.25] for i, v in enumerate(vectors)]
+        if len(vectors) == 1:
+            vectors = [vectors[0] + [0.25]]
+    elif fault == "emb_resized":
+        vectors = [embedding_of(t, dim + 3) for t in texts]
+    elif fault == "emb_zero":
+        vectors = [[0.0] * dim for _ in vectors]
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)][::-1]
+    reply = {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+    if fault == "emb_no_data":
+        reply.pop("data")
+    # NaN and Infinity as JavaScript literals, as a careless server writes them
+    return json.dumps(reply).encode()
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 1024  # hundreds of clients connect at once; the default backlog is 5
     daemon_threads = True
@@ -86,8 +127,13 @@ class LoopbackServer:
     def __init__(self, *, delay: float = 0.0, script: list[str] | None = None,
                  fault_rates: dict[str, float] | None = None, seed: int = 0,
                  timeout_sleep: float = 5.0, retry_after: float = 0.05,
-                 retry_after_date: float = 1.0, drip_interval: float = 0.5):
+                 retry_after_date: float = 1.0, drip_interval: float = 0.5,
+                 redirect_to: str | None = None, dim: int = 8, lifetime: float | None = None):
         self.delay = delay
+        self.redirect_to = redirect_to
+        self.dim = dim
+        self.lifetime = lifetime
+        self._stopper: threading.Timer | None = None
         self.retry_after_date = retry_after_date
         self.drip_interval = drip_interval
         self.script = list(script or [])
@@ -110,9 +156,15 @@ class LoopbackServer:
 
     def __enter__(self) -> "LoopbackServer":
         self.thread.start()
+        if self.lifetime is not None:  # stops by itself, whatever its owner does
+            self._stopper = threading.Timer(self.lifetime, self.server.shutdown)
+            self._stopper.daemon = True
+            self._stopper.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._stopper is not None:
+            self._stopper.cancel()
         self.server.shutdown()
         self.server.server_close()
 
@@ -224,14 +276,15 @@ class LoopbackServer:
                     self.end_headers()
                     self.wfile.write(page)
                     return None
+                if fault == "redirect":
+                    return self._send(307, b'{"error": {"message": "moved"}}',
+                                      {"Location": str(server.redirect_to or "http://127.0.0.1:9/v1")
+                                       + self.path.split("/v1", 1)[-1]})
                 if self.path.split("?", 1)[0].rstrip("/").endswith("/embeddings"):
                     texts = body.get("input", [])
                     texts = [texts] if isinstance(texts, str) else texts
-                    data = [{"object": "embedding", "index": i, "embedding": embedding_of(t)}
-                            for i, t in enumerate(texts)][::-1]
-                    return self._send(200, json.dumps({
-                        "object": "list", "data": data, "model": body.get("model", "loopback"),
-                        "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode())
+                    return self._send(200, embeddings_reply(texts, fault, server.dim,
+                                                            body.get("model", "loopback")))
                 text = shaped_reply(body.get("messages", []), body.get("seed"))
                 if fault == "empty":
                     text = ""

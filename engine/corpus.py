@@ -306,7 +306,10 @@ class Corpus:
     def from_parquet(cls, path: str | Path) -> "Corpus":
         import pyarrow.parquet as pq
 
+        from engine.files import check_regular
+
         path = Path(path)
+        check_regular(path)  # not a FIFO or a device: pyarrow would wait or read forever
         try:
             table = pq.read_table(path)
         except Exception as error:  # pyarrow raises several types for a bad file
@@ -345,10 +348,13 @@ class Corpus:
 
 def _json_text(text: str | bytes, *, path: Path, row: int | None, field: str) -> Any:
     """A JSON value stored as text in a Parquet cell; not JSON -> InputError naming the cell."""
+    from engine.jsonl import loads
+
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-        reason = getattr(error, "msg", None) or type(error).__name__
+        return loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as error:
+        reason = getattr(error, "msg", None) or (str(error) if isinstance(error, ValueError)
+                                                 else type(error).__name__)
         raise InputError(f"not valid JSON text ({reason})", path=str(path), row=row,
                          field=field) from None
 

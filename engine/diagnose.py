@@ -540,8 +540,9 @@ def _manifest_embedding(folder) -> str | None:
 
 
 def _first_line_is_corpus(path) -> bool:
-    with open(path, "rb") as handle:
-        first = handle.readline(1_000_000).decode("utf-8-sig", errors="replace")
+    from engine.files import first_line
+
+    first = first_line(path)
     return '"__corpus__"' in first or '"turns"' in first
 
 

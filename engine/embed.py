@@ -302,7 +302,12 @@ def read_embeddings(vectors_path: str | Path, index_path: str | Path, *, mmap: b
 
     from engine.errors import InputError
 
+    from engine.files import check_regular
+
     vectors_path, index_path = Path(vectors_path), Path(index_path)
+    check_regular(vectors_path, max_bytes=None)  # a FIFO would wait forever; size: memory-mapped
+    if index_path.exists():
+        check_regular(index_path)
     try:
         vectors = np.load(vectors_path, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (OSError, ValueError, EOFError) as error:

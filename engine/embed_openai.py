@@ -52,9 +52,20 @@ class OpenAIEmbedder:
         self.token_level = 0  # texts answered with one vector per token, mean-pooled here
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
-        """Unit-length float32 embeddings, one row per text, in order; cached texts are not sent."""
-        return encode_through_cache(self.cache, self.model_name, texts, lambda missing: run_sync_closing(
-            self._embed_all(missing, progress), self._http))
+        """Unit-length float32 embeddings, one row per text, in order; cached texts are not sent.
+
+        A server that fails for good (refused connection after the retries, an unusable
+        reply, vectors of another size than the cached ones) is a ``BackendError`` whose one
+        line names the server.
+        """
+        try:
+            return encode_through_cache(self.cache, self.model_name, texts, lambda missing: run_sync_closing(
+                self._embed_all(missing, progress), self._http))
+        except BackendError as error:
+            if "embedding server" in str(error):
+                raise
+            raise BackendError(f"embedding server {self.base_url or 'api.openai.com'} (model "
+                               f"{self.model!r}): {error}") from None
 
     __call__ = encode
 
@@ -102,27 +113,64 @@ class OpenAIEmbedder:
         return vectors
 
     def _vectors(self, response, expected: int) -> list[np.ndarray]:
-        """The response's vectors in input order, pooled and normalised; a reply of the
-        wrong shape is retryable (a proxy's garbled body), like a malformed chat reply."""
+        """The response's vectors in input order, pooled and normalised.
+
+        A reply that cannot be right is a final error naming the server (asking again gets
+        the same answer): not one vector per text, indexes that are not 0..n-1, values that
+        are not numbers (strings, booleans) or not finite, empty or all-zero vectors (no
+        direction: every cosine with them would be 0), or vectors of different sizes.
+        """
         data = getattr(response, "data", None)
-        if not isinstance(data, list) or len(data) != expected:
-            got = len(data) if isinstance(data, list) else "no"
-            raise RetryableError(f"malformed embeddings response ({got} vectors for {expected} texts)")
-        ordered = sorted(data, key=lambda item: getattr(item, "index", 0) or 0)
-        vectors, token_level = [], 0
-        for item in ordered:
-            try:
-                array = np.asarray(getattr(item, "embedding", None), dtype=np.float64)
-            except (TypeError, ValueError):
-                raise RetryableError("malformed embeddings response (not numbers)") from None
-            if array.ndim == 2 and len(array):  # one vector per token: mean over tokens
+        if not isinstance(data, list):
+            raise self._bad_reply("no list of vectors ('data') in the reply")
+        if len(data) != expected:
+            raise self._bad_reply(f"{len(data)} vectors for {expected} texts")
+        indexes = [getattr(item, "index", None) for item in data]
+        if all(isinstance(i, int) and not isinstance(i, bool) for i in indexes):
+            if sorted(indexes) != list(range(expected)):
+                raise self._bad_reply(f"vector indexes {sorted(indexes)[:5]}... are not 0..{expected - 1}")
+            ordered = [item for _, item in sorted(zip(indexes, data), key=lambda pair: pair[0])]
+        elif any(i is not None for i in indexes):
+            raise self._bad_reply("vector indexes that are not whole numbers")
+        else:
+            ordered = list(data)
+        vectors, token_level, sizes = [], 0, set()
+        for position, item in enumerate(ordered):
+            array = self._numbers(getattr(item, "embedding", None), position)
+            if array.ndim == 2 and array.shape[0] and array.shape[1]:  # one vector per token: mean over tokens
                 array, token_level = array.mean(axis=0), token_level + 1
-            if array.ndim != 1 or not len(array) or not np.isfinite(array).all():
-                raise RetryableError(f"malformed embeddings response (vector of shape {array.shape})")
+            if array.ndim != 1 or not len(array):
+                raise self._bad_reply(f"vector {position} has shape {array.shape}, expected a list of numbers")
+            if not np.isfinite(array).all():
+                raise self._bad_reply(f"vector {position} holds NaN or infinite values")
             norm = np.linalg.norm(array)
-            vectors.append((array / norm if norm > 0 else array).astype(np.float32))
+            if not norm > 0 or not np.isfinite(norm):
+                raise self._bad_reply(f"vector {position} is all zeros (or too large to normalise): "
+                                      "it has no direction to compare")
+            sizes.add(len(array))
+            vectors.append((array / norm).astype(np.float32))
+        if len(sizes) > 1:
+            raise self._bad_reply(f"vectors of different sizes {sorted(sizes)} in one reply")
         self.token_level += token_level
         return vectors
+
+    def _numbers(self, value, position: int) -> np.ndarray:
+        """A vector (or a per-token matrix) of real numbers; text or booleans are refused,
+        not converted (``"0.5"`` is not an embedding)."""
+        rows = value if isinstance(value, list) and value and isinstance(value[0], list) else [value]
+        for row in rows:
+            if not isinstance(row, list) or not all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) for x in row):
+                kind = type(row).__name__ if not isinstance(row, list) else "list with non-numbers"
+                raise self._bad_reply(f"vector {position} is a {kind}, expected a list of numbers")
+        try:
+            return np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):  # a ragged per-token matrix
+            raise self._bad_reply(f"vector {position} has rows of different sizes") from None
+
+    def _bad_reply(self, what: str) -> BackendError:
+        return BackendError(f"embedding server {self.base_url or 'api.openai.com'} (model "
+                            f"{self.model!r}) sent an unusable reply: {what}")
 
 
 def make_embedder(model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",

@@ -79,6 +79,9 @@ def read_feature_table(path: str | Path) -> pd.DataFrame:
 
 
 def read_parquet_table(path: str | Path) -> pd.DataFrame:
+    from engine.files import check_regular
+
+    check_regular(path)  # not a FIFO or a device: pyarrow would wait or read forever
     try:
         return pd.read_parquet(path)
     except Exception as error:  # pyarrow raises several types for a broken file

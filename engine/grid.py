@@ -31,31 +31,52 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from engine.errors import InputError
+from engine.fields import Whole
 from engine.protocols.config import ProtocolConfig, make_config
 from engine.yaml_safe import load_yaml
 from engine.tasks import TASK_IDS, Task, get_task, load_tasks_file, task_from_text
 
 
+MAX_SEED = 2 ** 63 - 1  # what numpy, JSON readers and Parquet hold as an integer
+MAX_TIMEOUT_S = 86_400.0
+MAX_PRICE = 1_000_000.0  # USD per 1M tokens; far above any listed price
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
+
+
+def _server_url(value, field: str):
+    """A grid's server URL(s), checked by ``engine.llm.endpoints`` and kept as written (the
+    manifest compares them on resume); None = not given."""
+    if value is None:
+        return None
+    from engine.llm.endpoints import check_base_urls
+
+    try:
+        check_base_urls(value, field=field)
+    except InputError as error:
+        raise ValueError(error.reason) from None
+    return value
+
+
 class JudgeSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     model: str = "local"
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
-    max_tokens: int = Field(24, ge=4)
-    temperature: float = 0.0
-    rubric: bool = True
-    retries: int = Field(2, ge=0, le=10)
+    max_tokens: Whole = Field(24, ge=4, le=32768)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    rubric: StrictBool = True
+    retries: Whole = Field(2, ge=0, le=10)
     # paper A's consensual assessment: the ideas of a task rated together (engine.judge.rate_together);
     # "alone" rates each final idea on its own, as it finishes
     mode: Literal["together", "alone"] = "together"
-    batch_size: int = Field(10, ge=2, le=100)
-    samples: int = Field(1, ge=1, le=20)
+    batch_size: Whole = Field(10, ge=2, le=100)
+    samples: Whole = Field(1, ge=1, le=20)
     models: list[str] = Field(default_factory=list)  # more judge models on the same server
     # paper A's raters read GPT-4.1 paraphrases (Methods; appendix A.2): a model on the judge's
     # server that paraphrases each final idea first (engine.paraphrase); None: the raw ideas
@@ -64,12 +85,17 @@ class JudgeSpec(BaseModel):
     # paper A: "All five judges evaluated ideas in the same randomized sequence"
     order: Literal["shared", "shuffled"] = "shared"
 
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value):
+        return _server_url(value, "judge.base_url")
+
 
 class BenchmarkSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     path: str
-    limit: int | None = Field(None, ge=1)
+    limit: Whole | None = Field(None, ge=1)
     map: dict[str, str] = Field(default_factory=dict)
 
 
@@ -81,7 +107,7 @@ class ConditionSpec(BaseModel):
 
 
 class GridSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = "grid"
     model: str = "local"
     base_url: str | list[str] | None = None  # several: replicas of the model (engine.llm.replicas)
@@ -92,20 +118,25 @@ class GridSpec(BaseModel):
     # TEI, Ollama...) instead of the in-process MiniLM; the key from api_key_env
     embed_base_url: str | None = None
     embed_model: str | None = None
-    request_timeout: float = Field(120.0, gt=0)
+    request_timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
     max_attempts: int = Field(6, ge=1, le=50, strict=True)
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=MAX_SEED, strict=True)
     concurrency: int = Field(4, ge=1, le=1024, strict=True)
     tasks: str | list[str] = "all"
     tasks_file: str | None = None
     tasks_map: dict[str, str] = Field(default_factory=dict)
-    tasks_extra: str = "error"
+    tasks_extra: Literal["error", "ignore", "keep"] = "error"
     benchmark: BenchmarkSpec | None = None
     task_texts: dict[str, str] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeSpec | None = None
-    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    prices: dict[str, tuple[Price, Price]] = Field(default_factory=dict)
     conditions: list[ConditionSpec] = Field(min_length=1)
+
+    @field_validator("base_url", "embed_base_url")
+    @classmethod
+    def _url(cls, value, info):
+        return _server_url(value, info.field_name)
 
 
 @dataclass(frozen=True)

@@ -17,20 +17,15 @@ from typing import Any, Callable, Iterator
 from engine.errors import InputError
 
 
-def read_text(path: str | Path) -> str:
-    """The file's text (UTF-8, BOM allowed); unreadable or non-UTF-8 -> InputError.
-
-    A bad byte is reported with the physical line it is on, as ``row``.
+def read_text(path: str | Path, *, max_bytes: int | None = None) -> str:
+    """The file's text (UTF-8, BOM allowed); unreadable, not a regular file (a FIFO, a
+    device), larger than ``max_bytes`` (default ``engine.files.MAX_FILE_BYTES``) or non-UTF-8
+    -> InputError. A bad byte is reported with the physical line it is on, as ``row``.
     """
+    from engine import files
+
     path = Path(path)
-    if not path.exists():
-        raise InputError("no such file", path=str(path))
-    if path.is_dir():
-        raise InputError("is a folder, expected a file", path=str(path))
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
+    data = files.read_bytes(path, max_bytes=files.MAX_FILE_BYTES if max_bytes is None else max_bytes)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -38,6 +33,63 @@ def read_text(path: str | Path) -> str:
         raise InputError(f"not UTF-8 text: byte 0x{data[error.start]:02x} at offset "
                          f"{error.start} (line {line} of the file)", path=str(path),
                          row=line) from None
+
+
+# -- numbers in JSON: Python reads any integer and turns 1e400 into inf; files here hold
+# integers that fit in 64 bits (what Parquet, NumPy and pandas store) and finite numbers
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+class NumberOutOfRange(ValueError):
+    """A JSON number that does not fit: an integer beyond 64 bits or a float beyond ±1.8e308."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19 or not INT64_MIN <= int(text) <= INT64_MAX:
+        shown = text if len(text) <= 30 else f"{text[:12]}...({len(text.lstrip('-')):,} digits)"
+        raise NumberOutOfRange(f"integer {shown} is out of range (integers must fit in 64 bits, "
+                               f"{INT64_MIN:,} to {INT64_MAX:,})")
+    return int(text)
+
+
+def _bounded_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        shown = text if len(text) <= 30 else text[:12] + "..."
+        raise NumberOutOfRange(f"number {shown} is too large for a 64-bit float (at most about 1.8e308)")
+    return value
+
+
+def out_of_range_field(text: str) -> str | None:
+    """Where in the JSON ``text`` the first out-of-range number is (``a.b[2]``), or None."""
+    marker = object()
+
+    def as_int(digits: str):
+        return marker if len(digits.lstrip("-")) > 19 or not INT64_MIN <= int(digits) <= INT64_MAX else 0
+
+    def as_float(literal: str):
+        return marker if float(literal) in (float("inf"), float("-inf")) else 0.0
+
+    try:
+        value = json.loads(text, parse_int=as_int, parse_float=as_float)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[object, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop(0)
+        if item is marker:
+            return where or None
+        if isinstance(item, dict):
+            stack += [(v, f"{where}.{k}" if where else str(k)) for k, v in item.items()]
+        elif isinstance(item, list):
+            stack += [(v, f"{where}[{i}]") for i, v in enumerate(item)]
+    return None
+
+
+def loads(text: str):
+    """``json.loads`` with numbers bounded (``NumberOutOfRange``, a ValueError); ``NaN`` and
+    ``Infinity`` literals (written by Python's own ``json``) are still read."""
+    return json.loads(text, parse_int=_bounded_int, parse_float=_bounded_float)
 
 
 # Raw, these break a line-oriented reader (str.splitlines splits on the first three) or
@@ -79,12 +131,15 @@ def iter_json_objects(path: str | Path, text: str | None = None) -> Iterator[tup
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads(line)
         except json.JSONDecodeError as error:
             # json's own messages may end in "at" ("Unterminated string starting at")
             raise InputError(f"not valid JSON ({error.msg.removesuffix(' at')} at column "
                              f"{error.colno})",
                              path=str(path), row=line_number) from None
+        except NumberOutOfRange as error:
+            raise InputError(str(error), path=str(path), row=line_number,
+                             field=out_of_range_field(line)) from None
         except RecursionError:
             raise InputError("JSON nested too deeply", path=str(path), row=line_number) from None
         if not isinstance(value, dict):

@@ -41,6 +41,8 @@ async def _ask(backend: Backend, messages, parse, *, retries: int, max_tokens: i
 
     Retries sample at temperature >= 0.7 (a greedy judge would repeat the same unreadable reply).
     """
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise InputError(f"must be a whole number of at least 0, got {retries!r}", field="retries")
     for attempt in range(retries + 1):
         heat = temperature if attempt == 0 else max(temperature, RETRY_TEMPERATURE)
         result = await backend.achat(messages, temperature=heat, max_tokens=max_tokens,

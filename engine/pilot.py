@@ -121,7 +121,7 @@ def stage_grid(budget: Budget, designs: Sequence[str], *, model: str, seed: int,
             "defaults": dict(budget.defaults),
             "conditions": [{**budget.designs[d], "replicates": replicates[d] if isinstance(replicates, dict)
                             else replicates} for d in designs]}
-    if base_url:
+    if base_url is not None:  # "" is refused by the grid, never read as "no URL"
         grid["base_url"] = base_url
     if api_key_env:
         grid["api_key_env"] = api_key_env

@@ -61,6 +61,7 @@ def rubric_items(conversations: Iterable[Conversation], *, per_round: bool = Fal
     """Final outputs of finished sessions, and with ``per_round`` every debater's answer in
     every round; ``per_round_limit``: round answers only for the first N sessions (by
     replicate) of each condition and task, to bound the judge's calls."""
+    _at_least_one(per_round_limit, "per_round_limit")
     conversations = [c for c in conversations if c.status == "ok"]
     round_ids = {c.conversation_id for c in conversations}
     if per_round and per_round_limit and conversations:
@@ -76,6 +77,12 @@ def rubric_items(conversations: Iterable[Conversation], *, per_round: bool = Fal
                 if turn.phase in DEBATE_PHASES and turn.round is not None and turn.text.strip():
                     items.append(Item(c.conversation_id, c.task, turn.text, turn.round, turn.speaker))
     return items
+
+
+def _at_least_one(value: int | None, name: str) -> None:
+    """A limit is None (no limit) or a whole number of at least 1; 0 or -1 would drop work."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InputError(f"must be a whole number of at least 1, got {value!r}", field=name)
 
 
 def quality_rubric(task: Task) -> Sequence[str]:
@@ -169,6 +176,7 @@ async def arubric(items: Sequence[Item], tasks: dict[str, Task], judge: Backend,
 def pairwise_plan(conversations: Sequence[Conversation], *, pairs: str = "matched",
                   max_per_pair: int | None = None) -> list[tuple[Conversation, Conversation, str, str]]:
     """``(x, y, condition_x, condition_y)`` comparisons: per task, every pair of conditions."""
+    _at_least_one(max_per_pair, "max_per_pair")
     ok = [c for c in conversations if c.status == "ok" and c.final_idea]
     if not ok:
         return []

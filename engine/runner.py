@@ -253,6 +253,9 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
              paraphrase_backend: Backend | None = None) -> GridResult | dict[str, Any]:
     """Run (or resume) every session of a grid; see the module docstring."""
     stream = stream or sys.stderr
+    if max_requests is not None and (isinstance(max_requests, bool) or not isinstance(max_requests, int)
+                                     or max_requests < 1):
+        raise InputError(f"must be a whole number of at least 1, got {max_requests!r}", field="max_requests")
     grid = load_grid(config)
     specs = plan(grid)
     if dry_run:

@@ -125,8 +125,11 @@ def load_tasks_file(path: str | Path, *, mapping: dict[str, str] | None = None,
                          field="map")
     if extra not in EXTRA_CHOICES:
         raise InputError(f"extra must be one of {', '.join(EXTRA_CHOICES)}", field="extra")
+    from engine.files import MAX_TASKS_BYTES
+    from engine.jsonl import read_text
+
     tasks, seen = [], set()
-    for row, raw in iter_json_objects(path):
+    for row, raw in iter_json_objects(path, read_text(path, max_bytes=MAX_TASKS_BYTES)):
         refuse_lone_surrogates(raw, path=path, row=row)  # a prompt must be text a model can take
         record = {name: raw.get(mapping.get(name, name)) for name in TASK_FIELDS
                   if mapping.get(name, name) in raw}

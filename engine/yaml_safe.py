@@ -82,6 +82,25 @@ class _LimitedLoader(yaml.SafeLoader):
     def line_of(self, mark) -> int | None:
         return line_of(self._text, mark)
 
+    def construct_yaml_int(self, node):
+        """An integer within 64 bits: Python will not even parse one of more than 4,300 digits."""
+        digits = str(node.value).replace("_", "").lstrip("+-")
+        if len(digits) > 19 and digits.isdigit():
+            shown = digits if len(digits) <= 30 else f"{digits[:12]}...({len(digits):,} digits)"
+            raise _Refused(f"integer {shown} is out of range (at most 19 digits)",
+                           self.line_of(node.start_mark))
+        try:
+            value = super().construct_yaml_int(node)
+        except ValueError:  # a sexagesimal 1:2:3 with a part too long to parse
+            raise _Refused(f"integer {str(node.value)[:30]!r} cannot be read", self.line_of(node.start_mark)) from None
+        if not -(2 ** 63) <= value < 2 ** 63:
+            raise _Refused(f"integer {node.value} is out of range (it must fit in 64 bits)",
+                           self.line_of(node.start_mark))
+        return value
+
+
+_LimitedLoader.add_constructor("tag:yaml.org,2002:int", _LimitedLoader.construct_yaml_int)
+
 
 def line_of(text: str, mark) -> int | None:
     """The physical line (counting "\\n" only, as an editor and the other readers here do;

@@ -133,7 +133,8 @@ def test_hashes_of_text_holding_a_lone_surrogate_do_not_crash():
 
 
 ANY_TEXT = st.text(st.characters(codec=None, categories=None), max_size=40)  # surrogates included
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | ANY_TEXT,
+INT64 = st.integers(-(2 ** 63), 2 ** 63 - 1)  # files here hold 64-bit integers (engine.jsonl.loads)
+JSON_VALUES = st.recursive(st.none() | st.booleans() | INT64 | ANY_TEXT,
                            lambda inner: st.lists(inner, max_size=4)
                            | st.dictionaries(ANY_TEXT, inner, max_size=4), max_leaves=12)
 

@@ -233,14 +233,16 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _first_json_object(path: Path) -> dict:
-    from engine.jsonl import read_text, split_lines
+    from engine.jsonl import NumberOutOfRange, loads, out_of_range_field, read_text, split_lines
 
     for row, line in enumerate(split_lines(read_text(path)), start=1):  # "\n" only, as written
         if line.strip():
             try:
-                value = json.loads(line)
+                value = loads(line)
             except json.JSONDecodeError as error:
                 raise InputError(f"not valid JSON ({error.msg})", path=str(path), row=row) from None
+            except NumberOutOfRange as error:
+                raise InputError(str(error), path=str(path), row=row, field=out_of_range_field(line)) from None
             if not isinstance(value, dict):
                 raise InputError(f"expected a JSON object per line, got {type(value).__name__}",
                                  path=str(path), row=row)
@@ -256,9 +258,12 @@ def csv_header(path: Path, delimiter: str = ",") -> list[str]:
 def _csv_header(path: Path, delimiter: str) -> list[str]:
     import csv
 
+    from engine.files import read_bytes, universal_newlines
+
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = read_bytes(path).decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text (byte at position {error.start})", path=str(path)) from None
+    text = universal_newlines(text)  # an old-Mac file: "\r" alone ends its lines
     first = text.split("\n")[0] if text.strip() else ""
     return [c.strip() for c in next(csv.reader([first], delimiter=delimiter), [])]

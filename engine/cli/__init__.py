@@ -20,8 +20,9 @@ from engine.errors import InputError
 
 def build_parser() -> argparse.ArgumentParser:
     from engine.cli import analyze, data, dataset, judge, pilot, run
+    from engine.cli.checks import OneLineParser
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m engine",
         description="creativity-dynamics lab: run, measure and analyse team creativity.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -50,6 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as error:
         # one line, whatever a message quotes (the error contract in the README)
         print("error: " + " ".join(str(error).splitlines()), file=sys.stderr)
+        return 2
+    except Exception as error:
+        from engine.llm.errors import BackendError
+
+        if not isinstance(error, BackendError):
+            raise
+        # a server that failed for good (refused, redirected, gave up after retries): its
+        # message names the server and never holds a key
+        print("error: " + " ".join(str(error).split()), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -119,6 +119,19 @@ def _spec_arguments(parser) -> None:
 
 # ---------------------------------------------------------------- data
 
+def csv_header(path: Path) -> list[str]:
+    """The column names on a CSV file's first line (a regular file: never a FIFO's wait)."""
+    import csv
+
+    from engine.files import check_regular, first_line
+
+    check_regular(path)
+    try:
+        return [c.strip() for c in next(csv.reader([first_line(path)]), [])]
+    except csv.Error as error:
+        raise InputError(f"not a readable CSV header ({error})", path=str(path)) from None
+
+
 def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[pd.DataFrame, str]:
     """A conversation table from a metrics file or a dataset folder, and a label for it."""
     import pandas as pd
@@ -137,16 +150,15 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
         from engine.datasets import Dataset
 
         return Dataset.load(path, with_corpus=False).conversations, f"dataset {path}"
+    from engine.files import check_regular
+
+    check_regular(path)  # a FIFO would wait forever, a device never end
     if path.suffix == ".parquet":
         try:
             return pd.read_parquet(path), str(path)
         except Exception as error:  # pyarrow raises many types for a bad file
             raise InputError(f"not a readable Parquet file ({error})", path=str(path)) from None
-    try:
-        header = pd.read_csv(path, nrows=0).columns
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        reason = " ".join(str(error).split())
-        raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
+    header = csv_header(path)
     from engine.importers.kinds import table_kind
 
     kind = table_kind(header, path=str(path))
@@ -463,7 +475,7 @@ def paper_table_data(ideas: str | None, metrics: str | None, dataset: str | None
                              path=str(path))
         from engine.importers.kinds import table_kind
 
-        header = pd.read_csv(path, nrows=0).columns if path.suffix == ".csv" else []
+        header = csv_header(path) if path.suffix == ".csv" else []
         if path.suffix == ".csv" and table_kind(header, path=str(path)) == "metrics":
             from engine.importers.paper_release import read_release
 
@@ -494,12 +506,27 @@ def run_table(args) -> int:
         return 0
     definition = paper_tables.table_def(args.number)
     df, label = paper_table_data(args.ideas, args.metrics, args.dataset)
+    name = "Figure 1" if definition.key == "fig1" else "Table " + definition.key
     lacking = paper_tables.missing_needs(definition.key, df)
+    if lacking and args.ideas and "ratings" in definition.needs and not paper_tables.has_need(df, "ratings"):
+        empty = [m for m in paper_tables.MEASURES if m not in df.columns or df[m].isna().all()]
+        raise InputError(f"{name} needs ratings, but the ideas file has no {' / '.join(empty)} value in any "
+                         "row (every avg_*_rating cell is blank)", path=args.ideas, field=f"avg_{empty[0]}_rating")
     if lacking:
-        hint = " (pass --ideas ideas_with_ratings_clean.csv)" if any("ideas file" in n for n in lacking) else ""
-        raise InputError(f"{'Figure 1' if definition.key == 'fig1' else 'Table ' + definition.key} needs "
-                         + "; and ".join(lacking) + hint)
-    result = paper_tables.build(definition.key, df, stars=args.stars)
+        hint = " (pass --ideas ideas_with_ratings_clean.csv)" if any("ideas file" in n for n in lacking) \
+            and not args.ideas else ""
+        raise InputError(f"{name} needs " + "; and ".join(lacking) + hint)
+    import warnings
+
+    with warnings.catch_warnings():  # constant groups: scipy warns, the table shows NaN without stars
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = paper_tables.build(definition.key, df, stars=args.stars)
+    if not any(len(part) for part in result.parts.values()):  # one row, one source, constant ratings...
+        reason = result.notes[0] if result.notes else \
+            f"none of the groups it compares has rows here ({samples.sample(result.sample).title})"
+        raise InputError(f"{name}: nothing could be computed on the {result.n:,} row(s) of its sample "
+                         f"({result.sample}): {reason}" + (f" (and {len(result.notes) - 1} more like it)"
+                                                           if len(result.notes) > 1 else ""))
     print(f"== {result.label}")
     print(f"data: {label}")
     print(f"sample: {samples.sample(result.sample).label(df)}")

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engine.cli.checks import server_url, whole
 from engine.errors import InputError
 
 TABLE_FORMATS = ("csv", "json", "parquet")
@@ -168,9 +169,9 @@ def guess_kind(source: Path) -> str:
 
         from engine.importers.kinds import table_kind
 
-        with open(source, "rb") as handle:
-            first_line = handle.readline(100_000).decode("utf-8-sig", errors="replace")
-        header = next(csv.reader([first_line]), [])
+        from engine.files import first_line
+
+        header = next(csv.reader([first_line(source, limit=100_000)]), [])
         kind = table_kind(header, path=str(source))
         if kind == "metrics":
             return "paper-release"
@@ -227,17 +228,17 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="sentence-transformers model name or local path (default: the bundled "
                         "all-MiniLM-L6-v2; Qwen/Qwen3-Embedding-0.6B is paper A's setting)")
     p.add_argument("--cache", help="embedding cache file (default: $CDL_CACHE_DIR/embeddings.sqlite)")
-    p.add_argument("--batch-size", type=int, default=64,
+    p.add_argument("--batch-size", type=whole(1, 100_000), default=64,
                    help="texts per model batch or per server request (default 64)")
     server = p.add_argument_group("embedding server (OpenAI-compatible /v1/embeddings: vLLM, TEI, "
                                   "Ollama, llama.cpp, OpenAI)")
-    server.add_argument("--embed-base-url", metavar="URL",
+    server.add_argument("--embed-base-url", metavar="URL", type=server_url,
                         help="embed through this server instead of in process")
     server.add_argument("--embed-model", metavar="NAME",
                         help="model name on the server (default: --model)")
     server.add_argument("--embed-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                         help="environment variable holding the server's key (default OPENAI_API_KEY)")
-    server.add_argument("--embed-concurrency", type=int, default=4,
+    server.add_argument("--embed-concurrency", type=whole(1, 1024), default=4,
                         help="requests in flight to the server (default 4)")
     p.add_argument("--all-turns", action="store_true",
                    help="keep every recorded turn; by default ratings, idea lists, hand-raising "
@@ -480,7 +481,7 @@ def _register_diversity(subparsers) -> None:
                    help="comma-separated columns (default: task,condition; 'condition' is built from "
                         "the method/protocol/discussion column and the run options the input has; "
                         "columns the input lacks are ignored)")
-    p.add_argument("--group-size", type=int, default=5,
+    p.add_argument("--group-size", type=whole(2, 1_000_000), default=5,
                    help="runs per inter-session group (paper B: 15 runs -> 3 groups of 5)")
     p.add_argument("--format", choices=TABLE_FORMATS, help="output format (default: from extension)")
     _add_model_options(p)
@@ -591,8 +592,9 @@ def _is_corpus(path: Path) -> bool:
     if suffix == ".parquet":
         return True
     if suffix == ".jsonl" and path.exists():
-        with open(path, "rb") as handle:
-            first = handle.readline(1_000_000).decode("utf-8-sig", errors="replace")
+        from engine.files import first_line
+
+        first = first_line(path)
         return '"__corpus__"' in first or '"turns"' in first
     return False
 

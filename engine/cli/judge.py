@@ -15,7 +15,11 @@ import json
 import sys
 from pathlib import Path
 
+from engine.cli.checks import server_url, whole
 from engine.errors import InputError
+
+MAX_RETRIES = 20
+MAX_CONCURRENCY = 1024
 
 
 def register(subparsers) -> None:
@@ -28,20 +32,22 @@ def register(subparsers) -> None:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         q.add_argument("run_dir", help="output folder of `python -m engine run`")
         q.add_argument("--judge-model", default="local", help="'local' (default) or a model name")
-        q.add_argument("--base-url", help="OpenAI-compatible server of the judge model")
+        q.add_argument("--base-url", type=server_url, help="OpenAI-compatible server of the judge model")
         q.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the judge's API key")
-        q.add_argument("--retries", type=int, default=2, help="asks again when a verdict is unreadable (default 2)")
-        q.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (default 8)")
+        q.add_argument("--retries", type=whole(0, MAX_RETRIES), default=2,
+                       help=f"asks again when a verdict is unreadable (default 2; 0 to {MAX_RETRIES})")
+        q.add_argument("--concurrency", type=whole(1, MAX_CONCURRENCY), default=8,
+                       help=f"judge calls in flight (default 8; 1 to {MAX_CONCURRENCY})")
         q.add_argument("--dry-run", action="store_true", help="print the number of judge calls, judge nothing")
         if name == "quality":
             q.add_argument("--per-round", action="store_true",
                            help="also score each debater's answer in each round (section 7.1)")
-            q.add_argument("--per-round-limit", type=int,
+            q.add_argument("--per-round-limit", type=whole(1),
                            help="round answers of the first N sessions of each condition and task only")
         else:
             q.add_argument("--pairs", choices=("matched", "all"), default="matched",
                            help="matched: replicate i vs replicate i (default); all: every pair")
-            q.add_argument("--max-per-pair", type=int, help="at most this many comparisons per condition pair and task")
+            q.add_argument("--max-per-pair", type=whole(1), help="at most this many comparisons per condition pair and task")
         q.set_defaults(handler=judge_command)
 
 
@@ -61,6 +67,9 @@ def judge_command(args: argparse.Namespace) -> int:
     ``quality.jsonl`` and the response cache (``--dry-run`` only reads)."""
     from engine.run_store import CORPUS_FILE
 
+    if getattr(args, "per_round_limit", None) is not None and not args.per_round:
+        raise InputError("applies to the round answers: add --per-round",
+                         field="--per-round-limit")
     folder = Path(args.run_dir)
     if not folder.is_dir() or not (folder / CORPUS_FILE).exists():
         raise InputError(f"no {CORPUS_FILE}: not a run folder", path=str(folder))

@@ -12,18 +12,22 @@ from __future__ import annotations
 import argparse
 import json
 
+from engine.cli.checks import server_url, whole
+
+MAX_SEED = 2 ** 63 - 2  # the verification runs on seed + 1 (engine.grid.MAX_SEED)
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("pilot", help="pilot a model, predict the best design, verify it",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="local", help="'local' (default), a .gguf path, or a model name")
-    p.add_argument("--base-url", help="OpenAI-compatible server URL for --model")
+    p.add_argument("--base-url", type=server_url, help="OpenAI-compatible server URL for --model")
     p.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
     p.add_argument("--budget", choices=("small", "standard"), default="small",
                    help="small: one task, short turns (minutes on the local model); standard: the six "
                         "tasks, 2 replicates of each design")
     p.add_argument("--baseline", default="open", help="the design to improve on (default open)")
-    p.add_argument("--seed", type=int, default=0, help="pilot seed; verification uses seed + 1")
+    p.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="pilot seed; verification uses seed + 1")
     p.add_argument("--out", default="runs/pilot", help="output folder (default runs/pilot)")
     p.add_argument("--dry-run", action="store_true", help="print the plan (calls, tokens, cost), run nothing")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 
+from engine.cli.checks import seconds, server_url, whole
 from engine.errors import InputError
 
 SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "map", "extra_fields",
@@ -25,6 +26,10 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "m
                       "models", "steer", "fidelity", "reply_attempts", "candidates",
                       "judge_paraphrase", "judge_order")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+MAX_SEED = 2 ** 63 - 1  # engine.grid.MAX_SEED (not imported: the grid module is heavy for --help)
+MAX_CONCURRENCY = 1024
+MAX_REQUESTS = 65_536
+MAX_TIMEOUT_S = 86_400.0
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
                   "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
                   "peers", "consensus", "consensus_retries", "lenses", "fidelity", "reply_attempts",
@@ -49,13 +54,13 @@ def register(subparsers) -> None:
                       help="tasks file: fields beyond id/prompt/title/benchmark (default: error)")
     what.add_argument("--benchmark", help="paper B benchmark: liveideabench, aae, macgyver, arena_hard_creative")
     what.add_argument("--benchmark-file", help="your downloaded copy of the benchmark's file (or folder)")
-    what.add_argument("--benchmark-limit", type=int, help="first N items of the benchmark only")
+    what.add_argument("--benchmark-limit", type=whole(1), help="first N items of the benchmark only")
     what.add_argument("--agents", type=int, help="team size N")
     what.add_argument("--rounds", type=int, help="debate rounds R (paper B; self_refine iterations)")
     what.add_argument("--replicates", type=int, default=1, help="sessions per task (default 1)")
     model = p.add_argument_group("model")
     model.add_argument("--model", default=None, help="'local' (default), a .gguf path, or a model name")
-    model.add_argument("--base-url", nargs="+", metavar="URL",
+    model.add_argument("--base-url", nargs="+", metavar="URL", type=server_url,
                        help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint); several "
                             "URLs (or commas): replicas of the model, calls spread over them with "
                             "failover")
@@ -66,7 +71,7 @@ def register(subparsers) -> None:
     model.add_argument("--reasoning-effort", help="low/medium/high for reasoning models (o3...)")
     model.add_argument("--temperature", type=float, help="sampling temperature (default 1.0)")
     model.add_argument("--max-tokens", type=int, help="max tokens per reply (default 512)")
-    model.add_argument("--seed", type=int, default=0, help="grid seed (default 0)")
+    model.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="grid seed (default 0)")
     options = p.add_argument_group("protocol options (paper A)")
     options.add_argument("--persona", choices=("none", "same", "different"))
     options.add_argument("--order", choices=("fixed", "random", "raise"))
@@ -106,13 +111,13 @@ def register(subparsers) -> None:
     steer.add_argument("--steer", action="append", metavar="TARGET=VALUE",
                        help="a moderator target, e.g. coherence_max=0.8 or spread_min=0.1 "
                             "(repeatable; see engine.protocols.steered.DEFAULT_TARGETS)")
-    model.add_argument("--embed-base-url", metavar="URL",
+    model.add_argument("--embed-base-url", metavar="URL", type=server_url,
                        help="peer selection by distance (Creative-MAD): embed through this "
                             "OpenAI-compatible embeddings server (default: the in-process MiniLM)")
     model.add_argument("--embed-model", metavar="NAME", help="model name on --embed-base-url")
     judge = p.add_argument_group("judge")
     judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
-    judge.add_argument("--judge-base-url", help="server of the judge model")
+    judge.add_argument("--judge-base-url", type=server_url, help="server of the judge model")
     judge.add_argument("--judge-mode", choices=("together", "alone"),
                        help="together (default): the final ideas of a task rated together in "
                             "shuffled batches, relative to each other (paper A's consensual "
@@ -129,9 +134,11 @@ def register(subparsers) -> None:
                             "shuffled: each rater its own")
     run = p.add_argument_group("running")
     run.add_argument("--out", required=True, help="output folder (corpus.jsonl + manifest.json)")
-    run.add_argument("--concurrency", type=int, help="sessions in flight (default 4)")
-    run.add_argument("--max-requests", type=int, help="chat requests in flight (default 8 x concurrency)")
-    run.add_argument("--timeout", type=float, metavar="SECONDS",
+    run.add_argument("--concurrency", type=whole(1, MAX_CONCURRENCY),
+                     help=f"sessions in flight (default 4; 1 to {MAX_CONCURRENCY})")
+    run.add_argument("--max-requests", type=whole(1, MAX_REQUESTS),
+                     help=f"chat requests in flight (default 8 x concurrency; 1 to {MAX_REQUESTS:,})")
+    run.add_argument("--timeout", type=seconds(MAX_TIMEOUT_S), metavar="SECONDS",
                      help="total deadline of one model request, retried after it (default 120; "
                           "grid key request_timeout)")
     run.add_argument("--cache", help="response cache file (default: <out>/llm_cache.sqlite)")
@@ -178,6 +185,9 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         grid["tasks_map"] = mapping
         if args.extra_fields:
             grid["tasks_extra"] = args.extra_fields
+    if args.benchmark_limit is not None and not args.benchmark:
+        raise InputError("--benchmark-limit applies to --benchmark; add --benchmark NAME --benchmark-file PATH",
+                         field="benchmark_limit")
     if args.benchmark:
         if not args.benchmark_file:
             raise InputError("--benchmark needs --benchmark-file (your downloaded copy)", field="benchmark_file")

@@ -96,11 +96,15 @@ def read_convokit(folder: str | Path, *, drop_empty_text: bool = False,
 def _read_conversation_meta(path: Path) -> dict[str, dict[str, Any]]:
     if not path.exists():
         return {}
+    from engine.jsonl import NumberOutOfRange, loads, out_of_range_field
+
     text = read_text(path)
     try:
-        value = json.loads(text)
+        value = loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON ({error.msg})", path=str(path), row=error.lineno) from None
+    except NumberOutOfRange as error:
+        raise InputError(str(error), path=str(path), field=out_of_range_field(text)) from None
     except RecursionError:
         raise InputError("JSON nested too deeply", path=str(path)) from None
     if not isinstance(value, dict):
@@ -162,29 +166,49 @@ def _identifier(value: Any, path: Path, row: int, field: str) -> str:
 
 
 def _timestamp(value: Any, path: Path, row: int) -> float:
-    """A sortable number; missing timestamps sort after all present ones."""
+    """A sortable number; missing timestamps sort after all present ones.
+
+    Numbers (seconds) must be finite; an ISO date is read from year 1 on (ConvoKit writes
+    ``0001-01-01T00:00:00`` for an unknown time) and one without a time zone is read as UTC,
+    so the order never depends on the machine's zone.
+    """
     if value is None or (isinstance(value, str) and not value.strip()):
         return math.inf
     if isinstance(value, bool):
         raise InputError(f"expected a number, got {value!r}", path=str(path), row=row,
                          field="timestamp")
-    if isinstance(value, (int, float)):
-        if math.isnan(value):
-            return math.inf
-        return float(value)
+    original = value
     if isinstance(value, str):
         try:
-            return float(value)
+            value = float(value)
         except ValueError:
-            pass
-        from datetime import datetime
-
-        try:
-            return datetime.fromisoformat(value.strip()).timestamp()
-        except ValueError:
-            pass
-    raise InputError(f"expected a number or an ISO date, got {value!r}", path=str(path), row=row,
+            seconds = _iso_seconds(value.strip())
+            if seconds is not None:
+                return seconds
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and math.isnan(value):
+            return math.inf
+        number = float(value)
+        if not math.isfinite(number):
+            raise InputError(f"expected a finite number of seconds, got {original!r}", path=str(path),
+                             row=row, field="timestamp")
+        return number
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise InputError(f"expected a number or an ISO date, got {shown}", path=str(path), row=row,
                      field="timestamp")
+
+
+def _iso_seconds(text: str) -> float | None:
+    """Seconds since 1970-01-01 UTC of an ISO date (naive = UTC), or None when it is not one."""
+    from datetime import datetime, timezone
+
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return (when - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds()
 
 
 def _conversation(conversation_id: str, turns: list[Turn], metadata: dict[str, Any],

@@ -162,13 +162,13 @@ def read_release(path: str | Path) -> pd.DataFrame:
 
 def _read_csv(path: Path) -> pd.DataFrame:
     """Read a CSV as text columns, turning every pandas failure into an InputError."""
-    if not path.exists():
-        raise InputError("no such file", path=str(path))
-    raw = path.read_bytes()
+    from engine.files import read_bytes, universal_newlines
+
+    raw = read_bytes(path)
     if not raw.strip():
         raise InputError("is empty", path=str(path))
     try:
-        text = raw.decode("utf-8-sig")
+        text = universal_newlines(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n")
         raise InputError(f"not UTF-8 text (byte 0x{raw[error.start]:02x})", path=str(path),

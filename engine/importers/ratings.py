@@ -77,17 +77,39 @@ def read_ratings(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+# What each number of the file may be (DATA_DICTIONARY.md and paper A's Methods): the five
+# judges score 0-10 (10-point scale, 0 = irrelevant), the avg_* ratings are min-max scaled
+# within task (0-1) and creativity is their product; counts are whole numbers.
+RANGES = {"avg_novelty_rating": (0.0, 1.0), "avg_usefulness_rating": (0.0, 1.0),
+          "avg_creativity_rating": (0.0, 1.0), "rater": (0.0, 10.0),
+          "number_of_agents": (1, 100), "llm_count": (1, 100), "run_num": (0, 1_000_000),
+          "replacement_pool_size": (0, 1_000), "condition_number": (0, 1_000_000),
+          "grand_total_tokens": (0, 1e12), "total_prompt_tokens": (0, 1e12),
+          "total_completion_tokens": (0, 1e12)}
+WHOLE = ("number_of_agents", "llm_count", "run_num", "replacement_pool_size", "condition_number")
+
+
 def _number(text: str, path: Path, row: int, field: str) -> float:
+    """A cell as a number within its ``RANGES`` (NaN when blank); out of range or not whole
+    where a count is expected -> InputError naming the row and the column."""
     if is_blank(text) or text.strip().lower() in ("nan", "na", "n/a"):
         return np.nan
+    shown = text if len(text) <= 40 else text[:37] + "..."
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"expected a number, got {text!r}", path=str(path), row=row,
+        raise InputError(f"expected a number, got {shown!r}", path=str(path), row=row,
                          field=field) from None
     if not np.isfinite(value):
-        raise InputError(f"expected a finite number, got {text!r}", path=str(path), row=row,
+        raise InputError(f"expected a finite number, got {shown!r}", path=str(path), row=row,
                          field=field)
+    low, high = RANGES["rater" if RATER_COLUMN.match(field) else field] \
+        if (field in RANGES or RATER_COLUMN.match(field)) else (-np.inf, np.inf)
+    if field in WHOLE and not value.is_integer():
+        raise InputError(f"expected a whole number, got {shown!r}", path=str(path), row=row, field=field)
+    if not low <= value <= high:
+        raise InputError(f"{shown} is out of range: expected {low:g} to {high:g}", path=str(path),
+                         row=row, field=field)
     return value
 
 
@@ -188,6 +210,7 @@ def read_ideas(path: str | Path) -> pd.DataFrame:
     counts = {"rows": 0, "data_type_inferred": 0, "discussion_filled_none": 0, "mixed_models": 0,
               "unmapped": {}}
     rows = []
+    first_row: dict[tuple[str, str], int] = {}
     for record in records:
         values, row = record.values, record.row
         get = lambda name: values.get(name, "")  # noqa: E731
@@ -195,6 +218,10 @@ def read_ideas(path: str | Path) -> pd.DataFrame:
         for name, value in (("file_id", file_id), ("question_id", task)):
             if not value:
                 raise InputError("empty", path=str(path), row=row, field=name)
+        if (file_id, task) in first_row:  # one row per final idea (DATA_DICTIONARY.md)
+            raise InputError(f"idea {file_id!r} / {task!r} appears twice (also on row "
+                             f"{first_row[file_id, task]})", path=str(path), row=row, field="file_id")
+        first_row[file_id, task] = row
         out: dict = {"conversation_id": f"{file_id}::{task}", "file_id": file_id, "task": task,
                      "question_id": task}
         for name in numbers:
@@ -249,7 +276,6 @@ def read_ideas(path: str | Path) -> pd.DataFrame:
             frame[column] = converted
     by_type = frame.groupby(["source", "data_type"]).size()
     counts["by_source_and_type"] = {f"{s}/{t}": int(n) for (s, t), n in by_type.items()}
-    counts["duplicated_keys"] = int(frame["conversation_id"].duplicated().sum())
     counts["path"] = str(path)
     frame.attrs["ideas"] = counts
     return frame

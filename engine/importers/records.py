@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects, refuse_lone_surrogates
+from engine.jsonl import INT64_MAX, INT64_MIN, iter_json_objects, refuse_lone_surrogates
 from engine.jsonl import read_text as read_file_text
 
 CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
@@ -92,6 +92,9 @@ def read_csv_records(path: str | Path, *, delimiter: str = ",") -> tuple[list[st
             raise InputError(error.reason + (" (in the header)" if data_row < 1 else ""),
                              path=error.path, row=data_row if data_row >= 1 else None) from None
         raise
+    from engine.files import universal_newlines
+
+    text = universal_newlines(text)  # an old-Mac file: "\r" alone ends its lines
     previous_limit = csv.field_size_limit()
     csv.field_size_limit(max(previous_limit, 1 << 30))
     try:
@@ -181,16 +184,35 @@ _INTEGER_TEXT = re.compile(r"^[+-]?\d+(\.0*)?$")
 
 
 def as_int(value: Any, *, path: Path, row: int | None, field: str) -> int:
-    """An integer from a CSV cell or JSON value; 3, "3", "3.0" and 3.0 are fine, 3.5 is not."""
+    """An integer from a CSV cell or JSON value; 3, "3", "3.0" and 3.0 are fine, 3.5 is not.
+    It must fit in 64 bits (what Parquet and pandas store): a longer one is named, not parsed
+    (Python refuses to parse integers of more than 4,300 digits at all)."""
     if isinstance(value, bool):
         raise InputError(f"expected an integer, got {value!r}", path=str(path), row=row, field=field)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2 ** 63:
         return int(value)
     if isinstance(value, str) and _INTEGER_TEXT.match(value.strip()):
-        return int(value.strip().split(".")[0])
-    raise InputError(f"expected an integer, got {value!r}", path=str(path), row=row, field=field)
+        digits = value.strip().split(".")[0]
+        if len(digits.lstrip("+-")) > 19:
+            raise _out_of_range(digits, path, row, field)
+        value = int(digits)
+    if isinstance(value, int):
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise _out_of_range(str(value), path, row, field)
+        return value
+    raise InputError(f"expected an integer, got {_short(value)}", path=str(path), row=row, field=field)
+
+
+def _out_of_range(digits: str, path: Path, row: int | None, field: str) -> InputError:
+    shown = digits if len(digits) <= 30 else f"{digits[:12]}...({len(digits.lstrip('+-')):,} digits)"
+    return InputError(f"integer {shown} is out of range (at most 19 digits: {INT64_MIN:,} to "
+                      f"{INT64_MAX:,})", path=str(path), row=row, field=field)
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a value, cut to 60 characters (an error quotes it on one line)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def number_or_none(value: Any) -> float | None:

@@ -278,14 +278,16 @@ def read_any(path: str | Path, mapping: Mapping[str, str] | None = None, **defau
 
 
 def _first_line_is_corpus(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        first = handle.readline(1_000_000).decode("utf-8-sig", errors="replace")
+    from engine.files import first_line
+
+    first = first_line(path)
     return '"__corpus__"' in first or '"turns"' in first
 
 
 def _looks_like_release(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        first = handle.readline(100_000).decode("utf-8-sig", errors="replace")
+    from engine.files import first_line
+
+    first = first_line(path, limit=100_000)
     return {"file_id", "question_id", "global_coherence"} <= {c.strip() for c in first.split(",")}
 
 

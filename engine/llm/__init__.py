@@ -41,6 +41,11 @@ def make_backend(model: str = "local", base_url: str | list[str] | None = None, 
         from engine.errors import InputError
 
         raise InputError("replay mode needs a response cache (--cache PATH)", field="replay")
+    if base_url is not None:  # given, so never empty: "" or [] must not mean api.openai.com
+        from engine.llm.endpoints import check_base_urls
+
+        urls = check_base_urls(base_url)
+        base_url = urls[0] if len(urls) == 1 else urls
     if is_local_model(model, base_url):
         from engine.llm.local_backend import LocalBackend
 

@@ -40,6 +40,10 @@ class OpenAIBackend(Backend):
                  timeout: float = 120.0, concurrency: int = 16, retry: RetryPolicy | None = None,
                  reasoning: bool | None = None, reasoning_effort: str | None = None):
         super().__init__(model=model, concurrency=concurrency, retry=retry)
+        if base_url is not None:  # "" is not "no URL": it would send the calls to api.openai.com
+            from engine.llm.endpoints import check_base_url
+
+            base_url = check_base_url(base_url)
         key = api_key or os.environ.get(api_key_env)
         if not key:
             if base_url is None or azure_api_version:
@@ -76,14 +80,16 @@ class OpenAIBackend(Backend):
     def _new_client(self):
         import openai
 
+        # redirects are not followed: the prompt and the key go to the server named, or nowhere
+        http_client = openai.DefaultAsyncHttpxClient(follow_redirects=False)
         if self.azure_api_version:
             return openai.AsyncAzureOpenAI(api_key=self._api_key, azure_endpoint=self._server_url,
                                            api_version=self.azure_api_version,
                                            default_query=self._default_query,
-                                           timeout=self.timeout, max_retries=0)
+                                           timeout=self.timeout, max_retries=0, http_client=http_client)
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._server_url,
                                   default_query=self._default_query, timeout=self.timeout,
-                                  max_retries=0)
+                                  max_retries=0, http_client=http_client)
 
     def _client(self):
         """A client of this event loop. Requests are spread over a few clients (connection
@@ -166,6 +172,11 @@ def api_error(error: Exception, base_url: str | None) -> BackendError:
 
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
+        if 300 <= status < 400:
+            from engine.llm.endpoints import redirect_message
+
+            headers = getattr(error.response, "headers", None) or {}
+            return BackendError(redirect_message(status, base_url, headers.get("location")))
         detail = scrub(_short(error.message))
         if status in (408, 409, 429) or status >= 500:
             return RetryableError(f"HTTP {status}: {detail}", retry_after=_retry_after(error.response))

@@ -27,11 +27,13 @@ than the team.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from engine.errors import InputError
+from engine.fields import Whole
 
 from engine.names import METHODS, PAPER_A, PAPER_B, STEERED
 from engine.protocols.fidelity import DEFAULT_FIDELITY, FIDELITIES, default_reply_attempts
@@ -49,36 +51,51 @@ LATER_OPTIONS = {"lenses": None, "peers": None, "consensus": "judge", "consensus
                  "candidates": 1}
 
 
+IDEA_WORDS = re.compile(r"^([0-9]{1,4})(?:-([0-9]{1,4}))?$")
+MAX_IDEA_WORDS = 2000
+
+
 class ProtocolConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     method: Literal[METHODS]  # type: ignore[valid-type]
-    agents: int | None = Field(None, ge=1, le=16)
-    rounds: int = Field(2, ge=0, le=20)
+    agents: Whole | None = Field(None, ge=1, le=16)
+    rounds: Whole = Field(2, ge=0, le=20)
     persona: Literal["none", "same", "different"] = "none"
     order: Literal["fixed", "random", "raise"] = "fixed"
-    turn_limit: int = Field(30, ge=1, le=500)
-    min_rounds: int = Field(0, ge=0)
-    pool: int = Field(0, ge=0, le=20)
+    turn_limit: Whole = Field(30, ge=1, le=500)
+    min_rounds: Whole = Field(0, ge=0, le=500)
+    pool: Whole = Field(0, ge=0, le=20)
     generation: Literal["interactive", "nominal"] = "interactive"
-    initial_generation: bool | None = None  # None: the method's default (see _consistent)
-    ideas_per_agent: int = Field(5, ge=1, le=10)
+    initial_generation: StrictBool | None = None  # None: the method's default (see _consistent)
+    ideas_per_agent: Whole = Field(5, ge=1, le=10)
     idea_words: str = "80-100"
-    convergence: int | None = Field(None, ge=1)
-    refine_top: int = Field(5, ge=1, le=20)
-    k: int = Field(2, ge=1)
+    convergence: Whole | None = Field(None, ge=1, le=100)
+    refine_top: Whole = Field(5, ge=1, le=20)
+    k: Whole = Field(2, ge=1, le=15)
     temperature: float | None = Field(1.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(512, ge=8, le=32768)
-    rating_max_tokens: int | None = Field(None, ge=4)
-    lenses: bool | None = None
+    max_tokens: Whole = Field(512, ge=8, le=32768)
+    rating_max_tokens: Whole | None = Field(None, ge=4, le=32768)
+    lenses: StrictBool | None = None
     peers: Literal[PEER_STRATEGIES] | None = None  # type: ignore[valid-type]
     consensus: Literal[CONSENSUS_MODES] = "judge"  # type: ignore[valid-type]
-    consensus_retries: int = Field(2, ge=0, le=10)
+    consensus_retries: Whole = Field(2, ge=0, le=10)
     models: tuple[str, ...] | None = None
     steering: dict[str, float] | None = None  # steered: moderator targets (engine.protocols.steered)
     candidates: int = Field(1, ge=1, le=16)  # direct / self_refine: K answers, the judge picks one
     fidelity: Literal[FIDELITIES] | None = None  # type: ignore[valid-type]  # paper A: paper | release
     reply_attempts: int | None = Field(None, ge=1, le=100)  # None: the fidelity's default
+
+    @field_validator("idea_words")
+    @classmethod
+    def _word_range(cls, value):
+        """A target idea length put into the prompts: ``N`` or ``LOW-HIGH`` words, never other text."""
+        found = IDEA_WORDS.match(value)
+        low, high = (int(found.group(1)), int(found.group(2) or found.group(1))) if found else (0, 0)
+        if not found or not 1 <= low <= high <= MAX_IDEA_WORDS:
+            raise ValueError(f"expected a number of words or a range LOW-HIGH (1 to {MAX_IDEA_WORDS}, "
+                             f"e.g. 80-100), got {value!r}")
+        return value
 
     @field_validator("steering")
     @classmethod

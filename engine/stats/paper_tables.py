@@ -259,6 +259,7 @@ def ladder(rows: pd.DataFrame, levels=CONVENTIONAL, *, sources=("llm", "human"),
     for source in sources:
         part = rows[rows["source"] == source]
         if part.empty:
+            notes.append(f"{source}: no {'LLM' if source == 'llm' else 'human'} rows in this sample; not fitted")
             continue
         if len(part) < MIN_ROWS:
             notes.append(f"{source}: every specification: {len(part)} conversation(s), fewer than the "
@@ -309,7 +310,8 @@ def _table4(rows, levels):
                 continue
             out.append({"task": task, "dimension": dimension, "N": len(complete), "raters": len(raters),
                         "icc": icc, "ci_low": low, "ci_high": high})
-    table = pd.DataFrame(out).sort_values(["task", "dimension"]).reset_index(drop=True)
+    columns = ["task", "dimension", "N", "raters", "icc", "ci_low", "ci_high"]
+    table = pd.DataFrame(out, columns=columns).sort_values(["task", "dimension"]).reset_index(drop=True)
     return {"ICC(3,k)": table}, notes
 
 

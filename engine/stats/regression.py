@@ -80,9 +80,29 @@ def fit(spec: RegressionSpec, df: pd.DataFrame, *, allow_nonconvergence: bool = 
     design = build_design(df, outcome=spec.outcome, blocks=spec.blocks, zscore=spec.zscore,
                           reference=spec.reference, columns=spec.columns, extra_columns=extra,
                           spec_name=where)
+    _refuse_degenerate_outcome(design.y, spec, where)
     if spec.estimator == "mixedlm":
         return _fit_mixed(spec, design, extra[0], allow_nonconvergence, alpha)
     return _fit_ols(spec, design, alpha)
+
+
+def _refuse_degenerate_outcome(y, spec: RegressionSpec, where: str) -> None:
+    """An outcome without variation (every rating the same) has nothing to explain: the fit
+    would report coefficients of 0 with standard errors of 0 and p = 0 ('***'). Refused."""
+    values = np.asarray(y, dtype=float)
+    if len(values) and np.ptp(values) <= 1e-12 * max(1.0, float(np.abs(values).max())):
+        raise InputError(f"{where}: the outcome {spec.outcome!r} is {values[0]:g} in every one of the "
+                         f"{len(values)} rows; with no variation there is nothing to fit (no "
+                         "coefficient, standard error or p-value is defined)", field=spec.outcome)
+
+
+def _refuse_perfect_fit(residual_ss: float, total_ss: float, spec: RegressionSpec) -> None:
+    """Predictors that reproduce the outcome exactly leave no residual: standard errors of 0
+    and p-values of 0 would be an artefact, not evidence. Refused."""
+    if total_ss > 0 and residual_ss <= 1e-20 * total_ss:
+        raise InputError(f"specification {spec.name!r}: the predictors reproduce {spec.outcome!r} "
+                         "exactly (no residual variation), so standard errors and p-values are "
+                         "undefined; not fitted", field=spec.outcome)
 
 
 def _fit_ols(spec: RegressionSpec, design, alpha: float) -> RegressionResult:
@@ -109,6 +129,7 @@ def _fit_ols(spec: RegressionSpec, design, alpha: float) -> RegressionResult:
         else:
             result = model.fit()
     notes += _warning_texts(caught)
+    _refuse_perfect_fit(float(result.ssr), float(result.centered_tss), spec)
     table = _tidy(result.params, result.bse, result.pvalues, result.conf_int(alpha), spec)
     summary = {"name": spec.name, "estimator": spec.estimator, "n": int(result.nobs),
                "n_dropped": design.n_dropped, "n_parameters": int(design.X.shape[1]),
@@ -154,6 +175,9 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
         raise InputError(f"{where}: the mixed model did not converge ({detail}). Try fewer fixed "
                          f"effects, more rows per {group!r}, or an OLS estimator (allow_nonconvergence / "
                          "--allow-nonconvergence shows the unconverged estimates, flagged)")
+    residuals = np.asarray(design.y, dtype=float) - np.asarray(result.fittedvalues, dtype=float)
+    _refuse_perfect_fit(float(residuals @ residuals), float(np.var(np.asarray(design.y, dtype=float))) * len(residuals),
+                        spec)
     fe_names = list(design.X.columns)
     params = pd.Series(np.asarray(result.fe_params), index=fe_names)
     with np.errstate(invalid="ignore"), python_warnings.catch_warnings():
