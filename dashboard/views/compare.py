@@ -9,7 +9,7 @@ import streamlit as st
 from dashboard.figures import charts, compare_runs
 from dashboard.figures.labels import readable_term
 from dashboard.page_data import comparison
-from dashboard.widgets import session, ui
+from dashboard.widgets import notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.features import FEATURE_NAMES
 from engine.stats import guards
@@ -24,6 +24,8 @@ default = default[:2]
 picked = st.multiselect("Datasets", choices, default=default, key="compare_datasets")
 if len(picked) < 2:
     st.info("Choose at least two datasets to compare.")
+    notebook_button.render("compare", {"runs": {name: str(notebook_button.dataset_folder(session.dataset_by_choice(name)))
+                                                for name in picked}}, filters={})
     st.stop()
 if st.session_state.get("compare_reference") not in picked:
     st.session_state["compare_reference"] = picked[0]
@@ -49,6 +51,11 @@ st.caption(f"{int(configs['differs'].sum()) if len(configs) else 0:,} settings o
 ui.table(st, configs, key="compare_config")
 
 both = comparison.combined(frames)
+notebook_button.render("compare", {
+    "runs": {name: str(notebook_button.dataset_folder(d)) for name, d in chosen.items()}, "reference": reference,
+    "group_size": int(st.session_state.get("compare_group_size", 5)),
+    "features": list(st.session_state.get("compare_features") or []), "include_same": bool(include_same)},
+    dataset=next(iter(chosen.values())), filters={})
 
 
 def differences(columns, key: str, what: str) -> None:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard.page_data import datasets, import_summary, uploads
 from dashboard.pilot import history as pilot_history
-from dashboard.widgets import session, ui
+from dashboard.widgets import notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.errors import InputError
 
@@ -66,6 +66,7 @@ c1.metric("Conversations selected", f"{len(frame):,}")
 c2.metric("LLM conversations", f"{int(counts.get('llm', 0)):,}")
 c3.metric("Human conversations", f"{int(counts.get('human', 0)):,}")
 c4.metric("Mean turns", f"{frame['n_turns'].mean():.1f}" if "n_turns" in frame else "n/a")
+notebook_button.render("data_page")
 
 missing = [label for label, ok in (("turn texts", have.turns), ("turn embeddings", have.turn_embeddings),
                                    ("ratings (novelty/usefulness/creativity)", bool(have.ratings)),

@@ -10,7 +10,7 @@ import streamlit as st
 
 from dashboard.figures import charts, explore_map
 from dashboard.page_data import trajectories
-from dashboard.widgets import cached, ui
+from dashboard.widgets import cached, notebook_button, ui
 from engine.features import FEATURE_NAMES
 
 st.title("Trajectories")
@@ -31,6 +31,7 @@ if not have.turn_embeddings:
         ui.chart(st, charts.scatter_map(points.fillna({colour: "(none)"}), colour,
                                         "Conversations by trajectory features (PCA)"),
                  key="traj_conversation_map")
+    notebook_button.render("trajectories", {"colour": colour})
     st.stop()
 
 MAX_PATHS = 8  # paths drawn at once; more become unreadable (the table keeps every selected turn)
@@ -186,3 +187,8 @@ ui.ours("Feature values (and ratings when present)")
 ui.table(st, values, key="traj_feature_values")
 st.caption("Global coherence near its low end marks broad exploration, near its high end a "
            f"narrow focus (paper A, Figure 4). Features: {', '.join(FEATURE_NAMES)}.")
+notebook_button.render("trajectories", {
+    "method": method, "colour": st.session_state.get("traj_colour", "progress"),
+    "search": st.session_state.get("traj_search", ""),
+    "clusters": int(st.session_state.get("traj_k", 8)) if st.session_state.get("traj_clusters") else None,
+    "conversations": list(st.session_state.get("traj_conversations") or []), "pair": [first, second]})
