@@ -120,7 +120,7 @@ def test_diversity_page_vendi_matches_hand_computation(env):
     gain = 100 * (expected["creative_mad"] - expected["homo_mad"]) / expected["homo_mad"]
     shown_gain = {m.label: m.value for m in at.metric}["Creative-MAD vs Homo MAD, vendi"]
     assert float(shown_gain.rstrip("%")) == pytest.approx(gain, abs=0.1)
-    rounds = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Intra-session vendi"))
+    rounds = next(f for f in figures(at) if f["layout"]["title"]["text"].lower().startswith("intra-session vendi"))
     assert [list(decode(t["x"])) for t in rounds["data"]] == [[0, 1], [0, 1]]
 
 
