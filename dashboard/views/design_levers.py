@@ -13,7 +13,7 @@ from dashboard.figures import fidelity as fidelity_chart
 from dashboard.page_data import beside, datasets
 from dashboard.page_data import fidelity as fidelity_data
 from dashboard.page_data.analyses import small_model
-from dashboard.widgets import cached, sample_picker, ui
+from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
@@ -31,6 +31,7 @@ features = list(have.features)
 if llm.empty or not features:
     st.info("Design levers need LLM conversations with trajectory features; this selection has "
             f"{len(llm)} LLM rows and {len(features)} features.")
+    notebook_button.render("design_levers", {"sample": sample_name})
     st.stop()
 
 st.subheader("Features by model × discussion")
@@ -38,6 +39,7 @@ left, right = st.columns([1, 3])
 feature = left.selectbox("Feature", features, key="levers_feature")
 x_axis = left.selectbox("Bars", ["discussion", "model", "task", "persona", "team_size"], key="levers_x")
 colour = left.selectbox("Colour", ["model", "discussion", "task", "persona", "team_size"], key="levers_colour")
+notebook_button.render("design_levers", {"sample": sample_name, "feature": feature, "x": x_axis, "colour": colour})
 if x_axis == colour:
     left.warning("Choose two different factors.")
 else:
