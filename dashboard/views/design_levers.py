@@ -17,7 +17,6 @@ from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
-from engine.stats.fidelity import mode_differences
 from engine.stats.guards import not_comparable
 from engine.stats.manipulability import adjusted_r2, guard_lines
 
@@ -134,16 +133,16 @@ st.caption("Paper A's open, instructed and iterative structures run twice with t
            "what each turn sees, who picks and who summarises; docs/fidelity.md lists every "
            "difference). Each feature: release − paper, Welch's 95% interval, Holm's adjustment over "
            "the nine features, Hedges' g. Neither paper reports this comparison.")
-found = fidelity_data.source(everything, dataset.name, datasets.cached_runs_root())
+shown = cached.cached_fidelity_view(everything, dataset.name, str(datasets.cached_runs_root()))
+found = shown.source
 if found.frame is None:
     st.info(ui.escape(found.note))
 else:
     ui.ours(f"Dataset {found.name} ({found.note}); model {found.model}")
     st.markdown(ui.escape(fidelity_data.headline(found.frame)))
     ui.chart(st, fidelity_chart.mode_difference_forest(
-        mode_differences(found.frame), f"Release − paper, Hedges' g (95% CI), dataset {found.name}"),
+        shown.differences, f"Release − paper, Hedges' g (95% CI), dataset {found.name}"),
         key="levers_fidelity_forest")
-    ui.table(st, fidelity_data.differences_table(found.frame), key="levers_fidelity_table", hide_index=True)
+    ui.table(st, shown.table, key="levers_fidelity_table", hide_index=True)
     with st.expander("How each mode ran (turns, calls, replies asked again or read as Agree)"):
-        ui.table(st, fidelity_data.mechanics_table(found.frame), key="levers_fidelity_mechanics",
-                 hide_index=True)
+        ui.table(st, shown.mechanics, key="levers_fidelity_mechanics", hide_index=True)
