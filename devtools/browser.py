@@ -37,10 +37,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0):
-    """Yield the URL of a dashboard served by ``streamlit run`` on 127.0.0.1."""
+def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0, app: Path | None = None):
+    """Yield the URL of a dashboard (or of another Streamlit ``app`` file, e.g. a benchmark's
+    reference page) served by ``streamlit run`` on 127.0.0.1."""
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(REPO / "dashboard" / "app.py"),
+    command = [sys.executable, "-m", "streamlit", "run", str(app or REPO / "dashboard" / "app.py"),
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     log = open(os.devnull, "wb")
@@ -91,10 +92,21 @@ def page_slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
 
 
+def _grow(page, width: int, height: int) -> None:
+    """The window as tall as the page (it scrolls inside Streamlit's main block), same width."""
+    tall = page.evaluate("() => { const m = document.querySelector(\"[data-testid='stMain']\"); "
+                         "return m ? m.scrollHeight : document.body.scrollHeight; }")
+    page.set_viewport_size({"width": width, "height": max(height, min(int(tall) + 40, 16000))})
+    page.wait_for_timeout(800)
+
+
 def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000,
-                titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True, inspect=None) -> dict[str, dict]:
+                titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True, inspect=None,
+                at_first_chart: bool = False) -> dict[str, dict]:
     """Open every page (or those of ``titles``), return per page: exception texts, headline
-    text and screenshot path; ``inspect(page)`` adds its answer under ``"inspected"``."""
+    text and screenshot path; ``inspect(page)`` adds its answer under ``"inspected"``;
+    ``at_first_chart`` scrolls the page's first chart to the top of the window before the
+    screenshot (pages without a chart are shot from their top)."""
     from playwright.sync_api import sync_playwright
 
     out_dir = Path(out_dir)
@@ -117,11 +129,66 @@ def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 100
                 exceptions = [e.inner_text() for e in page.locator("[data-testid='stException']").all()]
                 heading = page.locator("[data-testid='stMain'] h1").first.inner_text()
                 shot = out_dir / f"{page_slug(title)}.png"
-                page.screenshot(path=str(shot), full_page=full_page)
+                if full_page:
+                    _grow(page, width, height)
+                elif at_first_chart:
+                    page.evaluate("() => { const c = document.querySelector(\"[data-testid='stPlotlyChart']\"); "
+                                  "if (c) c.scrollIntoView({block: 'start'}); }")
+                    page.wait_for_timeout(800)
+                page.screenshot(path=str(shot))
                 results[title] = {"exceptions": exceptions, "heading": heading, "screenshot": shot,
                                   "text": page.locator("[data-testid='stMain']").inner_text()}
-                if inspect is not None:
+                if inspect is not None:  # every chart drawn: the window as tall as the page, same width
+                    if not full_page:
+                        _grow(page, width, height)
                     results[title]["inspected"] = inspect(page)
+                if full_page or inspect is not None:
+                    page.set_viewport_size({"width": width, "height": height})
         finally:
             browser.close()
     return results
+
+
+# What "the page has settled" is read from: Streamlit's script state and spinners, then the
+# drawn content (plots that finished drawing, tables, text length, page height). A page has
+# settled when the script is not running and none of these changed for ``quiet_s`` seconds.
+_PAGE_STATE = """() => {
+  const main = document.querySelector("[data-testid='stMain']");
+  const running = !!document.querySelector("[data-testid='stStatusWidget'] [data-testid='stStatusWidgetRunningIcon']")
+    || !!document.querySelector("[data-testid='stSkeleton']") || !!document.querySelector("[data-testid='stSpinner']")
+    || !!document.querySelector("[data-testid='stApp'][data-test-script-state='running']");
+  const h1 = main ? main.querySelector('h1') : null;
+  return {running: running, heading: h1 ? h1.innerText : '',
+          shape: [document.querySelectorAll('.js-plotly-plot').length,
+                  document.querySelectorAll('.js-plotly-plot .main-svg').length,
+                  document.querySelectorAll("[data-testid='stDataFrame']").length,
+                  main ? main.innerText.length : -1, main ? main.scrollHeight : -1]};
+}"""
+
+
+def settle_time(page, action, *, heading: str | None = None, quiet_s: float = 1.0,
+                timeout_s: float = 300.0) -> float:
+    """Seconds from ``action()`` (e.g. a click on a page link) until the page last changed
+    before it stayed idle for ``quiet_s`` (script not running, no spinner, the same plots
+    drawn, tables, text and height). ``heading``: the page's h1 must contain it (so the
+    previous page's idle state does not count)."""
+    start = time.perf_counter()
+    action()
+    last, changed = None, time.perf_counter()
+    while True:
+        state = page.evaluate(_PAGE_STATE)
+        now = time.perf_counter()
+        key = (state["running"], state["heading"], tuple(state["shape"]))
+        if key != last:
+            last, changed = key, now
+        ready = not state["running"] and (heading is None or heading in state["heading"])
+        if ready and now - changed >= quiet_s:
+            return changed - start
+        if now - start > timeout_s:
+            raise TimeoutError(f"the page did not settle within {timeout_s:.0f} s (last state {state})")
+        page.wait_for_timeout(50)
+
+
+def nav_link(page, title: str):
+    """The sidebar navigation link of the page ``title``."""
+    return page.locator("[data-testid='stSidebarNav'] a", has_text=title).first

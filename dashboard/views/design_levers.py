@@ -13,10 +13,10 @@ from dashboard.figures import fidelity as fidelity_chart
 from dashboard.page_data import beside, datasets
 from dashboard.page_data import fidelity as fidelity_data
 from dashboard.page_data.analyses import small_model
-from dashboard.widgets import cached, sample_picker, ui
+from dashboard.widgets import cached, notebook_button, sample_picker, ui
+from engine import samples
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
-from engine.stats.fidelity import mode_differences
 from engine.stats.guards import not_comparable
 from engine.stats.manipulability import adjusted_r2, guard_lines
 
@@ -24,11 +24,13 @@ st.title("Design levers")
 dataset, frame, have = ui.page_context()
 everything = frame
 sample_name, frame = sample_picker.pick(st, frame, key="levers_sample", default="trajectory")
+ui.export_context(sample=f"{samples.sample(sample_name).title}, LLM rows")
 llm = frame[frame["source"] == "llm"] if "source" in frame else frame
 features = list(have.features)
 if llm.empty or not features:
     st.info("Design levers need LLM conversations with trajectory features; this selection has "
             f"{len(llm)} LLM rows and {len(features)} features.")
+    notebook_button.render("design_levers", {"sample": sample_name})
     st.stop()
 
 st.subheader("Features by model × discussion")
@@ -36,10 +38,12 @@ left, right = st.columns([1, 3])
 feature = left.selectbox("Feature", features, key="levers_feature")
 x_axis = left.selectbox("Bars", ["discussion", "model", "task", "persona", "team_size"], key="levers_x")
 colour = left.selectbox("Colour", ["model", "discussion", "task", "persona", "team_size"], key="levers_colour")
+notebook_button.render("design_levers", {"sample": sample_name, "feature": feature, "x": x_axis, "colour": colour})
 if x_axis == colour:
     left.warning("Choose two different factors.")
 else:
     ui.chart(right, charts.group_means_with_ci(llm, feature, x_axis, colour), key="levers_means",
+             outcome=f"mean {feature} (95% CI)", n=f"{int(llm[feature].notna().sum()):,} conversations",
                        width="stretch")
 
 st.subheader("Manipulability: R² of each feature by design choices (Table 24)")
@@ -57,13 +61,14 @@ paper = published_a.table24()
 headings = published_a.TABLE24_HEADINGS
 if ours is not None:
     rows = beside.manipulability_beside(ours)
+    ui.export_context(n=f"{ours.attrs['n']:,} fitted", outcome="R² (%) of each trajectory feature on the design factors")
     made_by = small_model(llm)
     for line in guard_lines(ours):  # N < 10 k, or a column refused: above the numbers
         ui.caveat(st, line)
     ui.ours(f"This selection{f' ({made_by})' if made_by else ''}, N = {ours.attrs['n']:,}")
     for factor, level in ours.attrs.get("dropped_factors", {}).items():
-        st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
-                f"the same model without it.")
+        ui.caveat(st, f"factor {factor} dropped: 1 level ({level}). Every column that adds {factor} equals "
+                      f"the same model without it.", "info")
     m1, m2, m3 = st.columns(3)
     fit = ours.attrs["fits"]["interaction"]
     ours_label = f"ours, {made_by}" if made_by else "ours"
@@ -77,7 +82,7 @@ if ours is not None:
         m1.metric(f"Mean R², interaction model ({ours_label})", f"{ours['interaction'].mean():.1f}%")
     m2.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
     if not fit["refuse"]:
-        m3.metric("Ours − published", f"{ours['interaction'].mean() - paper['interaction'].mean():+.1f} points")
+        m3.metric("Ours − published", f"{round(ours['interaction'].mean() - paper['interaction'].mean(), 1) + 0:+.1f} points")
     if made_by:
         ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} conversations"),
                   "caption")
@@ -89,7 +94,9 @@ else:
     st.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
 ui.published("Paper A, Table 24, N = 3,574")
 ui.chart(st, charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60,
-                                    column_labels=headings), key="levers_heatmap_paper")
+                                    column_labels=headings), key="levers_heatmap_paper",
+         sample="the paper's trajectory sample, LLM rows", n=published_a.printed_n("24"),
+         outcome="R² (%) of each trajectory feature on the design factors")
 
 if ours is not None:
     ui.beside("Table 24 row by row: ours, published, ours − published", "Paper A, Table 24, N = 3,574")
@@ -126,16 +133,16 @@ st.caption("Paper A's open, instructed and iterative structures run twice with t
            "what each turn sees, who picks and who summarises; docs/fidelity.md lists every "
            "difference). Each feature: release − paper, Welch's 95% interval, Holm's adjustment over "
            "the nine features, Hedges' g. Neither paper reports this comparison.")
-found = fidelity_data.source(everything, dataset.name, datasets.cached_runs_root())
+shown = cached.cached_fidelity_view(everything, dataset.name, str(datasets.cached_runs_root()))
+found = shown.source
 if found.frame is None:
     st.info(ui.escape(found.note))
 else:
     ui.ours(f"Dataset {found.name} ({found.note}); model {found.model}")
     st.markdown(ui.escape(fidelity_data.headline(found.frame)))
     ui.chart(st, fidelity_chart.mode_difference_forest(
-        mode_differences(found.frame), f"Release − paper, Hedges' g (95% CI), dataset {found.name}"),
+        shown.differences, f"Release − paper, Hedges' g (95% CI), dataset {found.name}"),
         key="levers_fidelity_forest")
-    ui.table(st, fidelity_data.differences_table(found.frame), key="levers_fidelity_table", hide_index=True)
+    ui.table(st, shown.table, key="levers_fidelity_table", hide_index=True)
     with st.expander("How each mode ran (turns, calls, replies asked again or read as Agree)"):
-        ui.table(st, fidelity_data.mechanics_table(found.frame), key="levers_fidelity_mechanics",
-                 hide_index=True)
+        ui.table(st, shown.mechanics, key="levers_fidelity_mechanics", hide_index=True)

@@ -12,7 +12,7 @@ from dashboard.figures import charts
 from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data.analyses import small_model
 from dashboard.page_data.quality_diversity import consensus_table
-from dashboard.widgets import ui
+from dashboard.widgets import notebook_button, ui
 from dashboard.widgets.resources import get_embedder
 from engine.stats import published_b
 from engine.stats.guards import not_comparable
@@ -26,6 +26,7 @@ if not have.paper_b_methods or not have.final_ideas:
             "Open the engine's runs (e.g. `local_smollm2`) to see Vendi and Div-BLEU.")
     ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
     ui.table(st, published_b.diversity_gains(), key="div_published", hide_index=True)
+    notebook_button.render("diversity", {})
     st.stop()
 
 methods = st.multiselect("Methods", list(have.paper_b_methods), default=list(have.paper_b_methods),
@@ -54,11 +55,14 @@ def output_map(selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame
     return diversity_data.final_output_map(selection, chosen, get_embedder().encode)
 
 
+notebook_button.render("diversity", {"methods": list(methods), "group_size": int(group_size)})
 if not methods:
     st.warning("Choose at least one method.")
     st.stop()
 chosen = tuple(methods)
 inter = inter_table(frame, chosen, int(group_size))
+ui.export_context(sample=f"paper-B sessions with a final output ({', '.join(chosen)}), groups of {int(group_size)} runs",
+                  n=f"{int(inter['n_runs'].sum()):,} runs" if "n_runs" in inter else None)
 ui.ours(f"Inter-session diversity of final outputs per condition, groups of {int(group_size)} runs")
 metric_columns = st.columns(2)
 paper_gains = published_b.diversity_gains().set_index("model")
@@ -91,13 +95,14 @@ for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"
 short = inter[inter["n_groups"] == 0]
 if len(short):
     single = int((short["n_runs"] < 2).sum())
-    st.warning(f"{len(short)} condition/task cell(s) have fewer than {int(group_size)} runs and get no "
-               f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
-               + ". See the 'warning' column.")
+    ui.caveat(st, f"{len(short)} condition/task cell(s) have fewer than {int(group_size)} runs and get no "
+                  f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
+                  + ". See the 'warning' column.", "warning")
 by_condition = inter.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
 vendi_bars = charts.diversity_bars(by_condition, "vendi", "Vendi Score (semantic)")
-ui.chart(st, vendi_bars, key="div_vendi", show_key=False)
-ui.chart(st, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False)
+ui.chart(st, vendi_bars, key="div_vendi", show_key=False, outcome="Vendi Score of the final outputs")
+ui.chart(st, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False,
+         outcome="Div-BLEU of the final outputs")
 ui.condition_key(st, vendi_bars, key="div_codes")
 ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="div_inter_table",
          hide_index=True)
