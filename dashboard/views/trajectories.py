@@ -8,6 +8,7 @@ import streamlit as st
 from dashboard.figures import charts
 from dashboard.page_data import trajectories
 from dashboard.widgets import cached, ui
+from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
 st.title("Trajectories")
@@ -36,7 +37,11 @@ controls = st.columns([1, 1, 2, 1])
 method = controls[0].radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
                            help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
-    ids, points, drawn = cached.map_frames(dataset, frame, method)
+    try:
+        ids, points, drawn = cached.map_frames(dataset, frame, method)
+    except InputError as error:  # e.g. 2 turns in all: a 2-D projection needs 3
+        st.info(f"No map of the turns: {ui.escape(error)}.")
+        st.stop()
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()
