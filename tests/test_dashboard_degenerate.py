@@ -49,7 +49,7 @@ def test_small_sample_gets_a_minimum_n_note_not_a_fit():
     table, notes, _ = analyses.regression_ladder(one_model_frame().head(8), "creativity")
     assert table.empty
     assert notes == ["llm / every specification: 8 conversation(s), fewer than the 10 a regression needs "
-                     "here; not fitted"]
+                     "here; not fitted", "human: no human rows in this sample; not fitted"]  # every row is llm
 
 
 @needs_release

@@ -106,8 +106,9 @@ for source in SAMPLES[sample_label]:
                                           star_levels)
     except SampleTooSmall as error:  # a guard, not a fault: the message stands in place of the table
         ui.caveat(results, f"{label}: {error}", "warning")
-    except InputError as error:
-        results.error(f"{label}: {ui.escape(error)}")
+    except InputError as error:  # a design the data cannot fit (e.g. an outcome the other features
+        # determine exactly): said in place of the table, as the guards are
+        ui.caveat(results, f"{label}: {error}", "warning")
 
 made_by = analyses.small_model(frame)
 with results:
