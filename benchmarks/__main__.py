@@ -12,7 +12,7 @@ import importlib
 import sys
 import time
 
-BENCHMARKS = ("features", "div_bleu", "stats", "runner", "dashboard", "embed_cache", "scale")
+BENCHMARKS = ("features", "div_bleu", "stats", "runner", "dashboard", "browser", "embed_cache", "scale")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,10 +37,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0):
-    """Yield the URL of a dashboard served by ``streamlit run`` on 127.0.0.1."""
+def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0, app: Path | None = None):
+    """Yield the URL of a dashboard (or of another Streamlit ``app`` file, e.g. a benchmark's
+    reference page) served by ``streamlit run`` on 127.0.0.1."""
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(REPO / "dashboard" / "app.py"),
+    command = [sys.executable, "-m", "streamlit", "run", str(app or REPO / "dashboard" / "app.py"),
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     log = open(os.devnull, "wb")
@@ -125,3 +126,48 @@ def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 100
         finally:
             browser.close()
     return results
+
+
+# What "the page has settled" is read from: Streamlit's script state and spinners, then the
+# drawn content (plots that finished drawing, tables, text length, page height). A page has
+# settled when the script is not running and none of these changed for ``quiet_s`` seconds.
+_PAGE_STATE = """() => {
+  const main = document.querySelector("[data-testid='stMain']");
+  const running = !!document.querySelector("[data-testid='stStatusWidget'] [data-testid='stStatusWidgetRunningIcon']")
+    || !!document.querySelector("[data-testid='stSkeleton']") || !!document.querySelector("[data-testid='stSpinner']")
+    || !!document.querySelector("[data-testid='stApp'][data-test-script-state='running']");
+  const h1 = main ? main.querySelector('h1') : null;
+  return {running: running, heading: h1 ? h1.innerText : '',
+          shape: [document.querySelectorAll('.js-plotly-plot').length,
+                  document.querySelectorAll('.js-plotly-plot .main-svg').length,
+                  document.querySelectorAll("[data-testid='stDataFrame']").length,
+                  main ? main.innerText.length : -1, main ? main.scrollHeight : -1]};
+}"""
+
+
+def settle_time(page, action, *, heading: str | None = None, quiet_s: float = 1.0,
+                timeout_s: float = 300.0) -> float:
+    """Seconds from ``action()`` (e.g. a click on a page link) until the page last changed
+    before it stayed idle for ``quiet_s`` (script not running, no spinner, the same plots
+    drawn, tables, text and height). ``heading``: the page's h1 must contain it (so the
+    previous page's idle state does not count)."""
+    start = time.perf_counter()
+    action()
+    last, changed = None, time.perf_counter()
+    while True:
+        state = page.evaluate(_PAGE_STATE)
+        now = time.perf_counter()
+        key = (state["running"], state["heading"], tuple(state["shape"]))
+        if key != last:
+            last, changed = key, now
+        ready = not state["running"] and (heading is None or heading in state["heading"])
+        if ready and now - changed >= quiet_s:
+            return changed - start
+        if now - start > timeout_s:
+            raise TimeoutError(f"the page did not settle within {timeout_s:.0f} s (last state {state})")
+        page.wait_for_timeout(50)
+
+
+def nav_link(page, title: str):
+    """The sidebar navigation link of the page ``title``."""
+    return page.locator("[data-testid='stSidebarNav'] a", has_text=title).first

@@ -8,6 +8,12 @@ selected), team size N, rounds R, model, temperature and consensus mode; a ``con
 label made of them; and ``ablation``, section 7.4's name for the lens/peer combination.
 Factors a table does not have (tables made before they were recorded) take the method's
 own design (Creative-MAD = lenses + distant peers, other debates = neither).
+
+An imported debate (a transcript upload) says how it is to be read in ``debate_as``: the
+paper-B method the user mapped it to, or ``"custom"`` for a debate of its own (its protocol
+name is its method). For those rows nothing is assumed: a factor the file did not record
+stays unknown (the label says "design not recorded" rather than "[no CLA, all peers]"), and
+a custom debate is labelled "custom debate".
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import pandas as pd
 from engine.protocols.config import DEBATES
 
 FACTORS = ("method", "lenses", "peers", "k", "team_size", "rounds", "model", "temperature", "consensus")
+DEBATE_AS = "debate_as"  # column: how an imported debate is read (a paper-B debate method or CUSTOM)
+CUSTOM = "custom"
 
 
 def _method_column(frame: pd.DataFrame) -> pd.Series:
@@ -68,25 +76,33 @@ def add_condition(frame: pd.DataFrame) -> pd.DataFrame:
     model = _column(frame, "model")
     temperature = _column(frame, "temperature")
     consensus = _column(frame, "consensus")
+    imported = _column(frame, DEBATE_AS)
     rows = {name: [] for name in FACTORS}
     labels, ablations = [], []
     for i in range(len(frame)):
         m = method.iat[i]
-        debate = m in DEBATES
-        lens = bool(lenses.iat[i]) if not _missing(lenses.iat[i]) else (m == "creative_mad")
-        peer = peers.iat[i] if not _missing(peers.iat[i]) else ("distant" if m == "creative_mad" else "all")
-        kk = k.iat[i] if debate and peer != "all" and not _missing(k.iat[i]) else None
+        how = None if _missing(imported.iat[i]) or str(imported.iat[i]).strip() == "" else str(imported.iat[i])
+        debate = m in DEBATES or how is not None
+        assumed = how is None  # an imported debate: nothing beyond what its file recorded
+        lens = bool(lenses.iat[i]) if not _missing(lenses.iat[i]) else \
+            ((m == "creative_mad") if assumed else None)
+        peer = peers.iat[i] if not _missing(peers.iat[i]) else \
+            (("distant" if m == "creative_mad" else "all") if assumed else None)
+        kk = k.iat[i] if debate and peer not in ("all", None) and not _missing(k.iat[i]) else None
+        recorded_consensus = None if _missing(consensus.iat[i]) else consensus.iat[i]
         values = {"method": m, "lenses": lens if debate else None, "peers": peer if debate else None,
                   "k": int(kk) if kk is not None else None,
                   "team_size": None if _missing(team.iat[i]) else int(team.iat[i]),
                   "rounds": None if _missing(rounds.iat[i]) or m in ("voting", "direct") else int(rounds.iat[i]),
                   "model": None if _missing(model.iat[i]) else str(model.iat[i]),
                   "temperature": None if _missing(temperature.iat[i]) else float(temperature.iat[i]),
-                  "consensus": (consensus.iat[i] if not _missing(consensus.iat[i]) else "judge")
-                  if m in DEBATES + ("voting",) else None}
+                  "consensus": (recorded_consensus or "judge") if assumed and m in DEBATES + ("voting",)
+                  else (recorded_consensus if not assumed else None),
+                  "imported": how}
         for name in FACTORS:
             rows[name].append(values[name])
-        ablations.append(ablation_name(m, lens, peer) if debate else None)
+        known = lens is not None and peer is not None
+        ablations.append(ablation_name(m, lens, peer) if debate and known and m in DEBATES else None)
         labels.append(condition_label(values))
     for name in FACTORS:
         if name == "method":
@@ -101,10 +117,17 @@ def add_condition(frame: pd.DataFrame) -> pd.DataFrame:
 def condition_label(values: dict) -> str:
     """'creative_mad [CLA, closest k=1] N=3 R=1 T=1.0 local' style label of one condition."""
     design = []
+    imported = values.get("imported")
+    if imported == CUSTOM:
+        design.append("custom debate")
     if values.get("lenses") is not None:
         design.append("CLA" if values["lenses"] else "no CLA")
-        peers = values.get("peers")
+    peers = values.get("peers")
+    if peers is not None:
         design.append(f"{peers} k={values['k']}" if values.get("k") is not None else f"{peers} peers")
+    if imported is not None and (values.get("lenses") is None or peers is None):
+        design.append("design not recorded" if values.get("lenses") is None and peers is None
+                      else "lenses not recorded" if values.get("lenses") is None else "peers not recorded")
     if values.get("consensus") not in (None, "judge"):
         design.append(f"consensus={values['consensus']}")
     parts = [str(values.get("method"))]

@@ -24,8 +24,9 @@ from engine.jsonl import iter_json_objects, to_json_line
 SOURCES = ("llm", "human")
 # Turns recorded by the protocols that are not utterances of the discussion: idea lists of
 # the generation phase, ratings, hand-raising bids, the judge's consensus pick and the
-# steered discussion's moderator interventions.
-NON_TRAJECTORY_PHASES = frozenset({"generation", "rating", "hand_raise", "consensus", "moderator"})
+# steered discussion's moderator interventions; "judge" marks the verdicts of an imported
+# debate's judge (dashboard uploads give a "Judge" speaker that phase).
+NON_TRAJECTORY_PHASES = frozenset({"generation", "rating", "hand_raise", "consensus", "moderator", "judge"})
 
 
 def is_trajectory_turn(turn) -> bool:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text
+from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text, is_trajectory_turn
 from engine.embed import embed_corpus, read_embeddings, write_embeddings
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES, features_for_corpus
@@ -125,30 +125,40 @@ def conversation_table(corpus: Corpus, embeddings: dict[str, np.ndarray] | None)
     return table
 
 
-def dataset_from_corpus(corpus: Corpus, embedder, *, name: str, manifest: dict | None = None) -> Dataset:
+def dataset_from_corpus(corpus: Corpus, embedder, *, name: str, manifest: dict | None = None,
+                        keep_other_turns: bool = False) -> Dataset:
     """A Dataset with conversations table, corpus and turn embeddings (no API key inside).
 
-    Only the turns of the discussion count (``Corpus.trajectory_view``): the dataset's
-    corpus, embeddings and features leave out ratings, idea lists and consensus picks.
+    Only the turns of the discussion count (``Corpus.trajectory_view``): embeddings and
+    features leave out ratings, idea lists, consensus picks, moderators and judges. With
+    ``keep_other_turns`` those turns stay in the dataset's corpus (a reader shows them, with
+    their phase), ``turn_index`` names each embedded turn by its position in the whole
+    conversation, and the table counts them (``n_other_turns``); otherwise the corpus is the
+    discussion turns alone.
     """
+    full = corpus
     corpus = corpus.trajectory_view()
     embeddings = embed_corpus(corpus, embedder) if embedder is not None else None
     table = conversation_table(corpus, embeddings)
+    if keep_other_turns:
+        table["n_other_turns"] = [len(c.turns) - len(t.turns) for c, t in zip(full, corpus)]
     turn_embeddings = turn_index = None
     if embeddings:
         rows, blocks = [], []
-        for conversation in corpus:
+        for whole, conversation in zip(full, corpus):
             vectors = embeddings[conversation.conversation_id]
             if len(vectors):
                 blocks.append(np.asarray(vectors, dtype=np.float32))
-                rows += [(conversation.conversation_id, t) for t in range(len(vectors))]
+                positions = ([i for i, t in enumerate(whole.turns) if is_trajectory_turn(t)]
+                             if keep_other_turns else range(len(vectors)))
+                rows += [(conversation.conversation_id, t) for t in positions]
         if blocks:
             turn_embeddings = np.vstack(blocks)
             turn_index = pd.DataFrame(rows, columns=["conversation_id", "turn"])
     info = dict(manifest or {})
     if embedder is not None:
         info.setdefault("embedding_model", getattr(embedder, "model_name", str(embedder)))
-    return Dataset(name=name, conversations=table, manifest=info, corpus=corpus,
+    return Dataset(name=name, conversations=table, manifest=info, corpus=full if keep_other_turns else corpus,
                    turn_embeddings=turn_embeddings, turn_index=turn_index)
 
 

@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("engine", "dashboard", "devtools")
 STREAMLIT_ALLOWED = ("dashboard.views", "dashboard.widgets", "dashboard.app")
-COMPUTING = ("dashboard.page_data", "dashboard.figures", "dashboard.pilot", "dashboard.exports")
+COMPUTING = ("dashboard.page_data", "dashboard.figures", "dashboard.pilot", "dashboard.exports", "dashboard.notebooks")
 
 
 def module_files(root: Path, packages=PACKAGES) -> dict[str, Path]:

@@ -82,6 +82,8 @@ def test_lasso_on_the_embedding_map_fills_the_table(tmp_path):
             # the map spans the main column (it was ~340 px at 1280 wide, a quarter column beside a picker)
             main = page.locator("[data-testid='stMainBlockContainer']").first.bounding_box()
             assert plot.bounding_box()["width"] >= 0.9 * (main["width"] - 2 * 48)
+            plot.hover()  # the toolbar shows on hover; drag pans by default, the lasso is one click away
+            page.locator(".js-plotly-plot .modebar-btn[data-val='lasso']").first.click()
             box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
             cx, cy, w, h = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, box["width"], box["height"]
             page.mouse.move(cx - 0.3 * w, cy - 0.3 * h)

@@ -1,7 +1,7 @@
 """The Steering page on the cached steered-vs-baselines runs (cached_runs/local_smollm2_steered).
 
 Expected numbers are recomputed here from the dataset's files with numpy and scipy (t
-intervals; Vendi by its definition, exp of the entropy of the eigenvalues of K / n), not
+intervals, on the logit scale for bounded scores; Vendi by its definition, exp of the entropy of the eigenvalues of K / n), not
 through the page's helpers."""
 
 from __future__ import annotations
@@ -35,10 +35,26 @@ def vendi_by_definition(vectors: np.ndarray) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
-def t_interval(values):
+def t_interval(values, low_bound=None, high_bound=None):
+    """95% Student-t interval; inside (low_bound, high_bound) it is taken on the logit of the
+    mean's position in the range (delta method: se / (m (1 - m)) on that scale) and mapped back.
+    Fewer than 3 values: no interval (NaN bounds), the pages' minimum; every value at one
+    bound: the interval is the point."""
     values = np.asarray(values, float)
-    half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values))
-    return values.mean(), values.mean() - half, values.mean() + half
+    n = len(values)
+    if n < 3:
+        return values.mean(), float("nan"), float("nan")
+    q = stats.t.ppf(0.975, n - 1)
+    se = values.std(ddof=1) / np.sqrt(n)
+    if low_bound is None:
+        return values.mean(), values.mean() - q * se, values.mean() + q * se
+    width = high_bound - low_bound
+    m = (values.mean() - low_bound) / width
+    if m <= 0 or m >= 1 or se == 0:  # all at a bound or no spread: nothing to widen
+        return values.mean(), values.mean(), values.mean()
+    centre, half = np.log(m / (1 - m)), q * (se / width) / (m * (1 - m))
+    expit = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    return values.mean(), low_bound + width * expit(centre - half), low_bound + width * expit(centre + half)
 
 
 @pytest.mark.slow
@@ -59,19 +75,20 @@ def test_steering_table_numbers_come_from_the_data(steered_root):
         assert row.sessions == len(part)
         gc = part["global_coherence"].dropna()
         assert row.global_coherence_n == len(gc)
-        if len(gc) >= 2:
+        if len(gc):
             mean, low, high = t_interval(gc)
             assert (row.global_coherence, row.global_coherence_lo, row.global_coherence_hi) == \
-                pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4)
+                pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4, nan_ok=True)
         readable = part[["novelty_raw", "usefulness_raw"]].notna().all(axis=1)
         assert row.judge_parse_rate == pytest.approx(round(readable.mean(), 4), abs=1e-4)
         for name in ("creativity", "rubric_score"):
             scores = part[name].dropna() if name in part else pd.Series(dtype=float)
             assert getattr(row, f"{name}_n") == len(scores)
-            if len(scores) >= 2:
-                mean, low, high = t_interval(scores)
+            if len(scores):
+                bounds = (1.0, 10.0) if name == "rubric_score" else (0.0, 1.0)
+                mean, low, high = t_interval(scores, *bounds)
                 assert (getattr(row, name), getattr(row, f"{name}_lo"), getattr(row, f"{name}_hi")) == \
-                    pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4)
+                    pytest.approx((round(mean, 4), round(low, 4), round(high, 4)), abs=1e-4, nan_ok=True)
         if "rubric_score" in part:
             assert row.rubric_parse_rate == pytest.approx(round(part["rubric_score"].notna().mean(), 4), abs=1e-4)
         groups = [part["conversation_id"].tolist()[g * 5:(g + 1) * 5] for g in range(len(part) // 5)]

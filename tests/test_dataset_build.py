@@ -83,3 +83,23 @@ def test_grid_option_belongs_to_the_steered_kind(tmp_path):
     (run / "manifest.json").write_text("{}")
     result = engine("dataset", "build", str(run), "--out", str(tmp_path / "ds"), "--grid", "x.yaml")
     assert result.returncode == 2 and "--grid applies to --kind steered only" in result.stderr
+
+
+def test_build_describes_a_run_of_both_fidelities(tmp_path):
+    # open in both modes (2 sessions each) with the scripted echo: the manifest says what was run
+    # and counts replies per fidelity (open asks no reply again: zeros, from meta["replies"])
+    grid = {**GRID, "conditions": [{"method": "open", "agents": 2, "turn_limit": 3, "replicates": 2,
+                                    "fidelity": mode} for mode in ("paper", "release")]}
+    run = tmp_path / "run"
+    run_grid(grid, run, backend=ScriptedBackend(responder=lambda m: shaped_reply(m, None)),
+             progress=False, cache=False)
+    done = engine("dataset", "build", str(run), "--out", str(tmp_path / "ds"))
+    assert done.returncode == 0, done.stderr
+    dataset = Dataset.load(tmp_path / "ds", with_corpus=False)
+    assert dataset.manifest["description"].startswith("Paper A's open, instructed and iterative structures in both")
+    # open, 3 turns + 1 synthesis = 4 calls a session
+    assert dataset.manifest["fidelity"]["sessions"] == [
+        {"structure": "open", "fidelity": "paper", "n": 2, "chat_calls": 8},
+        {"structure": "open", "fidelity": "release", "n": 2, "chat_calls": 8}]
+    assert dataset.manifest["has"]["ratings"] is False  # no judge in this run
+    assert sorted(dataset.conversations["fidelity"]) == ["paper"] * 2 + ["release"] * 2

@@ -104,6 +104,9 @@ def test_cli_timeout_reaches_the_grid_and_is_checked(tmp_path, monkeypatch, caps
     assert seen["timeout"] == 30
     assert main(["run", "--grid", str(grid), "--timeout", "4", "--out", str(tmp_path), "--dry-run"]) == 0
     assert seen["timeout"] == 4
-    assert main(["run", "--method", "direct", "--task", "plastic_waste", "--timeout", "0",
-                 "--out", str(tmp_path), "--dry-run"]) == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        main(["run", "--method", "direct", "--task", "plastic_waste", "--timeout", "0",
+              "--out", str(tmp_path), "--dry-run"])
+    assert refused.value.code == 2
     assert "--timeout" in capsys.readouterr().err

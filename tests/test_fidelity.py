@@ -475,3 +475,33 @@ def test_agree_before_min_rounds(fidelity):
         assert [t.meta["action"] for t in discussion(c)] == ["agree"] * 3
         assert offered == [False, False, True]
     assert c.meta["stop_reason"] == "all_agreed"
+
+
+@BOTH
+def test_hand_raising_without_initial_phase_books_agreement(fidelity):
+    # 3 agents, no initial phase, limit 4, every draft "Agree: No changes needed", equal bids.
+    # paper: the proposer is Agent 1 (fixed rotation); each Agree counts for its speaker, so the
+    #   bidders of turn 3 are the two agents that did not speak at turn 2.
+    # release (direct_discussion_ps_all_at_once): the proposer is drawn at random; the chosen
+    #   speaker never becomes current_agent, so update_shared_data books each Agree to the last
+    #   bidder: turn 2's bidders A1-A3 -> A3 booked; turn 3's A1, A2 -> A2; turn 4's A1 -> all.
+    # Both: 1 + (3 + 3) + (2 + 2) + (1 + 1) = 13 calls, all agreed at the limit.
+    proposal = "a bottle deposit scheme run by schools"
+    backend = ScriptedBackend(responder=route(turns=lambda s, p: "Agree: No changes needed",
+                                              bids=lambda s, p: "5", other=lambda s, p: proposal))
+    c = run(backend, "instructed", agents=3, order="raise", turn_limit=4, initial_generation=False,
+            fidelity=fidelity, seed=3)
+    assert len(backend.history) == 13 and c.meta["stop_reason"] == "all_agreed"
+    bidders = {}
+    for t in c.turns:
+        if t.phase == "hand_raise":
+            bidders.setdefault(t.round, []).append(t.speaker)
+    spoke = {t.round: t.speaker for t in c.turns if t.phase == "discussion"}
+    if fidelity == "release":
+        assert bidders == {2: ["Agent 1", "Agent 2", "Agent 3"], 3: ["Agent 1", "Agent 2"], 4: ["Agent 1"]}
+        assert [t.meta.get("agree_booked_to", t.speaker) for t in c.turns if t.round in (2, 3, 4)
+                and t.phase == "discussion"] == ["Agent 3", "Agent 2", "Agent 1"]
+    else:
+        assert spoke[1] == "Agent 1"
+        assert bidders[3] == [a for a in ["Agent 1", "Agent 2", "Agent 3"] if a != spoke[2]]
+        assert bidders[4] == [a for a in ["Agent 1", "Agent 2", "Agent 3"] if a not in (spoke[2], spoke[3])]

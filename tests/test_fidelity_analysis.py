@@ -69,6 +69,10 @@ def test_differences_match_scipy_and_hand_values():
     small = diff[diff["structure"] == "iterative"]
     assert small["ci_low"].isna().all() and small["p"].isna().all()
     assert set(small["note"]) == {"too few sessions for an interval (n = 2)"}
+    # a feature no session of a mode has a value for (too short a conversation) says so
+    frame.loc[frame["discussion"] == "open", "revisit_score"] = np.nan
+    undefined = mode_differences(frame).set_index(["structure", "feature"]).loc[("open", "revisit_score")]
+    assert undefined["n_paper"] == 0 and undefined["note"].startswith("undefined for every session")
 
 
 def test_mechanics_counts_per_mode():

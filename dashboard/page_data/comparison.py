@@ -9,6 +9,16 @@
 
 Features computed with different embedding models are not comparable in absolute terms; the
 overview names each dataset's model so the page can say so.
+
+As a run tracker compares runs (Weights & Biases: deltas with intervals, a diff of configs):
+
+* ``run_differences``: each run against a reference run, per column: the difference of
+  means with Welch's interval and p, Hedges' g with its interval, p adjusted by Holm over the
+  columns of one pair (``engine.stats.guards``; no interval below
+  ``guards.MIN_GROUPS_FOR_INTERVAL`` sessions a side);
+* ``diversity_differences``: the same on the per-group Vendi and Div-BLEU values;
+* ``config_differences``: the runs' manifests flattened to dotted keys, the keys whose values
+  differ (or that only some runs have) side by side.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ import pandas as pd
 
 from engine.diversity import inter_session_diversity
 from engine.features import FEATURE_NAMES
+from engine.stats import guards
 
 RATINGS = ("novelty", "usefulness", "creativity")
 
@@ -65,30 +76,166 @@ def rating_summary(frames):
     return column_summary(frames, RATINGS)
 
 
-def diversity_summary(frames: dict[str, pd.DataFrame], embed: Callable, group_size: int = 5) -> pd.DataFrame:
-    """Per dataset: Vendi and Div-BLEU of final outputs in groups of ``group_size`` runs of the
-    same task and discussion, averaged over those cells; groups and cells counted."""
-    rows = []
+def diversity_groups(frames: dict[str, pd.DataFrame], embed: Callable, group_size: int = 5) -> dict[str, dict]:
+    """Per dataset: the Vendi and Div-BLEU value of every group of ``group_size`` final outputs
+    of one task and discussion (``{"vendi": [...], "div_bleu": [...], "cells": n, "final
+    outputs": n}``), the values the summary averages and the differences compare."""
+    out = {}
     for name, frame in frames.items():
-        row = {"dataset": name, "vendi": np.nan, "div_bleu": np.nan, "groups": 0, "cells": 0,
-               "final outputs": 0}
+        found = {"vendi": [], "div_bleu": [], "cells": 0, "final outputs": 0}
         if "final_idea" in frame:
             ok = frame[frame["final_idea"].fillna("").astype(str).str.strip() != ""]
             if "status" in ok:
                 ok = ok[ok["status"].fillna("ok") == "ok"]
-            row["final outputs"] = len(ok)
+            found["final outputs"] = len(ok)
             keys = [c for c in ("discussion", "task") if c in ok]
-            vendi, bleu = [], []
             for _, part in (ok.groupby(keys) if keys else [((), ok)]):
                 if len(part) < group_size:
                     continue
                 texts = part["final_idea"].astype(str).tolist()
                 result = inter_session_diversity(texts, embed(texts), group_size=group_size)
-                vendi.append(result["vendi"])
-                bleu.append(result["div_bleu"])
-                row["groups"] += int(result["n_groups"])
-                row["cells"] += 1
-            if vendi:
-                row["vendi"], row["div_bleu"] = float(np.mean(vendi)), float(np.mean(bleu))
+                found["vendi"] += list(result["vendi_per_group"])
+                found["div_bleu"] += list(result["div_bleu_per_group"])
+                found["cells"] += 1
+        out[name] = found
+    return out
+
+
+def diversity_summary(frames: dict[str, pd.DataFrame], embed: Callable, group_size: int = 5,
+                      groups: dict[str, dict] | None = None) -> pd.DataFrame:
+    """Per dataset: Vendi and Div-BLEU of final outputs in groups of ``group_size`` runs of the
+    same task and discussion, averaged over those cells; groups and cells counted; the 95%
+    interval of the mean over groups inside each score's range (``guards.mean_interval``:
+    Vendi in [1, group size], Div-BLEU in [0, 1]; none below 3 groups)."""
+    groups = groups if groups is not None else diversity_groups(frames, embed, group_size)
+    rows = []
+    for name, frame in frames.items():
+        row = {"dataset": name, "vendi": np.nan, "div_bleu": np.nan, "groups": 0, "cells": 0,
+               "final outputs": 0}
+        found = groups[name]
+        row.update({"groups": len(found["vendi"]), "cells": found["cells"], "final outputs": found["final outputs"]})
+        for metric in ("vendi", "div_bleu"):
+            interval = guards.mean_interval(found[metric], guards.score_range(metric, group_size))
+            row[metric] = interval.estimate if found[metric] else np.nan
+            row[f"{metric} 95% CI"] = interval.text(3) if found[metric] else "no groups"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------ differences
+def _difference_row(reference, run, column, a, b) -> dict:
+    """``run`` minus ``reference`` on one column: Welch's interval and p, Hedges' g."""
+    a, b = guards._finite(a), guards._finite(b)
+    row = {"reference": reference, "run": run, "column": column, "N reference": len(a), "N run": len(b),
+           "mean reference": float(a.mean()) if len(a) else np.nan,
+           "mean run": float(b.mean()) if len(b) else np.nan}
+    few = min(len(a), len(b))
+    if few < guards.MIN_GROUPS_FOR_INTERVAL:
+        row.update({"difference": row["mean run"] - row["mean reference"], "ci_low": np.nan, "ci_high": np.nan,
+                    "p": np.nan, "g": np.nan, "g_low": np.nan, "g_high": np.nan,
+                    "note": guards.too_few_text(few, "sessions")})
+        return row
+    test = guards.welch(b, a)
+    effect = guards.hedges_g(b, a)
+    row.update({"difference": test["diff"], "ci_low": test["ci_low"], "ci_high": test["ci_high"], "p": test["p"],
+                "g": effect["g"], "g_low": effect["g_low"],
+                "g_high": effect["g_high"], "note": ""})
+    return row
+
+
+def _with_holm(rows: list[dict]) -> pd.DataFrame:
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table["p (Holm)"] = np.nan
+    for _, part in table.groupby("run", sort=False):
+        tested = part["p"].notna()
+        if tested.any():
+            table.loc[part.index[tested], "p (Holm)"] = guards.holm(part.loc[tested, "p"].to_numpy())
+    return table
+
+
+def run_differences(frames: dict[str, pd.DataFrame], columns, reference: str) -> pd.DataFrame:
+    """Each run but ``reference``, minus ``reference``, per column present in both: N, means,
+    difference with Welch's 95% interval and p, Holm's p over the columns of the pair, Hedges'
+    g with its interval (``engine.stats.guards``)."""
+    rows = []
+    base = frames[reference]
+    for run, frame in frames.items():
+        if run == reference:
+            continue
+        for column in columns:
+            if column not in base or column not in frame:
+                continue
+            a = pd.to_numeric(base[column], errors="coerce")
+            b = pd.to_numeric(frame[column], errors="coerce")
+            if a.notna().sum() == 0 or b.notna().sum() == 0:
+                continue
+            rows.append(_difference_row(reference, run, column, a, b))
+    return _with_holm(rows)
+
+
+def diversity_differences(groups: dict[str, dict], reference: str) -> pd.DataFrame:
+    """``run_differences`` on the per-group Vendi and Div-BLEU values (N = groups)."""
+    rows = []
+    for run, found in groups.items():
+        if run == reference:
+            continue
+        for metric in ("vendi", "div_bleu"):
+            if groups[reference][metric] and found[metric]:
+                rows.append(_difference_row(reference, run, metric, groups[reference][metric], found[metric]))
+    table = _with_holm(rows)
+    return table.rename(columns={"N reference": "groups reference", "N run": "groups run"}) if len(table) else table
+
+
+def flatten(value, prefix: str = "") -> dict[str, object]:
+    """A nested manifest as ``{"run.config.defaults.temperature": 0.7, ...}`` (lists kept whole)."""
+    if isinstance(value, dict):
+        out = {}
+        for key, inner in value.items():
+            out.update(flatten(inner, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def _shown(value, limit: int = 120) -> str:
+    import json
+
+    if value is None:
+        return "(not recorded)"
+    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+CONFIG_KEYS = ("run.config", "run.backend", "run.judge", "run.seed", "embedding_model", "made_by", "regenerate",
+               "run.command")
+CONTENT_KEYS = ("n_conversations", "n_failed_sessions", "protocols", "tasks", "has", "source", "licence")
+
+
+def _kind(key: str) -> str:
+    """``configuration`` (how the run was made), ``contents`` (what it holds) or ``record``
+    (notes, statistics, timestamps, versions): the order the table lists them in."""
+    for kind, prefixes in (("configuration", CONFIG_KEYS), ("contents", CONTENT_KEYS)):
+        if any(key == p or key.startswith(p + ".") for p in prefixes):
+            return kind
+    return "record"
+
+
+def config_differences(manifests: dict[str, dict], *, include_same: bool = False) -> pd.DataFrame:
+    """Rows = manifest keys (dotted), one column per run: the keys whose values differ between
+    the runs or that some runs lack (all keys with ``include_same``), values as text;
+    configuration first (model, grid, seeds, judge, embedding model), then contents, then the
+    rest of the record."""
+    flat = {name: flatten(manifest or {}) for name, manifest in manifests.items()}
+    order = {"configuration": 0, "contents": 1, "record": 2}
+    keys = sorted(set().union(*(f.keys() for f in flat.values())) if flat else [],
+                  key=lambda k: (order[_kind(k)], k))
+    rows = []
+    for key in keys:
+        values = [f.get(key) for f in flat.values()]
+        texts = [_shown(v) for v in values]
+        differs = len(set(texts)) > 1
+        if differs or include_same:
+            rows.append({"setting": key, "kind": _kind(key), **dict(zip(flat, texts)), "differs": differs})
+    table = pd.DataFrame(rows, columns=["setting", "kind", *flat, "differs"])
+    return table.set_index("setting")

@@ -60,7 +60,7 @@ def availability(dataset: Dataset) -> Availability:
     methods = ()
     if "discussion" in frame.columns:
         present = set(frame["discussion"].dropna().astype(str))
-        methods = tuple(m for m in PAPER_B_METHODS if m in present)
+        methods = tuple(m for m in PAPER_B_METHODS if m in present) + custom_debates(frame)
     return Availability(
         n_conversations=len(frame),
         turns=dataset.corpus is not None and any(c.turns for c in dataset.corpus),
@@ -88,6 +88,17 @@ def demonstration(manifest: dict) -> str | None:
     size = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)([MB])(?![a-z])", model)
     what = f"a {size.group(1)}{size.group(2)} model" if size else "a small local model"
     return f"demonstration on {what} ({model}, run locally)"
+
+
+def custom_debates(frame: pd.DataFrame) -> tuple[str, ...]:
+    """Protocol names of imported debates kept as conditions of their own
+    (``debate_as == "custom"``, ``engine.conditions``), sorted."""
+    from engine.conditions import CUSTOM, DEBATE_AS
+
+    if DEBATE_AS not in frame.columns or "discussion" not in frame.columns:
+        return ()
+    custom = frame.loc[frame[DEBATE_AS].astype(str) == CUSTOM, "discussion"].dropna().astype(str)
+    return tuple(sorted(set(custom) - set(PAPER_B_METHODS)))
 
 
 def _labels(values: pd.Series) -> pd.Series:

@@ -54,9 +54,28 @@ def _number(value: float, digits: int = 3) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-def differences_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The comparison as the page prints it: one row per structure and feature."""
-    diff = mode_differences(frame)
+@dataclass(frozen=True)
+class FidelityView:
+    """Everything the Design levers page shows about fidelity, computed once per dataset."""
+    source: FidelitySource
+    differences: pd.DataFrame | None   # ``engine.stats.fidelity.mode_differences``
+    table: pd.DataFrame | None         # ``differences_table``
+    mechanics: pd.DataFrame | None     # ``mechanics_table``
+
+
+def view(current: pd.DataFrame, current_name: str, root: Path) -> FidelityView:
+    """The source (``source``) and, when it has rows, its differences and mechanics tables."""
+    found = source(current, current_name, root)
+    if found.frame is None:
+        return FidelityView(found, None, None, None)
+    diff = mode_differences(found.frame)
+    return FidelityView(found, diff, differences_table(found.frame, diff), mechanics_table(found.frame))
+
+
+def differences_table(frame: pd.DataFrame, diff: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The comparison as the page prints it: one row per structure and feature (``diff``:
+    ``mode_differences(frame)`` when already computed)."""
+    diff = mode_differences(frame) if diff is None else diff
     out = pd.DataFrame({
         "structure": diff["structure"], "feature": diff["feature"],
         "N paper / release": [f"{a} / {b}" for a, b in zip(diff["n_paper"], diff["n_release"])],

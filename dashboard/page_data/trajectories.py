@@ -176,6 +176,38 @@ def selected_points(points: pd.DataFrame, event) -> pd.DataFrame:
     return points[points["point_id"].isin(ids)]
 
 
+def focus(picked: pd.DataFrame) -> tuple[str, int]:
+    """``(conversation_id, turn)`` the reader opens on for a selection: its first turn (a
+    click selects exactly one)."""
+    first = picked.iloc[0]
+    return first["conversation_id"], int(first["turn"])
+
+
+def as_paragraphs(text: str) -> str:
+    """Each line of a turn as a paragraph of its own, so markdown keeps the turn's line breaks."""
+    return "\n\n".join(line for line in str(text).replace("\r\n", "\n").split("\n") if line.strip())
+
+
+def reader_blocks(turns: pd.DataFrame, focus_turn: int | None) -> list[dict]:
+    """The reader's turns as ``{turn, header, text, focused}``: header = speaker, phase, round
+    and the distance to the previous turn where known; the whole text, never cut."""
+    blocks = []
+    for row in turns.to_dict("records"):
+        parts = [str(row[c]) for c in ("speaker",) if row.get(c) not in (None, "") and row.get(c) == row.get(c)]
+        for name in ("phase", "round"):
+            value = row.get(name)
+            if value is not None and value == value and value != "":
+                parts.append(f"{name} {int(value) if isinstance(value, float) and value.is_integer() else value}")
+        distance = row.get("distance to previous turn")
+        if distance is not None and distance == distance:
+            parts.append(f"distance to previous turn {distance:.3f}")
+        text = row.get("text")
+        blocks.append({"turn": int(row["turn"]), "header": " · ".join(parts),
+                       "text": "" if text is None or text != text else str(text),
+                       "focused": focus_turn is not None and int(row["turn"]) == int(focus_turn)})
+    return blocks
+
+
 def transcript(dataset: Dataset, conversation_id: str) -> pd.DataFrame:
     """One conversation's turns as the reader shows them: turn, speaker, phase, round, the
     cosine distance of each turn's embedding to the previous turn's, and the full text."""

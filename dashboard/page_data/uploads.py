@@ -78,16 +78,20 @@ def parse_mapping(text: str) -> dict[str, str]:
 
 def read_upload(filename: str, payload: bytes, *, max_mb: float = DEFAULT_MAX_MB,
                 embedder_factory: Callable[[], object] | None = None,
-                mapping: dict[str, str] | None = None, metadata: dict[str, str] | None = None) -> Dataset:
+                mapping: dict[str, str] | None = None, metadata: dict[str, str] | None = None,
+                debate_as: str | None = None) -> Dataset:
     """The Dataset an upload describes (see module docstring). ``embedder_factory`` is
-    called only for transcripts, which need turn embeddings."""
+    called only for transcripts, which need turn embeddings. ``debate_as`` (a paper-B method
+    or ``"custom"``) says how debates of other protocol names are read
+    (``import_summary.apply_debate_as``); what a transcript import did is in the manifest's
+    ``import_summary``."""
     suffix = check_upload(filename, payload, max_mb)
     metadata = {k: str(v).strip() for k, v in (metadata or {}).items() if k in METADATA_FIELDS and str(v).strip()}
     with tempfile.TemporaryDirectory(prefix="cdl-upload-") as folder:
         path = Path(folder) / f"upload{suffix}"
         path.write_bytes(payload)
         with named_as(filename, path):
-            dataset = _read(path, suffix, filename, embedder_factory, dict(mapping or {}), metadata)
+            dataset = _read(path, suffix, filename, embedder_factory, dict(mapping or {}), metadata, debate_as)
     if mapping:
         dataset.manifest["column_mapping"] = dict(mapping)
     if metadata:
@@ -121,21 +125,24 @@ def _apply_metadata_to_corpus(corpus: Corpus, metadata: dict[str, str]) -> Corpu
     return corpus
 
 
-def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None, metadata=None) -> Dataset:
+def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None, metadata=None,
+          debate_as: str | None = None) -> Dataset:
     mapping, metadata = mapping or {}, metadata or {}
     name = Path(filename).stem or "upload"
     manifest = {"description": f"uploaded file {Path(filename).name}", "source": "upload"}
     if suffix == ".parquet":
         table = _read_parquet(path)
         if "turns" in table.columns:
-            return _from_corpus(_apply_metadata_to_corpus(Corpus.from_parquet(path), metadata), name, manifest,
-                                embedder_factory)
+            corpus = _apply_metadata_to_corpus(Corpus.from_parquet(path), metadata)
+            return _from_corpus(corpus, name, manifest, embedder_factory, debate_as,
+                                rows=(len(table), "conversation rows"))
         return _from_table(_apply_metadata_to_table(table, mapping, metadata, path), name, manifest, path)
     if suffix in (".jsonl", ".ndjson"):
         first = _first_json_object(path)
         if "turns" in first or "__corpus__" in first:
-            return _from_corpus(_apply_metadata_to_corpus(Corpus.from_jsonl(path), metadata), name, manifest,
-                                embedder_factory)
+            corpus = _apply_metadata_to_corpus(Corpus.from_jsonl(path), metadata)
+            return _from_corpus(corpus, name, manifest, embedder_factory, debate_as,
+                                rows=(len(corpus), "conversation lines"))
         columns = set(first)
     else:
         columns = set(_csv_header(path, "\t" if suffix == ".tsv" else ","))
@@ -167,10 +174,11 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None
         return _from_table(_apply_metadata_to_table(table, mapping, metadata, path), name, manifest, path)
     from engine.importers import transcripts
 
-    reader = getattr(transcripts, "read_any", None) or transcripts.read_transcripts
     defaults = {("protocol" if k == "discussion" else k): v for k, v in metadata.items()}
-    corpus = reader(path, mapping or None, **defaults)
-    return _from_corpus(corpus, name, manifest, embedder_factory)
+    # turns with empty text are set aside (and counted in the import summary), not refused
+    corpus = transcripts.read_transcripts(path, mapping or None, drop_empty_text=True, **defaults)
+    return _from_corpus(corpus, name, manifest, embedder_factory, debate_as,
+                        rows=(corpus.meta.get("rows_read"), "rows"))
 
 
 def _from_table(table: pd.DataFrame, name: str, manifest: dict, path: Path) -> Dataset:
@@ -197,7 +205,9 @@ def _note_default_source(manifest: dict, n_defaulted: int, n_total: int, value: 
                                     f"column value and are counted as {value}")
 
 
-def _from_corpus(corpus: Corpus, name: str, manifest: dict, embedder_factory) -> Dataset:
+def _from_corpus(corpus: Corpus, name: str, manifest: dict, embedder_factory, debate_as: str | None = None,
+                 rows: tuple[int | None, str] = (None, "rows")) -> Dataset:
+    from dashboard.page_data import import_summary
     from engine.datasets import dataset_from_corpus
 
     if len(corpus) == 0:
@@ -205,8 +215,12 @@ def _from_corpus(corpus: Corpus, name: str, manifest: dict, embedder_factory) ->
     default = corpus.meta.get("source_from_default") or {}
     _note_default_source(manifest, int(default.get("conversations") or 0), len(corpus),
                          str(default.get("value")))
+    roles = import_summary.mark_roles(corpus)  # moderators and judges kept, with their phase
+    debate = import_summary.apply_debate_as(corpus, debate_as)
+    manifest["import_summary"] = import_summary.summarise(corpus, rows_read=rows[0], rows_are=rows[1],
+                                                          roles=roles, debate=debate)
     embedder = embedder_factory() if embedder_factory is not None else None
-    return dataset_from_corpus(corpus, embedder, name=name, manifest=manifest)
+    return dataset_from_corpus(corpus, embedder, name=name, manifest=manifest, keep_other_turns=True)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:

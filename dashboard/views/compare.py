@@ -1,15 +1,18 @@
-"""Run comparison page: two or more datasets or pilots side by side (features, ratings,
-diversity), every number with the N it rests on."""
+"""Run comparison page: two or more datasets or pilots side by side as a run tracker shows them
+(one distinct colour per run, differences from a reference run with their intervals, what
+differs in the runs' configurations), every number with the N it rests on."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.figures import charts
+from dashboard.figures import charts, compare_runs
+from dashboard.figures.labels import readable_term
 from dashboard.page_data import comparison
-from dashboard.widgets import session, ui
+from dashboard.widgets import notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.features import FEATURE_NAMES
+from engine.stats import guards
 
 st.title("Compare runs")
 st.caption("Pick two or more datasets, uploads or pilots (the sidebar filters do not apply here: each "
@@ -21,7 +24,12 @@ default = default[:2]
 picked = st.multiselect("Datasets", choices, default=default, key="compare_datasets")
 if len(picked) < 2:
     st.info("Choose at least two datasets to compare.")
+    notebook_button.render("compare", {"runs": {name: str(notebook_button.dataset_folder(session.dataset_by_choice(name)))
+                                                for name in picked}}, filters={})
     st.stop()
+if st.session_state.get("compare_reference") not in picked:
+    st.session_state["compare_reference"] = picked[0]
+reference = st.selectbox("Reference run (the others are compared with it)", picked, key="compare_reference")
 
 chosen = {name: session.dataset_by_choice(name) for name in picked}
 frames = {name: d.conversations for name, d in chosen.items()}
@@ -34,16 +42,49 @@ if len(models) > 1:
                + ui.escape(", ".join(sorted(models))) + "): compare their features by rank and shape, "
                "not by absolute value.")
 
+st.subheader("What differs in their configurations")
+include_same = st.toggle("Show identical settings too", key="compare_config_all")
+configs = comparison.config_differences(manifests, include_same=include_same)
+st.caption(f"{int(configs['differs'].sum()) if len(configs) else 0:,} settings of the runs' manifests differ "
+           "(how each dataset was made: command, model, grid, seeds, versions); \"(not recorded)\" where a run's "
+           "manifest lacks the setting.")
+ui.table(st, configs, key="compare_config")
+
 both = comparison.combined(frames)
+notebook_button.render("compare", {
+    "runs": {name: str(notebook_button.dataset_folder(d)) for name, d in chosen.items()}, "reference": reference,
+    "group_size": int(st.session_state.get("compare_group_size", 5)),
+    "features": list(st.session_state.get("compare_features") or []), "include_same": bool(include_same)},
+    dataset=next(iter(chosen.values())), filters={})
+
+
+def differences(columns, key: str, what: str) -> None:
+    """The difference of each run from the reference, as a forest of Hedges' g and a table."""
+    table = comparison.run_differences(frames, columns, reference)
+    if table.empty:
+        st.caption(f"No {what} present in the reference run and another run.")
+        return
+    ui.ours(f"Difference from {reference}: Welch's 95% interval of the difference of means, Holm's p over the "
+            f"{what} of each pair, Hedges' g with its interval")
+    labels = {c: readable_term(c) for c in columns}
+    ui.chart(st, compare_runs.difference_forest(table, f"{what.capitalize()}: run − {reference} (Hedges' g)",
+                                                labels), key=f"{key}_forest")
+    shown = table.drop(columns=["reference"]).round(4)
+    ui.table(st, shown, key=f"{key}_differences", hide_index=True)
+    if (table["note"] != "").any():
+        st.caption(f"No interval where a run has fewer than {guards.MIN_GROUPS_FOR_INTERVAL} sessions with a value.")
+
+
 features = [f for f in FEATURE_NAMES if f in both and both[f].notna().any()]
 st.subheader("Trajectory features")
 if features:
-    chosen = st.multiselect("Features", features, default=features[:6], key="compare_features")
-    ui.chart(st, charts.distributions_by_group(both, chosen, group="dataset",
+    shown_features = st.multiselect("Features", features, default=features[:6], key="compare_features")
+    ui.chart(st, charts.distributions_by_group(both, shown_features, group="dataset",
                                                title="Features by dataset (box = quartiles, dashed = mean)"),
              key="compare_feature_boxes")
     ui.ours("Mean, SD and N per dataset")
     ui.table(st, comparison.feature_summary(frames).loc[features].round(4), key="compare_feature_table")
+    differences(features, "compare_feature", "features")
 else:
     st.info("None of these datasets has trajectory features.")
 
@@ -55,6 +96,7 @@ if rated:
              key="compare_rating_boxes")
     ui.ours("Mean, SD and N per dataset")
     ui.table(st, ratings.loc[rated].round(4), key="compare_rating_table")
+    differences(rated, "compare_rating", "ratings")
 else:
     st.info("None of these datasets has ratings.")
 
@@ -66,12 +108,20 @@ if not 2 <= group_size <= 15:
 
 
 @st.cache_data(show_spinner="Embedding final outputs…", max_entries=8)
-def diversity(keys: tuple[str, ...], size: int):
-    return comparison.diversity_summary({k: frames[k] for k in keys}, get_embedder().encode, group_size=size)
+def diversity_groups(keys: tuple[str, ...], size: int):
+    return comparison.diversity_groups({k: frames[k] for k in keys}, get_embedder().encode, group_size=size)
 
 
-table = diversity(tuple(picked), int(group_size))
-ui.ours(f"Vendi and Div-BLEU in groups of {int(group_size)} runs of one task and discussion, averaged over cells")
+groups = diversity_groups(tuple(picked), int(group_size))
+table = comparison.diversity_summary(frames, None, int(group_size), groups=groups)
+ui.ours(f"Vendi and Div-BLEU in groups of {int(group_size)} runs of one task and discussion, averaged over "
+        "groups, with the 95% interval of that mean inside each score's range")
 ui.table(st, table.round(4), key="compare_diversity", hide_index=True)
 if (table["groups"] == 0).any():
     st.caption("A dataset with 0 groups has no task/discussion cell with enough final outputs.")
+diversity_diff = comparison.diversity_differences(groups, reference)
+if len(diversity_diff):
+    ui.ours(f"Diversity difference from {reference} (Welch's 95% interval over groups, pooled over each run's "
+            "task × discussion cells)")
+    ui.table(st, diversity_diff.drop(columns=["reference"]).round(4), key="compare_diversity_differences",
+             hide_index=True)

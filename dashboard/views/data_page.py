@@ -7,9 +7,9 @@ import os
 import pandas as pd
 import streamlit as st
 
-from dashboard.page_data import datasets, uploads
+from dashboard.page_data import datasets, import_summary, uploads
 from dashboard.pilot import history as pilot_history
-from dashboard.widgets import session, ui
+from dashboard.widgets import notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.errors import InputError
 
@@ -17,6 +17,10 @@ st.title("Data")
 dataset, frame, have = ui.page_context()
 
 manifest = dataset.manifest
+if manifest.get("import_summary"):  # an upload: what the import did, before anything else
+    with st.container(border=True, key="data_import_summary"):
+        st.markdown("**Import summary**")
+        st.text("\n".join(import_summary.summary_lines(manifest["import_summary"])))
 choices = session.dataset_choices()
 demonstrations = {n: label for n, label in session.demonstrations().items() if n in choices}
 current_demo = datasets.demonstration(manifest)
@@ -62,6 +66,7 @@ c1.metric("Conversations selected", f"{len(frame):,}")
 c2.metric("LLM conversations", f"{int(counts.get('llm', 0)):,}")
 c3.metric("Human conversations", f"{int(counts.get('human', 0)):,}")
 c4.metric("Mean turns", f"{frame['n_turns'].mean():.1f}" if "n_turns" in frame else "n/a")
+notebook_button.render("data_page")
 
 missing = [label for label, ok in (("turn texts", have.turns), ("turn embeddings", have.turn_embeddings),
                                    ("ratings (novelty/usefulness/creativity)", bool(have.ratings)),
@@ -116,12 +121,23 @@ with st.expander("Column mapping and metadata (optional)", expanded=False):
                 "discussion": m4.text_input("Discussion", key="upload_discussion")}
     st.caption("Each field fills the rows where the file leaves it blank; the dataset's description "
                "says what was set.")
+    debate_labels = {"": "(not paper-B debates)",
+                     "custom": "custom debate: a condition of its own, named by its protocol",
+                     **{m: f"paper B's {m}" for m in import_summary.PAPER_B}}
+    debate_as = st.selectbox(
+        "Debates of other protocol names are", list(debate_labels), key="upload_debate_as",
+        format_func=debate_labels.__getitem__,
+        help="Transcripts whose protocol is none of the papers' methods (e.g. mad_debate) can be used on the "
+             "Diversity and Quality–Diversity pages, read as one of paper B's methods or as a custom debate. "
+             "Factors the file does not record (lenses, peer selection, consensus) are left unknown, never "
+             "assumed.")
 if upload is not None and st.button("Load this file", key="upload_load"):
     try:
         with st.spinner("Reading…"):
             loaded = uploads.read_upload(upload.name, upload.getvalue(), max_mb=max_mb,
                                          embedder_factory=get_embedder,
-                                         mapping=uploads.parse_mapping(mapping_text), metadata=metadata)
+                                         mapping=uploads.parse_mapping(mapping_text), metadata=metadata,
+                                         debate_as=debate_as or None)
     except InputError as error:
         st.error(f"Could not use this upload: {ui.escape(error)}")
         if "column mapping" in str(error) or "--map" in str(error):

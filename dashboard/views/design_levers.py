@@ -13,10 +13,9 @@ from dashboard.figures import fidelity as fidelity_chart
 from dashboard.page_data import beside, datasets
 from dashboard.page_data import fidelity as fidelity_data
 from dashboard.page_data.analyses import small_model
-from dashboard.widgets import cached, sample_picker, ui
+from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
-from engine.stats.fidelity import mode_differences
 from engine.stats.guards import not_comparable
 from engine.stats.manipulability import adjusted_r2, guard_lines
 
@@ -29,6 +28,7 @@ features = list(have.features)
 if llm.empty or not features:
     st.info("Design levers need LLM conversations with trajectory features; this selection has "
             f"{len(llm)} LLM rows and {len(features)} features.")
+    notebook_button.render("design_levers", {"sample": sample_name})
     st.stop()
 
 st.subheader("Features by model × discussion")
@@ -36,6 +36,7 @@ left, right = st.columns([1, 3])
 feature = left.selectbox("Feature", features, key="levers_feature")
 x_axis = left.selectbox("Bars", ["discussion", "model", "task", "persona", "team_size"], key="levers_x")
 colour = left.selectbox("Colour", ["model", "discussion", "task", "persona", "team_size"], key="levers_colour")
+notebook_button.render("design_levers", {"sample": sample_name, "feature": feature, "x": x_axis, "colour": colour})
 if x_axis == colour:
     left.warning("Choose two different factors.")
 else:
@@ -126,16 +127,16 @@ st.caption("Paper A's open, instructed and iterative structures run twice with t
            "what each turn sees, who picks and who summarises; docs/fidelity.md lists every "
            "difference). Each feature: release − paper, Welch's 95% interval, Holm's adjustment over "
            "the nine features, Hedges' g. Neither paper reports this comparison.")
-found = fidelity_data.source(everything, dataset.name, datasets.cached_runs_root())
+shown = cached.cached_fidelity_view(everything, dataset.name, str(datasets.cached_runs_root()))
+found = shown.source
 if found.frame is None:
     st.info(ui.escape(found.note))
 else:
     ui.ours(f"Dataset {found.name} ({found.note}); model {found.model}")
     st.markdown(ui.escape(fidelity_data.headline(found.frame)))
     ui.chart(st, fidelity_chart.mode_difference_forest(
-        mode_differences(found.frame), f"Release − paper, Hedges' g (95% CI), dataset {found.name}"),
+        shown.differences, f"Release − paper, Hedges' g (95% CI), dataset {found.name}"),
         key="levers_fidelity_forest")
-    ui.table(st, fidelity_data.differences_table(found.frame), key="levers_fidelity_table", hide_index=True)
+    ui.table(st, shown.table, key="levers_fidelity_table", hide_index=True)
     with st.expander("How each mode ran (turns, calls, replies asked again or read as Agree)"):
-        ui.table(st, fidelity_data.mechanics_table(found.frame), key="levers_fidelity_mechanics",
-                 hide_index=True)
+        ui.table(st, shown.mechanics, key="levers_fidelity_mechanics", hide_index=True)

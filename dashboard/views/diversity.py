@@ -12,7 +12,7 @@ from dashboard.figures import charts
 from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data.analyses import small_model
 from dashboard.page_data.quality_diversity import consensus_table
-from dashboard.widgets import ui
+from dashboard.widgets import notebook_button, ui
 from dashboard.widgets.resources import get_embedder
 from engine.stats import published_b
 from engine.stats.guards import not_comparable
@@ -26,6 +26,7 @@ if not have.paper_b_methods or not have.final_ideas:
             "Open the engine's runs (e.g. `local_smollm2`) to see Vendi and Div-BLEU.")
     ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
     ui.table(st, published_b.diversity_gains(), key="div_published", hide_index=True)
+    notebook_button.render("diversity", {})
     st.stop()
 
 methods = st.multiselect("Methods", list(have.paper_b_methods), default=list(have.paper_b_methods),
@@ -54,6 +55,7 @@ def output_map(selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame
     return diversity_data.final_output_map(selection, chosen, get_embedder().encode)
 
 
+notebook_button.render("diversity", {"methods": list(methods), "group_size": int(group_size)})
 if not methods:
     st.warning("Choose at least one method.")
     st.stop()

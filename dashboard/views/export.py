@@ -7,7 +7,7 @@ import streamlit as st
 
 from dashboard.exports import formats as export
 from dashboard.exports import report
-from dashboard.widgets import cached, session, ui
+from dashboard.widgets import cached, notebook_button, session, ui
 
 st.title("Export")
 dataset, frame, have = ui.page_context()
@@ -15,6 +15,7 @@ items = report.catalog(dataset, frame, have, compute=cached, selections=session.
 shown = report.shown_as_items(ui.shown_items())
 context = report.selection_context(dataset, frame, session.current_selections())
 
+notebook_button.render("export", {})
 st.subheader("One-file HTML report")
 st.caption("Every item below in one self-contained HTML page (plotly.js inlined, opens offline, "
            "charts stay interactive), with the dataset, licence and filters on top.")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from dashboard.figures import charts, labels
 from dashboard.page_data import analyses
-from dashboard.widgets import cached, sample_picker, ui
+from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples, stats
 from engine.errors import InputError
 from engine.stats import published_a
@@ -35,6 +35,7 @@ if not both:
             "for what is here.")
 
 features = list(have.features)
+chosen, outcome = [], None
 tab_features, tab_ratings, tab_published = st.tabs(["Trajectory features", "Ratings", "Published"], key="lvh_tabs")
 
 with tab_features:
@@ -92,3 +93,4 @@ with tab_published:
     ui.table(st, published_a.table5(), key="lvh_table5", hide_index=True)
     st.caption("These ratings come from five human raters per idea in the paper; they are not "
                "recomputed here unless ratings are imported.")
+notebook_button.render("llm_vs_human", {"sample": sample_name, "features": list(chosen), "outcome": outcome})

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard.page_data import beside
 from dashboard.page_data.analyses import small_model
-from dashboard.widgets import ui
+from dashboard.widgets import notebook_button, ui
 from engine import samples
 from engine.errors import InputError
 from engine.stats import paper_tables, published_a
@@ -48,6 +48,7 @@ try:
 except InputError as error:
     st.caption(ui.escape(str(error)))
 
+notebook_button.render("paper_a_tables", {"table": key, "sample": sample_name, "stars": stars})
 lacking = paper_tables.missing_needs(key, frame)
 result = None
 if lacking:

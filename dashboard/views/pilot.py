@@ -17,7 +17,7 @@ from dashboard.page_data import datasets
 from dashboard.pilot import history as pilot_history
 from dashboard.pilot import settings as pilot_settings
 from dashboard.pilot.job import PilotJob
-from dashboard.widgets import session, ui
+from dashboard.widgets import notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.diagnose import too_few_sessions_text
 from engine.errors import InputError
@@ -55,6 +55,13 @@ def make_backend(kind: str, model: str, base_url: str, api_key: str):
 
 job: PilotJob | None = st.session_state.get(JOB_KEY)
 busy = job is not None and job.running
+_reference = st.session_state.get("pilot_reference")
+notebook_button.render("pilot", {
+    # the form's plain settings only: never a key, nor a URL (it may carry credentials)
+    "settings": {k: v for k, v in job.settings.items() if isinstance(v, (str, int, float, bool, type(None)))
+                 and not any(word in k.lower() for word in ("key", "secret", "token", "url"))}
+    if job is not None else None, "pilot": st.session_state.get(KEPT_KEY) or None,
+    "reference": str(datasets.cached_runs_root() / _reference) if _reference else None})
 
 
 def number(where, name: str, value, step, *, disabled: bool = False, help: str = ""):

@@ -11,7 +11,7 @@ from dashboard.figures import charts
 from dashboard.page_data import analyses
 from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data import quality_diversity as qd
-from dashboard.widgets import ui
+from dashboard.widgets import notebook_button, ui
 from dashboard.widgets.resources import get_embedder
 from engine.quality import per_round_table
 from engine.stats import published_b
@@ -27,9 +27,11 @@ if not have.paper_b_methods or not have.final_ideas:
             "cached_runs/grids/paper_b_ablation.yaml`.")
     ui.published("Paper B: headline results")
     ui.table(st, published_b.headlines(), key="qd_published", hide_index=True)
+    notebook_button.render("quality_diversity", {})
     st.stop()
 
 methods = tuple(have.paper_b_methods)
+notebook_button.render("quality_diversity", {})
 dataset_key = f"{dataset.path or dataset.name}:{len(dataset.conversations)}"
 
 

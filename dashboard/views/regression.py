@@ -10,7 +10,7 @@ import streamlit as st
 
 from dashboard.figures import charts, labels
 from dashboard.page_data import analyses
-from dashboard.widgets import cached, sample_picker, ui
+from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples, stats
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
@@ -85,6 +85,7 @@ def blocks_for(sample_frame: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 
 fits: dict[str, dict] = {}
+used_blocks: dict[str, list[str]] = {}
 for source in SAMPLES[sample_label]:
     part = frame[frame["source"] == source]
     label = "LLM" if source == "llm" else "Human"
@@ -101,6 +102,7 @@ for source in SAMPLES[sample_label]:
     if not blocks and estimator != "mixedlm":
         results.warning(f"{label}: choose at least one predictor block.")
         continue
+    used_blocks[label] = list(blocks)
     try:
         fits[label] = cached.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
                                           star_levels)
@@ -111,6 +113,9 @@ for source in SAMPLES[sample_label]:
         ui.caveat(results, f"{label}: {error}", "warning")
 
 made_by = analyses.small_model(frame)
+notebook_button.render("regression", {"sample": sample_name, "outcome": outcome, "estimator": estimator,
+                                      "embedding": st.session_state.get("reg_embedding", "0.6B"),
+                                      "stars": list(star_levels), "blocks": used_blocks}, where=controls)
 with results:
     if fits:
         metric_columns = st.columns(len(fits))

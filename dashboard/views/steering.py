@@ -11,7 +11,7 @@ from dashboard.figures import charts
 from dashboard.page_data import steering as sd
 from dashboard.page_data.analyses import small_model
 from dashboard.page_data.datasets import cached_runs_root
-from dashboard.widgets import ui
+from dashboard.widgets import notebook_button, ui
 from dashboard.widgets.session import load_dataset
 from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL, too_few_text
 
@@ -26,6 +26,7 @@ if not (folder / "manifest.json").exists() or not (folder / sd.FINAL_IDS).exists
     st.info(f"The steered-vs-baselines dataset is not built (no {sd.DATASET_NAME} in the cached runs). Build it: "
             "`nice -n 10 python -m engine run --grid cached_runs/grids/steered.yaml --out runs/steered` then "
             "`python -m dashboard.page_data.steering runs/steered`.")
+    notebook_button.render("steering", {"folder": None})
     st.stop()
 
 dataset = load_dataset(folder)
@@ -54,6 +55,7 @@ for name in sd.OUTCOMES:
     columns += [name, f"{name}_lo", f"{name}_hi", f"{name}_n"]
 columns += ["rubric_parse_rate", "judge_parsed", "judge_parse_rate", "vendi", "vendi_lo", "vendi_hi", "div_bleu", "div_bleu_lo",
             "div_bleu_hi", "groups"]
+notebook_button.render("steering", {"folder": str(folder), "columns": columns}, dataset=dataset, filters={})
 ui.table(st, summary[[c for c in columns if c in summary.columns]].round(4), key="steering_summary",
          hide_index=True)
 

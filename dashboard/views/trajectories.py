@@ -1,13 +1,16 @@
-"""Trajectories page: turns in a 2-D semantic map (PCA or UMAP), chosen conversations as
-ordered paths coloured by turn, two conversations side by side (paper A, Figure 4)."""
+"""Trajectories page: turns in a 2-D semantic map (PCA or UMAP) explored as in corpus maps
+(click a point to read its turn, lasso or box to select many, search, cluster names on the
+map), chosen conversations as ordered paths, two conversations side by side (paper A, Figure 4).
+
+The map, the selection, the reader and the paths are one fragment: a click reruns only them."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.figures import charts
+from dashboard.figures import charts, explore_map
 from dashboard.page_data import trajectories
-from dashboard.widgets import cached, ui
+from dashboard.widgets import cached, notebook_button, ui
 from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
@@ -27,112 +30,161 @@ if not have.turn_embeddings:
     else:
         ui.ours(f"PCA of the z-scored nine features, {len(points):,} conversations")
         ui.chart(st, charts.scatter_map(points.fillna({colour: "(none)"}), colour,
-                                           "Conversations by trajectory features (PCA)"),
-                        key="traj_conversation_map")
+                                        "Conversations by trajectory features (PCA)"),
+                 key="traj_conversation_map")
+    notebook_button.render("trajectories", {"colour": colour})
     st.stop()
 
 MAX_PATHS = 8  # paths drawn at once; more become unreadable (the table keeps every selected turn)
 
-controls = st.columns([1, 1, 2, 1])
-method = controls[0].radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
-                           help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
+method = st.radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
+                  help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
     try:
-        ids, points, drawn = cached.map_frames(dataset, frame, method)
+        ids, all_points, all_drawn = cached.map_frames(dataset, frame, method)
     except InputError as error:  # e.g. 2 turns in all: a 2-D projection needs 3
         st.info(f"No map of the turns: {ui.escape(error)}.")
         st.stop()
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()
-clusters_on = controls[3].toggle("Cluster labels", key="traj_clusters",
-                                 help="k-means of the turn embeddings, each cluster named by its c-TF-IDF "
-                                      "keywords (engine.clusters).")
-if clusters_on:
-    k = controls[3].number_input("Clusters (k)", value=8, step=1, key="traj_k",
-                                 help=f"2 to {min(30, len(points))}")
-    if not 2 <= k <= min(30, len(points)):
-        controls[3].error(f"k must be 2 to {min(30, len(points))}")
-        clusters_on = False
-    else:
-        labelled = cached.turn_clusters(dataset, int(k))
-        points = points.merge(labelled, on=["conversation_id", "turn"], how="left")
-        drawn = drawn.merge(labelled, on=["conversation_id", "turn"], how="left")
-colour_options = ["progress", "turn", "speaker", *[c for c in trajectories.MAP_FACTORS if c in points],
-                  *(["cluster"] if clusters_on else []), *[f for f in FEATURE_NAMES if f in points]]
-colour = controls[1].selectbox("Colour by", colour_options, key="traj_colour",
-                               format_func=lambda c: "progress through the conversation" if c == "progress" else c)
-query = controls[2].text_input("Search the turns", key="traj_search", placeholder="a word or phrase")
-hits = trajectories.search_hits(points, query)
-drawn_hits = trajectories.search_hits(drawn, query)
-sampled = len(drawn) < len(points)
-
-if sampled:
-    ui.ours(f"{len(drawn):,} of {len(points):,} turns drawn ({drawn['conversation_id'].nunique():,} of "
-            f"{len(ids):,} conversations), {method.upper()} of the turn embeddings; dataset {dataset.name}")
-    st.caption(f"Showing {len(drawn):,} of {len(points):,} turns: whole conversations sampled uniformly at "
-               f"random (seed 0) up to {trajectories.MAX_MAP_POINTS:,} turns, so the map stays fast. Search, "
-               "the table, the paths and the reader use every turn; a lasso picks among the drawn ones.")
-else:
-    ui.ours(f"Every turn of {len(ids):,} conversations ({len(points):,} turns), {method.upper()} of the turn "
-            f"embeddings; dataset {dataset.name}")
-if fit_note := trajectories.umap_fit_note(cached.turn_points(dataset, method), method):
-    st.caption(fit_note)
-search_note = ""
-if query.strip():
-    search_note = (f"Search “{ui.escape(query)}”: {int(hits.sum()):,} turns"
-                   + (f" ({int(drawn_hits.sum()):,} of them among the drawn points, ringed)." if sampled else "."))
-st.caption("Drag to lasso turns (or use the box tool, or click one); hover a point for its full text. " + search_note)
-event = ui.chart(st, charts.turn_map(drawn, colour, f"Turns in semantic space ({method.upper()})", hits=drawn_hits),
-                 key="traj_explore", on_select="rerun", selection_mode=("points", "box", "lasso"))
-picked = trajectories.selected_points(points, event)
-if picked.empty and query.strip():
-    picked = points[hits.to_numpy()]
-if not picked.empty:
-    source = "selection" if not trajectories.selected_points(points, event).empty else "search"
-    in_selection = list(dict.fromkeys(picked["conversation_id"]))
-    st.markdown(f"**{len(picked):,} turns** of **{len(in_selection):,} conversations** in the {source}")
-    shown_columns = [c for c in ("conversation_id", "turn", "speaker", "phase", "round", colour, "text")
-                     if c in picked.columns]
-    ui.table(st, picked[list(dict.fromkeys(shown_columns))].reset_index(drop=True), key="traj_selected",
-             hide_index=True)
-    signature = (source, tuple(in_selection))
-    if st.session_state.get("traj_last_selection") != signature:
-        st.session_state["traj_last_selection"] = signature
-        st.session_state["traj_conversations"] = in_selection[:MAX_PATHS]
-        st.session_state["traj_reader"] = in_selection[0]
-    if len(in_selection) > MAX_PATHS:
-        st.info(f"The selection holds {len(in_selection):,} conversations; the paths below draw the first "
-                f"{MAX_PATHS} (a cap for readability). Every selected turn is in the table above.")
-
 conversation_label = trajectories.conversation_labels(frame).__getitem__  # one dict, not a lookup per option
 
 
-default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
-if "traj_conversations" not in st.session_state:
-    st.session_state["traj_conversations"] = list(default_pair)
-chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", ids, key="traj_conversations",
-                        max_selections=MAX_PATHS, format_func=conversation_label)
-ui.chart(st, charts.trajectory_paths(points, chosen, background_points=drawn, title=f"Chosen conversations as paths ({method.upper()})"),
-         key="traj_map")
+def _reset_reader_turn() -> None:
+    st.session_state.pop("traj_reader_turn", None)
 
-st.subheader("Transcript reader")
-reader_options = list(dict.fromkeys([*chosen, *ids]))
-if st.session_state.get("traj_reader") not in reader_options:
-    st.session_state["traj_reader"] = reader_options[0]
-reading = st.selectbox("Conversation", reader_options, key="traj_reader", format_func=conversation_label)
-row = frame.set_index("conversation_id").loc[reading]
-st.caption(" · ".join(f"{c}: {ui.escape(row[c])}" for c in ("source", "task", "model", "discussion", "n_turns")
-                      if c in row.index and row[c] == row[c]))
-ui.table(st, trajectories.transcript(dataset, reading), key="traj_transcript", hide_index=True,
-         column_config={"text": st.column_config.TextColumn("text", width="large")})
+
+@st.fragment
+def explore() -> None:
+    points, drawn = all_points, all_drawn
+    controls = st.columns([1, 2, 1])
+    clusters_on = controls[2].toggle("Cluster labels", key="traj_clusters",
+                                     help="k-means of the turn embeddings, each cluster named by its c-TF-IDF "
+                                          "keywords (engine.clusters), the names written on the map.")
+    if clusters_on:
+        k = controls[2].number_input("Clusters (k)", value=8, step=1, key="traj_k",
+                                     help=f"2 to {min(30, len(points))}")
+        if not 2 <= k <= min(30, len(points)):
+            controls[2].error(f"k must be 2 to {min(30, len(points))}")
+            clusters_on = False
+        else:
+            labelled = cached.turn_clusters(dataset, int(k))
+            points = points.merge(labelled, on=["conversation_id", "turn"], how="left")
+            drawn = drawn.merge(labelled, on=["conversation_id", "turn"], how="left")
+            if st.session_state.get("traj_colour_before_clusters") is None:  # colour by cluster when switched on
+                st.session_state["traj_colour_before_clusters"] = st.session_state.get("traj_colour", "progress")
+                st.session_state["traj_colour"] = "cluster"
+    if not clusters_on and st.session_state.pop("traj_colour_before_clusters", None) is not None \
+            and st.session_state.get("traj_colour") == "cluster":
+        st.session_state["traj_colour"] = "progress"
+    colour_options = ["progress", "turn", "speaker", *[c for c in trajectories.MAP_FACTORS if c in points],
+                      *(["cluster"] if clusters_on else []), *[f for f in FEATURE_NAMES if f in points]]
+    if st.session_state.get("traj_colour") not in colour_options:
+        st.session_state["traj_colour"] = "progress"
+    colour = controls[0].selectbox("Colour by", colour_options, key="traj_colour",
+                                   format_func=lambda c: "progress through the conversation" if c == "progress" else c)
+    query = controls[1].text_input("Search the turns", key="traj_search", placeholder="a word or phrase")
+    hits = trajectories.search_hits(points, query)
+    drawn_hits = trajectories.search_hits(drawn, query)
+    sampled = len(drawn) < len(points)
+
+    if sampled:
+        ui.ours(f"{len(drawn):,} of {len(points):,} turns drawn ({drawn['conversation_id'].nunique():,} of "
+                f"{len(ids):,} conversations), {method.upper()} of the turn embeddings; dataset {dataset.name}")
+        st.caption(f"Showing {len(drawn):,} of {len(points):,} turns: whole conversations sampled uniformly at "
+                   f"random (seed 0) up to {trajectories.MAX_MAP_POINTS:,} turns, so the map stays fast. Search, "
+                   "the table, the paths and the reader use every turn; a lasso picks among the drawn ones.")
+    else:
+        ui.ours(f"Every turn of {len(ids):,} conversations ({len(points):,} turns), {method.upper()} of the turn "
+                f"embeddings; dataset {dataset.name}")
+    if fit_note := trajectories.umap_fit_note(cached.turn_points(dataset, method), method):
+        st.caption(fit_note)
+    search_note = ""
+    if query.strip():
+        search_note = (f"Search “{ui.escape(query)}”: {int(hits.sum()):,} turns"
+                       + (f" ({int(drawn_hits.sum()):,} of them among the drawn points, ringed)." if sampled else "."))
+    st.caption("Click a point to read its turn in the reader below; drag to pan, scroll to zoom; the lasso and "
+               "box tools (top right of the map) select many turns; hover for an excerpt. " + search_note)
+    figure = explore_map.turn_map(drawn, colour, f"Turns in semantic space ({method.upper()})", hits=drawn_hits,
+                                  cluster_column="cluster" if clusters_on else None)
+    event = ui.chart(st, figure, key="traj_explore", on_select="rerun", selection_mode=("points", "box", "lasso"),
+                     config={"scrollZoom": True})
+    selected = trajectories.selected_points(points, event)
+    picked = selected if not selected.empty else (points[hits.to_numpy()] if query.strip() else selected)
+    if not picked.empty:
+        source = "selection" if not selected.empty else "search"
+        in_selection = list(dict.fromkeys(picked["conversation_id"]))
+        signature = (source, tuple(zip(picked["conversation_id"], picked["turn"])))
+        if st.session_state.get("traj_last_selection") != signature:
+            st.session_state["traj_last_selection"] = signature
+            st.session_state["traj_conversations"] = in_selection[:MAX_PATHS]
+            st.session_state["traj_reader"], st.session_state["traj_reader_turn"] = trajectories.focus(picked)
+        if len(picked) > 1:
+            st.markdown(f"**{len(picked):,} turns** of **{len(in_selection):,} conversations** in the {source}")
+            shown_columns = [c for c in ("conversation_id", "turn", "speaker", "phase", "round", colour, "text")
+                             if c in picked.columns]
+            ui.table(st, picked[list(dict.fromkeys(shown_columns))].reset_index(drop=True), key="traj_selected",
+                     hide_index=True)
+            if len(in_selection) > MAX_PATHS:
+                st.info(f"The selection holds {len(in_selection):,} conversations; the paths below draw the first "
+                        f"{MAX_PATHS} (a cap for readability). Every selected turn is in the table above.")
+
+    reader(points)
+
+    default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
+    if "traj_conversations" not in st.session_state:
+        st.session_state["traj_conversations"] = list(default_pair)
+    chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", ids, key="traj_conversations",
+                            max_selections=MAX_PATHS, format_func=conversation_label)
+    ui.chart(st, explore_map.paths_on_density(points, chosen, drawn,
+                                              title=f"Chosen conversations as paths ({method.upper()})"),
+             key="traj_map")
+
+
+def reader(points) -> None:
+    """The transcript reader: the focused turn in full, then the whole conversation, wrapped."""
+    st.subheader("Transcript reader")
+    chosen = st.session_state.get("traj_conversations") or []
+    reader_options = list(dict.fromkeys([*chosen, *ids]))
+    if st.session_state.get("traj_reader") not in reader_options:
+        st.session_state["traj_reader"] = reader_options[0]
+    left, right = st.columns([3, 1])
+    reading = left.selectbox("Conversation", reader_options, key="traj_reader", format_func=conversation_label,
+                             on_change=_reset_reader_turn)
+    turns = trajectories.transcript(dataset, reading)
+    turn_numbers = [int(t) for t in turns["turn"]]
+    if st.session_state.get("traj_reader_turn") not in turn_numbers:
+        st.session_state["traj_reader_turn"] = turn_numbers[0] if turn_numbers else None
+    focus_turn = right.selectbox("Turn", turn_numbers, key="traj_reader_turn",
+                                 format_func=lambda t: f"turn {t} of {len(turn_numbers)}")
+    row = frame.set_index("conversation_id").loc[reading]
+    st.caption(" · ".join(f"{c}: {ui.escape(row[c])}" for c in ("source", "task", "model", "discussion", "n_turns")
+                          if c in row.index and row[c] == row[c]))
+    blocks = trajectories.reader_blocks(turns, focus_turn)
+    focused = next((b for b in blocks if b["focused"]), None)
+    if focused is not None:
+        with st.container(border=True, key="traj_reader_focus"):
+            st.markdown(f"**Reading turn {focus_turn}** of {ui.escape(reading)} · {ui.escape(focused['header'])}")
+            st.markdown(ui.escape(trajectories.as_paragraphs(focused["text"])))
+    with st.container(height=420, key="traj_reader_all"):
+        for block in blocks:
+            mark = "▶ " if block["focused"] else ""
+            st.markdown(f"{mark}**turn {block['turn']}** · {ui.escape(block['header'])}")
+            st.markdown(ui.escape(trajectories.as_paragraphs(block["text"])))
+    with st.expander("The conversation as a table (distance of each turn to the previous one)"):
+        ui.table(st, turns, key="traj_transcript", hide_index=True)
+
+
+explore()
 
 st.subheader("Side by side (as Figure 4)")
+default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
 a_col, b_col = st.columns(2)
 first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left", format_func=conversation_label)
 second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right",
                          format_func=conversation_label)
-ui.chart(st, charts.trajectory_pair(points, first, second,
+ui.chart(st, charts.trajectory_pair(all_points, first, second,
                                     title=f"Two conversations on shared axes ({method.upper()})"),
          key="traj_pair")
 values = trajectories.feature_pair_table(frame, [first, second])
@@ -140,3 +192,8 @@ ui.ours("Feature values (and ratings when present)")
 ui.table(st, values, key="traj_feature_values")
 st.caption("Global coherence near its low end marks broad exploration, near its high end a "
            f"narrow focus (paper A, Figure 4). Features: {', '.join(FEATURE_NAMES)}.")
+notebook_button.render("trajectories", {
+    "method": method, "colour": st.session_state.get("traj_colour", "progress"),
+    "search": st.session_state.get("traj_search", ""),
+    "clusters": int(st.session_state.get("traj_k", 8)) if st.session_state.get("traj_clusters") else None,
+    "conversations": list(st.session_state.get("traj_conversations") or []), "pair": [first, second]})

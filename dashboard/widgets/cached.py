@@ -4,10 +4,13 @@ function it wraps."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
-from dashboard.page_data import analyses, trajectories
+from dashboard.page_data import analyses, fidelity, trajectories
+from engine import samples
 from engine.datasets import Dataset
 
 
@@ -24,6 +27,23 @@ def feature_comparison(frame: pd.DataFrame, columns) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_manipulability(frame: pd.DataFrame, suffix: str = "", sample: str = "trajectory") -> pd.DataFrame:
     return analyses.manipulability_percent(frame, suffix, sample)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_fidelity_view(frame: pd.DataFrame, name: str, root: str) -> fidelity.FidelityView:
+    return fidelity.view(frame, name, Path(root))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_samples_available(frame: pd.DataFrame) -> list[str]:
+    return samples.available(frame)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_sample(frame: pd.DataFrame, name: str) -> tuple[str, pd.DataFrame]:
+    """(label with N, rows) of ``engine.samples`` sample ``name`` in ``frame``."""
+    chosen = samples.sample(name)
+    return chosen.label(frame), chosen.select(frame)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

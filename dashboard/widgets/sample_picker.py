@@ -9,12 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dashboard.widgets import cached
 from engine import samples
 
 
 def pick(where, frame: pd.DataFrame, key: str, default: str = "trajectory") -> tuple[str, pd.DataFrame]:
     """A selectbox of the samples with rows in ``frame``; returns (name, rows of that sample)."""
-    names = samples.available(frame) or ["all"]
+    names = cached.cached_samples_available(frame) or ["all"]
     if default not in names:
         default = names[0]
     if st.session_state.get(key) not in names:
@@ -23,6 +24,6 @@ def pick(where, frame: pd.DataFrame, key: str, default: str = "trajectory") -> t
                            format_func=lambda n: f"{samples.SAMPLES[n].title} ({samples.SAMPLES[n].tables})",
                            help="Which rows the models are fitted on; the paper's default for this page "
                                 f"is the {samples.SAMPLES[default].title}.")
-    chosen = samples.sample(name)
-    where.caption(f"{chosen.label(frame)}. {chosen.description}")
-    return name, chosen.select(frame)
+    label, rows = cached.cached_sample(frame, name)
+    where.caption(f"{label}. {samples.sample(name).description}")
+    return name, rows

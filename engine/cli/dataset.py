@@ -8,8 +8,10 @@
 ``build`` turns a run folder of ``python -m engine run`` into a dataset: finished sessions, judge
 ratings scaled within task, turn embeddings and the nine trajectory features. ``--kind``
 chooses the description written into its manifest (all protocols, paper B's ablation) or, for
-``steered``, adds the final-idea embeddings and the moderator's interventions. ``release``
-reads paper A's released metrics files.
+``steered``, adds the final-idea embeddings and the moderator's interventions; a run whose
+paper-A sessions include ``fidelity: release`` ones (``cached_runs/grids/fidelity.yaml``) is
+described as the fidelity comparison (``engine.dataset_builds.fidelity``). ``release`` reads
+paper A's released metrics files.
 """
 
 from __future__ import annotations

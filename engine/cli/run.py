@@ -90,7 +90,7 @@ def register(subparsers) -> None:
     options.add_argument("--fidelity", choices=("paper", "release"),
                          help="paper A's structures as the paper describes them (default) or as the "
                               "authors' code ran them (docs/fidelity.md)")
-    options.add_argument("--reply-attempts", type=int,
+    options.add_argument("--reply-attempts", type=whole(1, 100),
                          help="instructed: asks per turn before a reply counts as unreadable "
                               "(default 3; 50 with --fidelity release)")
     debate = p.add_argument_group("debate options (paper B, every debate method; section 7.4)")
@@ -103,7 +103,7 @@ def register(subparsers) -> None:
                         help="final answer: judge pick (default), agents' vote, seeded random, or keep all")
     debate.add_argument("--consensus-retries", type=int,
                         help="extra judge samples when the pick is unreadable (default 2), then a seeded random pick")
-    debate.add_argument("--candidates", type=int,
+    debate.add_argument("--candidates", type=whole(1, 16),
                         help="direct, self_refine: K answers, the consensus judge picks one (default 1)")
     debate.add_argument("--models", help="one model per agent, comma-separated (cycled): Mixed teams, "
                                          "Hetero-MAD by model; same --base-url / key as --model")

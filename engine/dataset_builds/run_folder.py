@@ -23,6 +23,7 @@ import pandas as pd
 
 from engine import durable
 from engine.consensus import consensus_summary
+from engine.dataset_builds import fidelity
 from engine.corpus import Corpus, atomic_write_bytes
 from engine.datasets import dataset_from_corpus
 from engine.embed import DEFAULT_MODEL, Embedder
@@ -79,9 +80,14 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
                 if conversation.conversation_id in scores:
                     value = scores[conversation.conversation_id]
                     conversation.outcomes["rubric_score"] = None if pd.isna(value) else float(value)
-    failed = 0
+    failed_records = []
     if (run_dir / FAILED_FILE).exists():
-        failed = len(durable.read_records(run_dir / FAILED_FILE))
+        failed_records = durable.read_records(run_dir / FAILED_FILE)
+    failed = len(failed_records)
+    if description is None and not paper_b and fidelity.is_fidelity_run(corpus):
+        parts = fidelity.manifest_parts(run_dir, corpus, [record for _, record in failed_records])
+        description, made_by, regenerate = parts["description"], parts["made_by"], parts["regenerate"]
+        extra_manifest = {**parts["extra"], **(extra_manifest or {})}
     corpus.name = out_dir.name
     protocols = sorted({c.protocol for c in corpus if c.protocol})
     manifest = {
@@ -96,7 +102,8 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
         "protocols": protocols,
         "tasks": sorted({c.task for c in corpus if c.task}),
         "embedding_model": embedding_model,
-        "has": {"turns": True, "turn_embeddings": True, "ratings": True,
+        "has": {"turns": True, "turn_embeddings": True,
+                "ratings": any(c.outcomes.get("creativity") is not None for c in corpus),
                 "quality": quality is not None},
         "consensus": consensus_summary(corpus),
         "run": {key: run_manifest.get(key) for key in

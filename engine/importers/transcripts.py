@@ -101,7 +101,13 @@ def read_transcripts(path: str | Path, mapping: Mapping[str, str] | None = None,
     if not kept:
         raise InputError("every turn has empty text: no conversation left", path=str(path),
                          field="text")
+    renumbered = [b.conversation_id for b in builders.values() if b.renumbered()]
     meta = {"imported_from": str(path),
+            "rows_read": len(records),
+            # turns are numbered 0, 1, ... in each conversation, in the order of the file's
+            # `turn`; these conversations had other numbers in the file (from 1, or gaps)
+            "renumbered_conversations": len(renumbered),
+            "renumbered_examples": renumbered[:3],
             "dropped_empty_turns": sum(b.dropped for b in builders.values()),
             "dropped_empty_conversations": len(conversations) - len(kept),
             "source_from_default": {
@@ -220,6 +226,10 @@ class _ConversationBuilder:
             fields.update(_take_typed(values, names, convert, path, row))
         meta = {name: value for name, value in values.items() if not is_blank(value)}
         return Turn(speaker=speaker, text=text, meta=meta, **fields)
+
+    def renumbered(self) -> bool:
+        """Whether the file's turn numbers of this conversation were not 0, 1, ..., n-1."""
+        return sorted(self.turns) != list(range(len(self.turns)))
 
     def build(self) -> Conversation | None:
         if not self.turns:

@@ -29,8 +29,9 @@ What ``release`` changes (each protocol's docstring cites the release function i
    (if any) is not shown to the discussion;
 8. hand-raising: drafts are bid on 1-10 with one decimal (first number read, clamped to
    1-10, none = 0), every agent that did not just agree bids each turn, and the discussion
-   ends when the chosen speaker answers "Agree: No changes needed"; Agree is offered from
-   turn ``min_rounds`` and counted whenever it is said.
+   ends when the chosen speaker answers "Agree: No changes needed" (an Agree is booked to
+   the last bidder, as the release's bookkeeping does); Agree is offered from turn
+   ``min_rounds`` and counted whenever it is said.
 
 ``docs/fidelity.md`` lists these and every remaining difference between the two modes.
 """

@@ -45,6 +45,8 @@ initial phase, ``direct_discussion_ps_all_at_once`` without one; ``data_strategi
   (those who did not agree at the last turn), every one of them drafts and bids 1-10 (one
   decimal; the first number read, clamped to 1-10; none read = 0); the highest (ties:
   random) speaks, and the discussion ends when that reply says "Agree: No changes needed".
+  An Agree is booked to the last agent that bid, not to the speaker (the release leaves its
+  ``current_agent`` at the last bidder; ``update_shared_data`` books the Agree to it).
   Without an initial phase (``direct_discussion_ps_all_at_once``) the first speaker is
   chosen at random, agreements are not reset and that phrase does not end it.
 """
@@ -103,13 +105,16 @@ async def run(session: Session) -> str:
         hand_raising = config.order == "raise"
         if release and hand_raising and config.initial_generation:
             state.agreed = set()  # discussion_all_at_once: reset_agreements() every hand-raising turn
+        credit = None
         if hand_raising:
             speaker, turn, action = await _hand_raise(session, state, eligible, number)
+            if release:  # the release never makes the chosen speaker its current agent: an
+                credit = eligible[-1]  # Agree is booked to the last agent that bid
         else:
             speaker = session.next_speaker(eligible)
             turn, action = await _ask_turn(session, state, speaker, number)
         turns_done += 1
-        _apply(session, state, speaker, turn, action, number)
+        _apply(session, state, speaker, turn, action, number, credit=credit)
         if release and hand_raising and config.initial_generation and AGREE_PHRASE in turn.text.lower():
             stop = "speaker_agreed"
             break
@@ -213,7 +218,10 @@ def _bid(text: str, release: bool) -> float:
 
 
 # -- what a reply does ------------------------------------------------------------------------
-def _apply(session: Session, state: State, speaker: Agent, turn, action, number: int) -> None:
+def _apply(session: Session, state: State, speaker: Agent, turn, action, number: int, *,
+           credit: Agent | None = None) -> None:
+    """What the reply does to the idea, the pool and who has agreed; ``credit``: the agent an
+    Agree is booked to when it is not the speaker (release hand-raising)."""
     config = session.config
     release = config.fidelity == "release"
     state.said.append((speaker.name, turn.text, state.current))
@@ -231,7 +239,10 @@ def _apply(session: Session, state: State, speaker: Agent, turn, action, number:
             else:
                 turn.meta["action"] = "agree_refused"
         if turn.meta["action"] == "agree":
-            state.agreed.add(speaker.name)
+            booked = credit or speaker
+            state.agreed.add(booked.name)
+            if booked is not speaker:
+                turn.meta["agree_booked_to"] = booked.name
     else:
         turn.meta["action"] = action.kind
         if action.kind == "replace":

@@ -64,7 +64,9 @@ def mode_differences(table: pd.DataFrame, features: Sequence[str] = FEATURE_NAME
                    "p": math.nan, "p_holm": math.nan, "g": math.nan, "g_low": math.nan, "g_high": math.nan,
                    "note": ""}
             smallest = min(len(paper), len(release))
-            if smallest < guards.MIN_GROUPS_FOR_INTERVAL:
+            if smallest == 0 and len(group):
+                row["note"] = "undefined for every session of a mode (conversations too short for it)"
+            elif smallest < guards.MIN_GROUPS_FOR_INTERVAL:
                 row["note"] = guards.too_few_text(smallest, "sessions")
             else:
                 test = guards.welch(release.to_numpy(), paper.to_numpy())

@@ -1,0 +1,155 @@
+"""The Trajectories page's exploration map, drawn the way corpus maps are explored in Nomic
+Atlas, BERTopic's document map and Apple's Embedding Atlas: click a point to read it, lasso or
+box to select many, cluster names written on the map where the clusters are, one distinct
+look per category (``dashboard.figures.style``).
+
+* ``turn_map``: every drawn turn as a point; ``customdata`` is its ``point_id`` (a selection
+  maps back to its rows); a short excerpt on hover (the reader shows the whole turn); cluster
+  labels as text at each cluster's median position; search hits ringed. Drag pans and the
+  wheel zooms, so a click selects one point (Streamlit turns clicks into selections only
+  outside the lasso and box modes, which stay one click away in the toolbar).
+* ``paths_on_density``: chosen conversations as paths (``charts.trajectory_paths``) over a
+  grey density image of the drawn turns (one heatmap of ``DENSITY_BINS``², whatever the
+  number of turns) instead of a second scatter of every turn.
+
+Up to ``SVG_LIMIT`` points are drawn as SVG; WebGL (``Scattergl``) only above, since every
+WebGL plot costs a context of its own, slow to make in software rendering.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import textwrap
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dashboard.figures import style
+
+SVG_LIMIT = 5_000
+HOVER_CHARS = 280  # characters of a turn on hover; the reader has the whole text
+DENSITY_BINS = 60
+PROGRESS_SCALE = "Viridis"
+MAP_HEIGHT = 620
+UI_REVISION = "trajectories-map"  # keeps the user's zoom and pan across reruns
+
+
+def _plain(value) -> str:
+    """Data text for a Plotly label: ``<``, ``>``, ``&`` as entities (Plotly renders a subset
+    of HTML, links included)."""
+    return html.escape(str(value), quote=False)
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def excerpt(text, limit: int = HOVER_CHARS, width: int = 80) -> str:
+    """The first ``limit`` characters of a turn, escaped and wrapped every ``width`` characters,
+    with "… (click to read it all)" when cut."""
+    text = "" if _missing(text) else " ".join(str(text).split())
+    cut = len(text) > limit
+    text = text[: limit - 1] + "…" if cut else text
+    lines = [_plain(line) for line in textwrap.wrap(text, width)] or [""]
+    if cut:
+        lines.append("<i>(click to read it all)</i>")
+    return "<br>".join(lines)
+
+
+def hover_texts(points: pd.DataFrame) -> list[str]:
+    """``<b>conversation</b> · turn t · speaker`` and an excerpt, one per point."""
+    speakers = points["speaker"] if "speaker" in points else pd.Series("", index=points.index)
+    texts = points["text"] if "text" in points else pd.Series("", index=points.index)
+    return [f"<b>{_plain(c)}</b> · turn {t} · {_plain('' if _missing(s) else s)}<br>{excerpt(x)}"
+            for c, t, s, x in zip(points["conversation_id"], points["turn"], speakers, texts)]
+
+
+def _scatter(n_points: int):
+    return go.Scatter if n_points <= SVG_LIMIT else go.Scattergl
+
+
+def cluster_centres(points: pd.DataFrame, column: str = "cluster") -> pd.DataFrame:
+    """``label, x, y, n`` per cluster: the median position of its drawn points (a label sits
+    inside its cluster even when the cluster is not round), largest cluster first."""
+    rows = points.dropna(subset=[column]).groupby(column).agg(x=("x", "median"), y=("y", "median"),
+                                                              n=("x", "size"))
+    return rows.reset_index().rename(columns={column: "label"}).sort_values("n", ascending=False,
+                                                                               kind="stable")
+
+
+def _label_text(label: str, width: int = 28) -> str:
+    return "<br>".join(_plain(line) for line in textwrap.wrap(str(label), width)[:3])
+
+
+def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series | None = None,
+             cluster_column: str | None = None, height: int = MAP_HEIGHT) -> go.Figure:
+    """The map (see the module docstring). ``points`` has ``conversation_id, turn, x, y,
+    point_id`` and optionally ``speaker, text`` and the ``colour`` column; ``cluster_column``
+    names the cluster labels to write on the map."""
+    fig = go.Figure()
+    trace = _scatter(len(points))
+    points = points.assign(_hover=hover_texts(points))
+    numeric = colour in points and pd.api.types.is_numeric_dtype(points[colour])
+    if numeric:
+        from dashboard.figures.charts import _label
+
+        fig.add_trace(trace(
+            x=points["x"], y=points["y"], mode="markers", name=_label(colour), customdata=points["point_id"],
+            marker=dict(color=points[colour], colorscale=PROGRESS_SCALE, size=7, opacity=0.85, showscale=True,
+                        colorbar=dict(title=dict(text=_label(colour)), x=1.02, xanchor="left")),
+            text=points["_hover"], hovertemplate="%{text}<extra></extra>", showlegend=False))
+    else:
+        values = points[colour].astype(object).where(points[colour].notna(), "(none)").astype(str)
+        levels = sorted(values.unique())
+        looks = style.series_styles(levels, colour)
+        for level in levels:
+            part = points[values == level]
+            fig.add_trace(trace(
+                x=part["x"], y=part["y"], mode="markers", name=_plain(level), customdata=part["point_id"],
+                marker=style.marker(looks[level], size=7, opacity=0.85),
+                text=part["_hover"], hovertemplate="%{text}<extra></extra>"))
+    if hits is not None and hits.any():
+        found = points[hits.to_numpy()]
+        fig.add_trace(_scatter(len(found))(
+            x=found["x"], y=found["y"], mode="markers", name=f"search hits ({len(found):,})",
+            customdata=found["point_id"], marker=dict(size=13, color="rgba(0,0,0,0)", symbol="circle-open",
+                                                      line=dict(color="#d55e00", width=2)),
+            text=found["_hover"], hovertemplate="%{text}<extra></extra>"))
+    if cluster_column and cluster_column in points:
+        for row in cluster_centres(points, cluster_column).itertuples():
+            fig.add_annotation(x=row.x, y=row.y, text=_label_text(row.label), showarrow=False,
+                               font=dict(size=12, color="#111"), bgcolor="rgba(255,255,255,0.78)",
+                               bordercolor="#555", borderwidth=1, borderpad=3, name="cluster label")
+    style.finish(fig, title, height=height, xaxis_title="dimension 1", yaxis_title="dimension 2",
+                 dragmode="pan", clickmode="event+select", hovermode="closest", uirevision=UI_REVISION)
+    # fixed margins: with automargin Plotly draws every point again for each margin it grows
+    fig.update_xaxes(automargin=False)
+    fig.update_yaxes(automargin=False)
+    fig.update_layout(legend=style.LEGEND_BELOW, title_automargin=False,
+                      margin=dict(l=70, r=120, t=60, b=70 + 22 * min(6, style.n_legend_rows(
+                          [t.name for t in fig.data if t.showlegend is not False], 900))))
+    return fig
+
+
+def density(points: pd.DataFrame, bins: int = DENSITY_BINS, name: str = "drawn turns (density)") -> go.Heatmap:
+    """A grey image of how many turns fall in each of ``bins`` x ``bins`` cells (empty cells
+    transparent): the map's shape at a fixed cost, whatever the number of turns."""
+    x, y = points["x"].to_numpy(float), points["y"].to_numpy(float)
+    counts, x_edges, y_edges = np.histogram2d(x, y, bins=bins)
+    z = np.where(counts.T > 0, np.log1p(counts.T), np.nan)
+    return go.Heatmap(z=z, x=(x_edges[:-1] + x_edges[1:]) / 2, y=(y_edges[:-1] + y_edges[1:]) / 2,
+                      colorscale=[[0, "#eceef2"], [1, "#9aa1ad"]], showscale=False, hoverinfo="skip",
+                      name=name, showlegend=False)
+
+
+def paths_on_density(points: pd.DataFrame, conversation_ids: list[str], background_points: pd.DataFrame,
+                     title: str) -> go.Figure:
+    """``charts.trajectory_paths`` of the chosen conversations over ``density`` of the drawn turns."""
+    from dashboard.figures.charts import trajectory_paths
+
+    paths = trajectory_paths(points, conversation_ids, title=title, background=False)
+    if not len(background_points):
+        return paths
+    return go.Figure(data=[density(background_points), *paths.data], layout=paths.layout)
