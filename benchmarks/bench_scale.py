@@ -1,6 +1,7 @@
 """Benchmark: how time and memory grow from 1k to 64k conversations (paper A has ~4.7k).
 
     python -m benchmarks.bench_scale [--sizes 1000 4000 16000 64000] [--stages ...]
+    python -m benchmarks.bench_scale --ray [--texts 1000] [--conversations 2000]   (benchmarks.bench_ray)
 
 Synthetic conversations of 30 turns x 384 dims (``benchmarks.synthetic``: topic-hopping
 unit vectors, float32, written to a ``.npy`` block by block) go through each stage:
@@ -188,6 +189,11 @@ def growth_exponent(sizes: list[int], seconds: list[float]) -> float:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--ray" in argv:  # the cluster's benchmark: 1 and 2 loopback nodes (benchmarks.bench_ray)
+        from benchmarks.bench_ray import main as ray_main
+
+        return ray_main([a for a in argv if a != "--ray"])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES))

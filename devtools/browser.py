@@ -92,10 +92,21 @@ def page_slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
 
 
+def _grow(page, width: int, height: int) -> None:
+    """The window as tall as the page (it scrolls inside Streamlit's main block), same width."""
+    tall = page.evaluate("() => { const m = document.querySelector(\"[data-testid='stMain']\"); "
+                         "return m ? m.scrollHeight : document.body.scrollHeight; }")
+    page.set_viewport_size({"width": width, "height": max(height, min(int(tall) + 40, 16000))})
+    page.wait_for_timeout(800)
+
+
 def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000,
-                titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True, inspect=None) -> dict[str, dict]:
+                titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True, inspect=None,
+                at_first_chart: bool = False) -> dict[str, dict]:
     """Open every page (or those of ``titles``), return per page: exception texts, headline
-    text and screenshot path; ``inspect(page)`` adds its answer under ``"inspected"``."""
+    text and screenshot path; ``inspect(page)`` adds its answer under ``"inspected"``;
+    ``at_first_chart`` scrolls the page's first chart to the top of the window before the
+    screenshot (pages without a chart are shot from their top)."""
     from playwright.sync_api import sync_playwright
 
     out_dir = Path(out_dir)
@@ -118,11 +129,21 @@ def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 100
                 exceptions = [e.inner_text() for e in page.locator("[data-testid='stException']").all()]
                 heading = page.locator("[data-testid='stMain'] h1").first.inner_text()
                 shot = out_dir / f"{page_slug(title)}.png"
-                page.screenshot(path=str(shot), full_page=full_page)
+                if full_page:
+                    _grow(page, width, height)
+                elif at_first_chart:
+                    page.evaluate("() => { const c = document.querySelector(\"[data-testid='stPlotlyChart']\"); "
+                                  "if (c) c.scrollIntoView({block: 'start'}); }")
+                    page.wait_for_timeout(800)
+                page.screenshot(path=str(shot))
                 results[title] = {"exceptions": exceptions, "heading": heading, "screenshot": shot,
                                   "text": page.locator("[data-testid='stMain']").inner_text()}
-                if inspect is not None:
+                if inspect is not None:  # every chart drawn: the window as tall as the page, same width
+                    if not full_page:
+                        _grow(page, width, height)
                     results[title]["inspected"] = inspect(page)
+                if full_page or inspect is not None:
+                    page.set_viewport_size({"width": width, "height": height})
         finally:
             browser.close()
     return results

@@ -1,11 +1,18 @@
 """Screenshots of every dashboard page at two screen sizes, from the running app in Chromium.
 
-    python -m devtools.screenshots [--out-dir docs/screenshots] [--size 1280x720 --size 1920x1080]
+    python -m devtools.screenshots [--out-dir docs/screenshots] [--size 1440x900 --size 1024x768]
+                                    [--full | --at-chart] [--dataset local_smollm2_paper_b]
                                     [--readme docs/screenshot.png] [--page "Design levers"]
 
-Each size gets its own folder (``docs/screenshots/1280x720/<page>.png``: the browser window
-at that size, what a user sees without scrolling); ``docs/screenshots/README.md`` lists them
-and the project README links it. ``--readme`` also refreshes the README's headline picture.
+Each size gets its own folder (``docs/screenshots/1440x900/<page>.png``: the browser window
+at that size, what a user sees without scrolling; ``--full``: the whole page at that width;
+``--at-chart``: the window scrolled to the page's first chart);
+``docs/screenshots/README.md`` lists them and the project README links it. ``--readme`` also
+refreshes the README's headline picture. ``--dataset NAME`` opens the pages on that cached
+dataset (the steered runs stay beside it for the Steering page) into ``<out-dir>/NAME/``.
+Every chart of every page is measured for text that
+runs into other text or out of its chart (``devtools.text_overlaps``); what is found is
+printed and the exit code is 1.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import argparse
 import shutil
 from pathlib import Path
 
+from devtools import text_overlaps
 from devtools.browser import (
     PAGE_TITLES,
     REPO,
@@ -23,7 +31,7 @@ from devtools.browser import (
     visit_pages,
 )
 
-SIZES = ("1280x720", "1920x1080")
+SIZES = ("1440x900", "1024x768")  # a laptop and the narrow screen the pages must stay readable on
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -45,7 +53,10 @@ def gallery(out_dir: Path, sizes, titles) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=REPO / "docs" / "screenshots")
-    parser.add_argument("--size", action="append", help="WIDTHxHEIGHT (default: 1280x720 and 1920x1080)")
+    parser.add_argument("--size", action="append", help="WIDTHxHEIGHT (default: 1440x900 and 1024x768)")
+    parser.add_argument("--full", action="store_true", help="the whole page at each width, not the window")
+    parser.add_argument("--at-chart", action="store_true", help="scroll each page to its first chart")
+    parser.add_argument("--dataset", help="open the pages on this dataset of cached_runs/ (default: the app's)")
     parser.add_argument("--readme", type=Path, default=REPO / "docs" / "screenshot.png")
     parser.add_argument("--page", default="Design levers", choices=PAGE_TITLES)
     args = parser.parse_args(argv)
@@ -53,20 +64,62 @@ def main(argv: list[str] | None = None) -> int:
         print("chromium is not installed (make browser)")
         return 2
     sizes = args.size or list(SIZES)
-    with served_dashboard() as url:
+    overlapping = False
+    env, scratch = {}, None
+    if args.dataset:
+        scratch, env = only_dataset(args.dataset)
+        args.out_dir = args.out_dir / args.dataset
+    try:
+        overlapping = shoot(args, sizes, env)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+    if overlapping is None:
+        return 1
+    (args.out_dir / "README.md").write_text(gallery(args.out_dir, sizes, PAGE_TITLES), encoding="utf-8")
+    if not args.dataset:
+        args.readme.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(args.out_dir / sizes[0] / f"{page_slug(args.page)}.png", args.readme)
+    print(f"wrote {args.out_dir / 'README.md'}" + ("" if args.dataset else f" and {args.readme} ({args.page}, {sizes[0]})"))
+    return 1 if overlapping else 0
+
+
+def only_dataset(name: str):
+    """A scratch cached-runs folder holding ``name`` (and the steered runs the Steering page
+    reads), and the environment that points the dashboard at it."""
+    import tempfile
+
+    source = REPO / "cached_runs"
+    if not (source / name / "manifest.json").exists():
+        raise SystemExit(f"no dataset {name!r} in {source}")
+    scratch = tempfile.TemporaryDirectory(prefix="screenshots_")
+    root = Path(scratch.name) / "cached_runs"
+    root.mkdir()
+    for linked in dict.fromkeys([name, "local_smollm2_steered"]):
+        if (source / linked).is_dir():
+            (root / linked).symlink_to(source / linked, target_is_directory=True)
+    return scratch, {"CDL_CACHED_RUNS": str(root)}
+
+
+def shoot(args, sizes, env) -> bool | None:
+    """Every page at every size; True when some chart has overlapping text, None on an exception."""
+    overlapping = False
+    with served_dashboard(env=env) as url:
         for size in sizes:
             width, height = _size(size)
-            results = visit_pages(url, args.out_dir / size, width=width, height=height, full_page=False)
+            results = visit_pages(url, args.out_dir / size, width=width, height=height, full_page=args.full,
+                                  inspect=text_overlaps.overlaps_on_page, at_first_chart=args.at_chart)
             broken = {t: r["exceptions"] for t, r in results.items() if r["exceptions"]}
             if broken:
                 print(f"pages with exceptions at {size}: {broken}")
-                return 1
-            print(f"{size}: {len(results)} pages into {args.out_dir / size}")
-    (args.out_dir / "README.md").write_text(gallery(args.out_dir, sizes, PAGE_TITLES), encoding="utf-8")
-    args.readme.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(args.out_dir / sizes[-1] / f"{page_slug(args.page)}.png", args.readme)
-    print(f"wrote {args.out_dir / 'README.md'} and {args.readme} ({args.page}, {sizes[-1]})")
-    return 0
+                return None
+            charts = sum(len(r["inspected"]) for r in results.values())
+            print(f"{size}: {len(results)} pages, {charts} charts into {args.out_dir / size}")
+            for title, result in results.items():
+                for line in text_overlaps.problems(result["inspected"]):
+                    overlapping = True
+                    print(f"  {title}: {line}")
+    return overlapping
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ CHECK_JS = """
   charts.forEach((chart, index) => {
     const frame = chart.getBoundingClientRect();
     if (frame.width < 2 || frame.height < 2) return;
+    if (chart.closest('details:not([open])')) return;  // inside a closed expander: not shown
     const texts = [];
     chart.querySelectorAll('text').forEach((node) => {
       const content = (node.textContent || '').trim();

@@ -103,4 +103,6 @@ def test_slide_deck_has_one_slide_sized_png_per_figure_with_its_provenance(table
     text = archive.read("slides.txt").decode()
     assert "ours: dataset x, 10 of 10 conversations selected" in text and "published: paper A, Table 24" in text
     slide = export.slide_figure(items[2])
-    assert slide.layout.annotations[-1].text == "published: paper A, Table 24"
+    # the stamp sits above the title, on the image, never under the plot (where the axis labels are)
+    assert "<b>PUBLISHED</b> · paper A, Table 24" in slide.layout.title.text
+    assert not slide.layout.annotations

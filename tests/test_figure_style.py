@@ -209,3 +209,23 @@ def test_rounds_lines_of_conditions_never_share_colour_and_symbol():
     fig = charts.rounds_lines(table, "vendi", "Across rounds")
     assert checks.problems(fig) == []
     assert all(len(t.name) <= 12 for t in fig.data)
+
+
+def test_finished_figures_carry_the_house_template_however_they_were_made():
+    """Figures are created in plotly_white (the default the style module sets); one made under
+    another default is re-templated by ``finish``. Compared with Plotly's own template."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from dashboard.figures import style
+
+    house = pio.templates["plotly_white"].to_plotly_json()
+    assert style.finish(go.Figure(), "born in the default").to_dict()["layout"]["template"] == house
+    before = pio.templates.default
+    pio.templates.default = "plotly"
+    try:
+        made_elsewhere = go.Figure()
+    finally:
+        pio.templates.default = before
+    assert made_elsewhere.to_dict()["layout"]["template"] != house
+    assert style.finish(made_elsewhere, "re-templated").to_dict()["layout"]["template"] == house

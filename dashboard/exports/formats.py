@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 import io
+import re
+import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -18,6 +20,9 @@ import plotly.io as pio
 
 IMAGE_FORMATS = ("png", "svg")
 REPORT_MAX_ROWS = 30  # a report shows what a page shows, not a data dump
+# context entries that are caveats about the data (a dataset's manifest note, its licence):
+# the report lists them apart, above every block, so none is lost
+CAVEAT_KEYS = ("note", "licence")
 
 
 @dataclass
@@ -35,10 +40,36 @@ class ReportItem:
     published: bool = False
     slug: str = field(default="")
     provenance: str = ""
+    # what the stamp on the artefact says (``dashboard.exports.stamp``): the sample, the N and
+    # the outcome; ``beside``: where the published numbers of an ours-beside-published block
+    # come from; ``caveats``: what the page said about these numbers
+    sample: str = ""
+    n: str = ""
+    outcome: str = ""
+    beside: str = ""
+    caveats: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.slug:
             self.slug = slugify(self.title)
+
+    def stamp(self, context: dict[str, str] | None = None):
+        """The ``Stamp`` of this item: published ones name their paper and table; ours the
+        dataset (from ``provenance`` or the report's ``context``), sample, N and filters."""
+        from dashboard.exports.stamp import Stamp
+
+        context = context or {}
+        if self.published:
+            source = self.provenance or self.title
+            n = self.n or _n_in(source) or _n_in(self.title) or "as printed"
+            return Stamp("published", source, self.sample or "the paper's", n, self.outcome or _outcome_in(self.title))
+        dataset = _dataset_in(self.provenance) or context.get("dataset", "")
+        n = self.n or _n_in(self.provenance) or _selected_in(self.provenance) or context.get("conversations", "")
+        filters = ", ".join(f"{k.split(': ', 1)[1]} = {v}" for k, v in context.items() if k.startswith("filter: ")) \
+            if not self.provenance else _filters_in(self.provenance)
+        return Stamp("beside" if self.beside else "ours", f"dataset {dataset}" if dataset else "this session",
+                     self.sample or "every selected conversation", n,
+                     self.outcome or _outcome_in(self.title), filters, self.beside)
 
     def provenance_label(self, context: dict[str, str] | None = None) -> str:
         """The one line every block of a report carries: "published: ..." or "ours: ..."."""
@@ -51,6 +82,31 @@ class ReportItem:
                  f"N = {context['conversations']} conversations" if context.get("conversations") else ""]
         parts += [f"{k.split(': ', 1)[1]} = {v}" for k, v in context.items() if k.startswith("filter: ")]
         return "ours: " + (", ".join(p for p in parts if p) or "computed in this session")
+
+
+def _n_in(text: str) -> str:
+    found = re.search(r"\bN = ([\d,]+(?: [a-zA-Z][\w ]*?)?)(?:[;),]|$)", str(text))
+    return found.group(1).strip() if found else ""
+
+
+def _selected_in(text: str) -> str:
+    found = re.search(r"([\d,]+ of [\d,]+) conversations selected", str(text))
+    return f"{found.group(1)} conversations" if found else ""
+
+
+def _dataset_in(text: str) -> str:
+    found = re.search(r"\bdataset ([^\s,;]+)", str(text))
+    return found.group(1) if found else ""
+
+
+def _filters_in(text: str) -> str:
+    return ", ".join(re.findall(r"\b(\w+ = [^;]+?)(?=, \w+ = |;|$)", str(text)))
+
+
+def _outcome_in(title: str) -> str:
+    """The outcome a title names (``... on creativity``, ``Vendi Score ...``), else the title."""
+    found = re.search(r"\bon ([\w_ -]+?)(?: \(|$)", str(title))
+    return found.group(1) if found else str(title)
 
 
 def slugify(text: str) -> str:
@@ -66,16 +122,42 @@ def figure_to_html(fig: go.Figure, *, full_html: bool = True) -> str:
 
 
 def figure_to_image(fig: go.Figure, fmt: str = "png", *, width: int = 1000, height: int | None = None,
-                    scale: float = 2.0) -> bytes:
-    """PNG or SVG bytes through kaleido (needs Chromium; raises RuntimeError without it)."""
+                    scale: float = 2.0, stamp=None) -> bytes:
+    """PNG or SVG bytes through kaleido (needs Chromium; raises RuntimeError without it).
+    ``stamp`` (``dashboard.exports.stamp.Stamp``) is written on the image (every export of
+    the dashboard passes one; ``item_image`` does it from a ``ReportItem``)."""
     if fmt not in IMAGE_FORMATS:
         raise ValueError(f"image format must be one of {IMAGE_FORMATS}, got {fmt!r}")
     height = height or int(fig.layout.height or 600)
-    try:
-        return pio.to_image(fig, format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
-    except Exception as error:  # kaleido reports a missing browser in several ways
-        raise RuntimeError(f"static export failed ({type(error).__name__}: {error}); PNG/SVG need "
-                           "Chromium (`make browser`). HTML export works without it.") from None
+    if stamp is not None:
+        from dashboard.exports.stamp import stamp_figure
+
+        height += 40 + 16 * len(stamp.lines(max(40, int(width / 7.2))))
+        fig = stamp_figure(fig, stamp, width=width, height=height)
+    failure = None
+    for _ in range(2):  # once more: kaleido's browser page sometimes is not ready on a loaded machine
+        try:
+            return pio.to_image(fig, format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
+        except Exception as error:  # kaleido reports a missing browser in several ways
+            failure = error
+            if shutil.which("chromium") is None and shutil.which("chromium-browser") is None:
+                break
+    raise RuntimeError(f"static export failed ({type(failure).__name__}: {failure}); PNG/SVG need "
+                       "Chromium (`make browser`). HTML export works without it.") from None
+
+
+def item_image(item: "ReportItem", fmt: str = "png", context: dict[str, str] | None = None, **kwargs) -> bytes:
+    """The item's figure as PNG/SVG with its stamp on the image."""
+    return figure_to_image(item.figure, fmt, stamp=item.stamp(context), **kwargs)
+
+
+def item_latex(item: "ReportItem", context: dict[str, str] | None = None, digits: int = 3) -> str:
+    """The item's table as LaTeX, captioned with its title and stamp (ours/published, source,
+    sample, N, outcome)."""
+    from dashboard.exports.stamp import latex_caption
+
+    return table_to_latex(item.table, caption=latex_caption(item.title, item.stamp(context)),
+                          label=f"tab:{item.slug}", digits=digits)
 
 
 def table_to_csv(table: pd.DataFrame) -> bytes:
@@ -92,8 +174,17 @@ def table_to_latex(table: pd.DataFrame, *, caption: str = "", label: str = "", d
         styler = styler.format_index(escape="latex", axis=0)
     else:
         styler = styler.hide(axis="index")
-    return styler.to_latex(caption=caption or None, label=label or None, hrules=True,
+    return styler.to_latex(caption=latex_escape(caption) or None, label=label or None, hrules=True,
                            position_float="centering")
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Plain text (a caption) with LaTeX's special characters escaped."""
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text or ""))
 
 
 def _keeps_index(table: pd.DataFrame) -> bool:
@@ -113,18 +204,34 @@ def html_report(title: str, items: list[ReportItem], *, context: dict[str, str] 
              "Creativity Dynamics Lab dashboard.</p>"]
     if context:
         parts.append("<table class='context'>")
-        parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in context.items()]
+        parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in context.items()
+                  if k not in CAVEAT_KEYS]
         parts.append("</table>")
+    caveats = [str(context[k]) for k in CAVEAT_KEYS if context and context.get(k)]
+    caveats += list(dict.fromkeys(c for item in items for c in item.caveats if c))
+    if caveats:
+        parts.append("<div class='caveats'><h3>Read these numbers with</h3><ul>")
+        parts += [f"<li>{_text_html(c)}</li>" for c in caveats]
+        parts.append("</ul></div>")
     plotly_included = False
     for item in items:
         badge = "<span class='badge pub'>published</span>" if item.published else \
             "<span class='badge ours'>ours</span>"
+        if item.beside:
+            badge += " <span class='badge pub'>beside published</span>"
         parts.append(f"<section id='{html.escape(item.slug)}'><h2>{html.escape(item.title)} {badge}</h2>")
         parts.append(f"<p class='provenance'>{_text_html(item.provenance_label(context))}</p>")
+        parts.append(f"<p class='stamp'>{_text_html(item.stamp(context).text())}</p>")
         if item.caption:
             parts.append(f"<p class='caption'>{_text_html(item.caption)}</p>")
+        for caveat in item.caveats:
+            if caveat not in item.caption:
+                parts.append(f"<p class='caveat'>{_text_html(caveat)}</p>")
         if item.figure is not None:
-            parts.append(pio.to_html(item.figure, full_html=False, include_plotlyjs=not plotly_included,
+            from dashboard.exports.stamp import stamp_figure
+
+            figure = stamp_figure(item.figure, item.stamp(context), width=1000)
+            parts.append(pio.to_html(figure, full_html=False, include_plotlyjs=not plotly_included,
                                      default_width="100%", config={"responsive": True}))
             plotly_included = True
         if item.table is not None:
@@ -160,6 +267,8 @@ table.context th{text-align:left;color:#555}
 @media print{body{max-width:none;margin:0} section{break-inside:avoid} .scroll{overflow:visible}}
 .badge{font-size:.7em;padding:2px 6px;border-radius:8px;vertical-align:middle}
 .pub{background:#fde8d4;color:#a05a14}.ours{background:#dde6f6;color:#2d4a8a}
+.stamp{color:#555;font-size:.8em;margin:.1em 0} .caveat{color:#8a5a00;font-size:.85em}
+.caveats{border-left:4px solid #e0a030;background:#fff8ec;padding:.3em 1em;margin:1em 0}
 """
 
 
@@ -167,13 +276,15 @@ SLIDE_SIZE = (1600, 900)
 
 
 def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.Figure:
-    """A copy of the item's figure sized for a 16:9 slide, its provenance line written under
-    the plot (so a slide shown alone still says where its numbers come from)."""
-    fig = go.Figure(item.figure)
-    fig.update_layout(title=dict(text=html.escape(item.title)), margin=dict(b=150))
-    fig.add_annotation(text=html.escape(item.provenance_label(context)), xref="paper", yref="paper", x=0,
-                       y=-0.22, xanchor="left", yanchor="top", showarrow=False, font=dict(size=13, color="#555"),
-                       align="left")
+    """A copy of the item's figure sized for a 16:9 slide, its stamp (ours / published,
+    source, sample, N, outcome) written above the title and its code key right of the plot:
+    a slide shown alone still says where its numbers come from. Nothing is written under the
+    plot, where axis titles and the legend are."""
+    from dashboard.exports.stamp import stamp_figure
+
+    width, height = SLIDE_SIZE
+    fig = stamp_figure(item.figure, item.stamp(context), width=width, height=height, title=item.title)
+    fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=14)))
     return fig
 
 
@@ -194,7 +305,8 @@ def slide_deck(items: list[ReportItem], context: dict[str, str] | None = None) -
             width, height = SLIDE_SIZE
             archive.writestr(name, figure_to_image(slide_figure(item, context), "png", width=width,
                                                    height=height, scale=1))
-            lines += [f"{name}: {item.title}", f"  {item.provenance_label(context)}"]
+            lines += [f"{name}: {item.title}", f"  {item.provenance_label(context)}",
+                      f"  {item.stamp(context).text()}"]
             if item.caption:
                 lines.append(f"  {item.caption}")
         archive.writestr("slides.txt", "\n".join(lines) + "\n")

@@ -22,6 +22,8 @@ def selection_context(dataset: Dataset, frame: pd.DataFrame, selections: dict[st
                "conversations": f"{len(frame):,} of {len(dataset.conversations):,}"}
     if manifest.get("licence_note"):
         context["licence"] = manifest["licence_note"]
+    if manifest.get("note"):  # the dataset's own caveat ("not a finding...") travels with every export
+        context["note"] = manifest["note"]
     for column in FILTER_COLUMNS:
         if selections.get(column):
             context[f"filter: {column}"] = ", ".join(selections[column])
@@ -46,7 +48,8 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
     counts = frame.groupby([c for c in ("source", "model", "discussion") if c in frame.columns],
                            dropna=False).size().rename("conversations").reset_index()
     items.append(ReportItem("Conversations by source, model and discussion", table=counts, provenance=where,
-                            caption=f"N = {len(frame):,} conversations of {dataset.name}."))
+                            caption=f"N = {len(frame):,} conversations of {dataset.name}.",
+                            n=f"{len(frame):,} conversations", outcome="number of conversations"))
     features = list(have.features)
     if features:
         n_by_source = ", ".join(f"{k} {v:,}" for k, v in frame["source"].value_counts().items()) \
@@ -54,7 +57,8 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
         items.append(ReportItem("Trajectory features by source",
                                 figure=charts.distributions_by_group(frame, features,
                                                                      title="Trajectory features by source"),
-                                provenance=where,
+                                provenance=where, n=f"{n_by_source} conversations",
+                                outcome="the nine trajectory features (Table 19)",
                                 caption=f"Box = quartiles, dashed line = mean; N = {n_by_source} "
                                         f"conversations of {dataset.name}."))
         sources = set(frame["source"].dropna()) if "source" in frame else set()
@@ -73,11 +77,14 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
                                         figure=charts.effect_size_forest(
                                             table, "Hedges' g (95% CI from Welch's statistic)", value="g",
                                             x_title="Hedges' g (LLM − human)"), provenance=where,
+                                        sample=samples.sample(name).title, n=_sources_n(rows),
+                                        outcome="Hedges' g, LLM − human, of the nine trajectory features",
                                         caption=samples.sample(name).label(frame) + ". " + analyses.EFFECT_NOTE))
     if have.ratings:
         rated = frame.dropna(subset=list(have.ratings), how="all")
         items.append(ReportItem("Ratings by source", figure=charts.distributions_by_group(
             frame, list(have.ratings), title="Ratings by source"), provenance=where,
+            n=f"{len(rated):,} rated conversations", outcome=", ".join(have.ratings),
             caption=f"N = {len(rated):,} rated conversations of {dataset.name}."))
     try:
         ours = manip(frame)
@@ -93,23 +100,44 @@ def catalog(dataset: Dataset, frame: pd.DataFrame, have: Availability, *, comput
                                                        "conversations")] if made_by else [])
         items.append(ReportItem(f"Manipulability (Table 24 layout), N = {ours.attrs['n']:,}"
                                 + (f" ({made_by})" if made_by else ""), table=ours.round(1),
-                                figure=charts.percent_heatmap(ours, "R² (%) computed here", zmax=60),
+                                figure=charts.percent_heatmap(_in_paper_order(ours), "R² (%) computed here", zmax=60,
+                                                              column_labels=published_a.TABLE24_HEADINGS),
                                 provenance=f"{where}; LLM rows of paper A's trajectory sample, N = {ours.attrs['n']:,}",
+                                sample="paper A's trajectory sample, LLM rows", n=f"{ours.attrs['n']:,} fitted",
+                                outcome="R² (%) of each trajectory feature on the design factors",
                                 caption="R² (%) of each trajectory feature by design choices."
                                         + (f" {dropped}." if dropped else "")
                                         + "".join(f" {line}." for line in caveats)))
     items.append(ReportItem("Paper A, Table 24 (R² %)", table=published_a.table24(), published=True,
                             provenance="paper A, Table 24 (N = 3,574 LLM conversations)",
+                            n=published_a.printed_n("24"),
+                            outcome="R² (%) of each trajectory feature on the design factors",
                             figure=charts.percent_heatmap(published_a.table24(), "R² (%) published",
-                                                          colorscale="Oranges", zmax=60)))
+                                                          colorscale="Oranges", zmax=60,
+                                                          column_labels=published_a.TABLE24_HEADINGS)))
     items.append(ReportItem("Paper A, Table 1: R² ladder (%)", table=published_a.table1(), published=True,
-                            provenance="paper A, Table 1",
+                            provenance="paper A, Table 1", n=published_a.printed_n("1"),
+                            outcome="R² (%) of creativity",
                             figure=charts.r2_ladder(published_a.table1(), title="Published R² ladder")))
     items.append(ReportItem("Paper A, Table 5: ratings by task and group", table=published_a.table5(),
-                            published=True, provenance="paper A, Table 5"))
+                            published=True, provenance="paper A, Table 5", n=published_a.printed_n("5"),
+                            outcome="creativity, novelty and usefulness ratings (0–1)"))
     items.append(ReportItem("Paper A, Table 23: LLM vs human coefficients", table=published_a.table23(),
-                            published=True, provenance="paper A, Table 23"))
+                            published=True, provenance="paper A, Table 23", n=published_a.printed_n("23"),
+                            outcome="creativity (standardized coefficients, trajectory + task)"))
     return items
+
+
+def _in_paper_order(ours: pd.DataFrame) -> pd.DataFrame:
+    """Our Table 24 in the paper's row order (ours-only rows after)."""
+    paper = list(published_a.table24().index)
+    return ours.loc[[f for f in paper if f in ours.index] + [f for f in ours.index if f not in paper]]
+
+
+def _sources_n(rows: pd.DataFrame) -> str:
+    if "source" not in rows:
+        return f"{len(rows):,}"
+    return "; ".join(f"{source} {count:,}" for source, count in rows["source"].value_counts().items())
 
 
 def shown_as_items(shown: dict) -> list[ReportItem]:
@@ -144,11 +172,23 @@ def shown_as_items(shown: dict) -> list[ReportItem]:
                 source = f"{block}; {source}" if source else block
             if paper:
                 source = f"{source}; beside published: {paper}"
-        caveats = [] if is_published else provenance.get("caveats", [])  # what the page said of the sample
+        said = provenance.get("context") or {}
+        caveats = [] if is_published else list(provenance.get("caveats") or [])  # what the page said of the sample
         items.append(ReportItem(f"{page}: {title}", figure=value if kind == "figure" else None,
                                 table=value if kind == "table" else None, published=is_published,
-                                provenance=source, slug=export_slug(page, key), caption=" ".join(caveats)))
+                                provenance=source, slug=export_slug(page, key), caption=" ".join(caveats),
+                                sample=said.get("sample", ""), n=said.get("n", ""),
+                                outcome=said.get("outcome", "") or _outcome_of(value, title), beside=paper,
+                                caveats=caveats))
     return _unique_titles(items)
+
+
+def _outcome_of(value, title: str) -> str:
+    """What a shown figure plots when the page did not say: its y-axis title (or the title)."""
+    layout = getattr(value, "layout", None)
+    axis = getattr(layout, "yaxis", None) if layout is not None else None
+    text = axis.title.text if axis is not None and axis.title and axis.title.text else ""
+    return html_to_text(text) if text else title
 
 
 def html_to_text(title: str) -> str:

@@ -102,7 +102,8 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
             axis = "y" if position == 0 else f"y{position + 1}"
             style.score_axis(fig, axis, score, frame[column])
             fig.update_layout({f"yaxis{position + 1 if position else ''}": dict(title_font=dict(size=11))})
-    fig.update_xaxes(showticklabels=len(groups) <= 4)
+    # the legend names the groups; short names are also written under their boxes
+    fig.update_xaxes(showticklabels=len(groups) <= 4 and all(len(g) <= 10 for g in groups))
     _layout(fig, title, height=max(340, 290 * n_rows))
     return fig
 
@@ -192,7 +193,8 @@ def percent_heatmap(table: pd.DataFrame, title: str, colorscale: str = "Blues",
                     digits: int = 1, column_labels: dict[str, str] | None = None) -> go.Figure:
     """Heatmap of a features × specifications table given in percent, values printed.
     A diverging table (differences) passes ``zmin=-zmax`` and a diverging ``colorscale``;
-    ``column_labels`` names the columns as a paper prints them."""
+    ``column_labels`` names the columns as a paper prints them; ``colour_title`` names the
+    values in the hover (the cells print them, so there is no colour bar)."""
     z = table.to_numpy(dtype=float)
     top = zmax if zmax is not None else float(np.nanmax(z)) if np.isfinite(z).any() else 1
     names = column_labels or {}
@@ -202,10 +204,10 @@ def percent_heatmap(table: pd.DataFrame, title: str, colorscale: str = "Blues",
         zmin=zmin, zmax=top,
         text=[["–" if not np.isfinite(v) else f"{v:+.{digits}f}" if zmin < 0 else f"{v:.{digits}f}" for v in row]
               for row in z],
-        texttemplate="%{text}", hovertemplate="%{y} / %{x}: %{z:.1f}<extra></extra>",
-        colorbar=dict(title=dict(text=colour_title), thickness=12, len=0.9)))
+        texttemplate="%{text}", hovertemplate="%{y} / %{x}: %{z:.1f} " + colour_title + "<extra></extra>",
+        showscale=False))  # every cell prints its value: no colour bar taking the columns' room
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(side="top", tickangle=0)
+    fig.update_xaxes(tickangle=0, tickfont=dict(size=12))
     return _layout(fig, title, height=110 + 30 * len(table), showlegend=False)
 
 

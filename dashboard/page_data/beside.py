@@ -438,6 +438,24 @@ PAIRINGS = {
 }
 
 
+# what each table of paper A is about (its outcome), for the stamp on its exports
+OUTCOMES = {"1": "R² (%) of creativity", "2": "mean R² (%) of the nine features on the design factors",
+            "4": "inter-rater reliability ICC(3,k) of novelty and usefulness",
+            "5": "creativity, novelty and usefulness (0–1)", "12": "creativity, novelty and usefulness (0–1)",
+            "13": "top-10 ideas by creativity, novelty, usefulness", "14": "creativity (0–1)",
+            "15": "creativity, novelty and usefulness (model 4 coefficients)",
+            "16": "creativity, novelty and usefulness (0–1)", "17": "creativity, novelty and usefulness (0–1)",
+            "18": "creativity (0–1)", "22": "R² (%) of creativity within each model",
+            "24": "R² (%) of each trajectory feature on the design factors",
+            "25": "R² (%) of each trajectory feature, additive vs interaction",
+            "fig1": "creativity, novelty and usefulness (0–1)"}
+
+
+def outcome_of(key: str) -> str:
+    """The outcome of paper A's table ``key`` (creativity unless it says otherwise)."""
+    return OUTCOMES.get(str(key), "creativity")
+
+
 def beside(result) -> list[Beside]:
     """Every table of ``result`` (a ``PaperTable``) beside the paper's, row by row."""
     if result.published is None or result.key not in PAIRINGS:

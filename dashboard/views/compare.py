@@ -32,6 +32,8 @@ if st.session_state.get("compare_reference") not in picked:
 reference = st.selectbox("Reference run (the others are compared with it)", picked, key="compare_reference")
 
 chosen = {name: session.dataset_by_choice(name) for name in picked}
+ui.export_context(sample="each dataset whole (no sidebar filter)",
+                  n="; ".join(f"{name} {len(d.conversations):,}" for name, d in chosen.items()))
 frames = {name: d.conversations for name, d in chosen.items()}
 manifests = {name: d.manifest for name, d in chosen.items()}
 ui.ours("What each dataset holds")

@@ -14,6 +14,7 @@ from dashboard.page_data import beside, datasets
 from dashboard.page_data import fidelity as fidelity_data
 from dashboard.page_data.analyses import small_model
 from dashboard.widgets import cached, notebook_button, sample_picker, ui
+from engine import samples
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
 from engine.stats.guards import not_comparable
@@ -23,6 +24,7 @@ st.title("Design levers")
 dataset, frame, have = ui.page_context()
 everything = frame
 sample_name, frame = sample_picker.pick(st, frame, key="levers_sample", default="trajectory")
+ui.export_context(sample=f"{samples.sample(sample_name).title}, LLM rows")
 llm = frame[frame["source"] == "llm"] if "source" in frame else frame
 features = list(have.features)
 if llm.empty or not features:
@@ -41,6 +43,7 @@ if x_axis == colour:
     left.warning("Choose two different factors.")
 else:
     ui.chart(right, charts.group_means_with_ci(llm, feature, x_axis, colour), key="levers_means",
+             outcome=f"mean {feature} (95% CI)", n=f"{int(llm[feature].notna().sum()):,} conversations",
                        width="stretch")
 
 st.subheader("Manipulability: R² of each feature by design choices (Table 24)")
@@ -58,13 +61,14 @@ paper = published_a.table24()
 headings = published_a.TABLE24_HEADINGS
 if ours is not None:
     rows = beside.manipulability_beside(ours)
+    ui.export_context(n=f"{ours.attrs['n']:,} fitted", outcome="R² (%) of each trajectory feature on the design factors")
     made_by = small_model(llm)
     for line in guard_lines(ours):  # N < 10 k, or a column refused: above the numbers
         ui.caveat(st, line)
     ui.ours(f"This selection{f' ({made_by})' if made_by else ''}, N = {ours.attrs['n']:,}")
     for factor, level in ours.attrs.get("dropped_factors", {}).items():
-        st.info(f"factor {factor} dropped: 1 level ({ui.escape(level)}). Every column that adds {factor} equals "
-                f"the same model without it.")
+        ui.caveat(st, f"factor {factor} dropped: 1 level ({level}). Every column that adds {factor} equals "
+                      f"the same model without it.", "info")
     m1, m2, m3 = st.columns(3)
     fit = ours.attrs["fits"]["interaction"]
     ours_label = f"ours, {made_by}" if made_by else "ours"
@@ -78,7 +82,7 @@ if ours is not None:
         m1.metric(f"Mean R², interaction model ({ours_label})", f"{ours['interaction'].mean():.1f}%")
     m2.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
     if not fit["refuse"]:
-        m3.metric("Ours − published", f"{ours['interaction'].mean() - paper['interaction'].mean():+.1f} points")
+        m3.metric("Ours − published", f"{round(ours['interaction'].mean() - paper['interaction'].mean(), 1) + 0:+.1f} points")
     if made_by:
         ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} conversations"),
                   "caption")
@@ -90,7 +94,9 @@ else:
     st.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
 ui.published("Paper A, Table 24, N = 3,574")
 ui.chart(st, charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60,
-                                    column_labels=headings), key="levers_heatmap_paper")
+                                    column_labels=headings), key="levers_heatmap_paper",
+         sample="the paper's trajectory sample, LLM rows", n=published_a.printed_n("24"),
+         outcome="R² (%) of each trajectory feature on the design factors")
 
 if ours is not None:
     ui.beside("Table 24 row by row: ours, published, ours − published", "Paper A, Table 24, N = 3,574")

@@ -61,6 +61,8 @@ if not methods:
     st.stop()
 chosen = tuple(methods)
 inter = inter_table(frame, chosen, int(group_size))
+ui.export_context(sample=f"paper-B sessions with a final output ({', '.join(chosen)}), groups of {int(group_size)} runs",
+                  n=f"{int(inter['n_runs'].sum()):,} runs" if "n_runs" in inter else None)
 ui.ours(f"Inter-session diversity of final outputs per condition, groups of {int(group_size)} runs")
 metric_columns = st.columns(2)
 paper_gains = published_b.diversity_gains().set_index("model")
@@ -93,13 +95,14 @@ for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"
 short = inter[inter["n_groups"] == 0]
 if len(short):
     single = int((short["n_runs"] < 2).sum())
-    st.warning(f"{len(short)} condition/task cell(s) have fewer than {int(group_size)} runs and get no "
-               f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
-               + ". See the 'warning' column.")
+    ui.caveat(st, f"{len(short)} condition/task cell(s) have fewer than {int(group_size)} runs and get no "
+                  f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
+                  + ". See the 'warning' column.", "warning")
 by_condition = inter.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
 vendi_bars = charts.diversity_bars(by_condition, "vendi", "Vendi Score (semantic)")
-ui.chart(st, vendi_bars, key="div_vendi", show_key=False)
-ui.chart(st, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False)
+ui.chart(st, vendi_bars, key="div_vendi", show_key=False, outcome="Vendi Score of the final outputs")
+ui.chart(st, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False,
+         outcome="Div-BLEU of the final outputs")
 ui.condition_key(st, vendi_bars, key="div_codes")
 ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="div_inter_table",
          hide_index=True)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard.exports import formats as export
 from dashboard.exports import report
+from dashboard.exports.stamp import stamp_figure
 from dashboard.widgets import cached, notebook_button, session, ui
 
 st.title("Export")
@@ -42,15 +43,19 @@ names = [item.title for item in choices]
 name = st.selectbox("Item", names, key="export_item")
 item = choices[names.index(name)]
 st.caption(ui.escape(item.provenance_label(context)))
+st.caption("Written on every file exported from here: " + ui.escape(item.stamp(context).text()))
+for caveat in ([context["note"]] if context.get("note") else []) + item.caveats:
+    st.caption(ui.escape(caveat))
 if item.figure is not None:
     st.plotly_chart(item.figure, key="export_preview", width="stretch")
     c1, c2, c3 = st.columns(3)
     c1.download_button("Interactive HTML", key="export_fig_html",
-                       data=lambda: export.figure_to_html(item.figure).encode("utf-8"),
+                       data=lambda: export.figure_to_html(stamp_figure(item.figure, item.stamp(context),
+                                                                       width=1000)).encode("utf-8"),
                        file_name=f"{item.slug}.html", mime="text/html")
     for column, fmt in ((c2, "png"), (c3, "svg")):
         column.download_button(fmt.upper(), key=f"export_fig_{fmt}",
-                               data=lambda fmt=fmt: export.figure_to_image(item.figure, fmt),
+                               data=lambda fmt=fmt: export.item_image(item, fmt, context),
                                file_name=f"{item.slug}.{fmt}",
                                mime="image/png" if fmt == "png" else "image/svg+xml")
 if item.table is not None:
@@ -59,6 +64,5 @@ if item.table is not None:
     c1.download_button("CSV", key="export_table_csv", data=export.table_to_csv(item.table),
                        file_name=f"{item.slug}.csv", mime="text/csv")
     c2.download_button("LaTeX", key="export_table_latex",
-                       data=lambda: export.table_to_latex(item.table, caption=item.title,
-                                                          label=f"tab:{item.slug}").encode("utf-8"),
+                       data=lambda: export.item_latex(item, context).encode("utf-8"),
                        file_name=f"{item.slug}.tex", mime="text/x-tex")

@@ -22,6 +22,8 @@ try:
 except InputError:
     default_sample = "all"
 sample_name, frame = sample_picker.pick(st, frame, key="lvh_sample", default=default_sample)
+ui.export_context(sample=samples.sample(sample_name).title,
+                  n="; ".join(f"{s} {c:,}" for s, c in frame["source"].value_counts().items()))
 
 counts = frame["source"].value_counts()
 n_llm, n_human = int(counts.get("llm", 0)), int(counts.get("human", 0))
@@ -45,7 +47,7 @@ with tab_features:
         chosen = st.multiselect("Features", features, default=features, key="lvh_features")
         ui.chart(st, charts.distributions_by_group(frame, chosen, title="Trajectory features by source "
                                                       "(box = quartiles, dashed = mean)"),
-                        key="lvh_feature_boxes")
+                        key="lvh_feature_boxes", outcome="the trajectory features (Table 19)")
         if both:
             table = cached.cached_feature_comparison(frame, tuple(chosen))
             c3.metric("Features compared", len(table))
@@ -53,7 +55,8 @@ with tab_features:
             ui.caveat(st, analyses.EFFECT_NOTE, "caption")
             ui.table(st, labels.regression_table(table, 4), key="lvh_effects", hide_index=True)
             ui.chart(st, charts.effect_size_forest(table, "Hedges' g (95% CI from Welch's statistic)", value="g",
-                                                   x_title="Hedges' g (LLM − human)"), key="lvh_forest")
+                                                   x_title="Hedges' g (LLM − human)"), key="lvh_forest",
+                     outcome="Hedges' g, LLM − human, of each trajectory feature")
 
 with tab_ratings:
     if not have.ratings:
@@ -63,9 +66,9 @@ with tab_ratings:
     else:
         outcomes = list(have.ratings)
         ui.chart(st, charts.distributions_by_group(frame, outcomes, title="Ratings by source"),
-                        key="lvh_rating_boxes")
+                 key="lvh_rating_boxes", outcome=", ".join(outcomes))
         if have.ratings and {"novelty", "usefulness"} <= set(outcomes):
-            ui.chart(st, charts.novelty_usefulness_scatter(frame), key="lvh_scatter")
+            ui.chart(st, charts.novelty_usefulness_scatter(frame), key="lvh_scatter", outcome="novelty and usefulness")
         outcome = st.selectbox("Outcome for the top-5% view", outcomes, key="lvh_top_outcome")
         try:
             top = stats.top_share(frame, outcome, q=0.95)
@@ -77,7 +80,7 @@ with tab_ratings:
                     f"{overall['threshold'].iloc[0]:.3f})")
             ui.table(st, overall.drop(columns="by").round(4), key="lvh_top_table", hide_index=True)
             ui.chart(st, charts.top_share_bar(overall, title=f"Share of the top 5% of {outcome}"),
-                            key="lvh_top_bar")
+                     key="lvh_top_bar", outcome=f"share of the pooled top 5% of {outcome}")
             within = stats.top_within_groups(frame, outcome, 0.05)
             ui.ours(f"Figure 1c-d: each group's own 95th percentile and its best 5% (int(5% of n) "
                     f"ideas of each group) on {outcome}")

@@ -78,7 +78,8 @@ if result is not None:
         st.caption(ui.escape(f"{table.caption}. The sample has {result.n:,} rows; rows missing a value a fit "
                              f"needs are left out of it. Ours rounded to the decimals the paper prints; "
                              f"stars: * p < {levels[0]:g}, ** p < {levels[1]:g}, *** p < {levels[2]:g}."))
-        ui.table(st, table.formatted(), key=f"pat_beside_{key}_{position}", hide_index=True)
+        ui.table(st, table.formatted(), key=f"pat_beside_{key}_{position}", hide_index=True,
+                 outcome=beside.outcome_of(key), sample=sample_title, n=f"{table.n_ours} fitted")
     title = "Ours in full (every column, unrounded)" if compared else None
     box = st.expander(title) if title else st.container()
     with box:
@@ -87,14 +88,16 @@ if result is not None:
             st.caption(f"stars: * p < {levels[0]:g}, ** p < {levels[1]:g}, *** p < {levels[2]:g}")
         for position, (part_title, part) in enumerate(result.parts.items()):
             st.markdown(f"*{ui.escape(part_title)}*")
-            ui.table(st, part, key=f"pat_ours_{key}_{position}", hide_index=True)
+            ui.table(st, part, key=f"pat_ours_{key}_{position}", hide_index=True, outcome=beside.outcome_of(key),
+                     sample=sample_title, n=f"{result.n:,} rows in the sample")
     for note in result.notes:
         st.text(f"note: {note}")
 if published_table is not None:
     box = st.expander(f"{where} as printed") if result is not None else st.container()
     with box:
         ui.published(where)
-        ui.table(st, published_table, key=f"pat_published_{key}", hide_index=True)
+        ui.table(st, published_table, key=f"pat_published_{key}", hide_index=True, outcome=beside.outcome_of(key),
+                 n=published_a.printed_n(key) or "as printed")
         for name, value in published_table.attrs.items():
             if hasattr(value, "to_dict"):
                 st.caption(f"published {ui.escape(name)}:")

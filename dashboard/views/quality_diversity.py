@@ -52,6 +52,7 @@ def intra_table(key: str, selection: pd.DataFrame, chosen: tuple[str, ...]) -> p
 
 rubric, pairwise = quality_records(dataset_key)
 data = diversity_data.paper_b_rows(frame, methods)
+ui.export_context(sample="paper-B sessions with a final output", n=f"{len(data):,} sessions")
 inter = inter_table(frame, methods)
 summary = qd.condition_summary(inter, data, rubric, pairwise, group_size=GROUP)
 summary["pareto (rubric × Vendi)"] = qd.pareto(summary, "rubric", "vendi")
@@ -66,7 +67,7 @@ st.caption(f"Dataset “{ui.escape(dataset.name)}”: {len(data):,} paper-B sess
            f"average over the other conditions of pairwise comparisons asked in both orders, ties = 1/2.")
 ui.caveat(st, qd.INTERVALS, "caption")
 if dataset.manifest.get("note"):
-    st.caption(ui.escape(dataset.manifest["note"]))
+    ui.caveat(st, dataset.manifest["note"], "caption")
 if rubric.empty and summary["rubric"].notna().any():
     st.caption("Quality: the rubric scores the run's own judge gave the final outputs (no separate "
                "`engine judge` records in this dataset: no win rates, no per-round quality).")
@@ -75,8 +76,8 @@ elif rubric.empty:
             "(and `judge pairwise`) on the run, then `python -m engine.dataset_builds.run_folder`.")
 short = inter[inter["warning"] != ""]
 if len(short):
-    st.warning(f"{len(short)} condition × task cell(s) are incomplete (fewer than {GROUP} runs, or a "
-               f"partial last group left out); see the 'warning' column below.")
+    ui.caveat(st, f"{len(short)} condition × task cell(s) are incomplete (fewer than {GROUP} runs, or a "
+                  f"partial last group left out); see the 'warning' column below.", "warning")
 
 ui.ours("Quality and diversity per condition" + (f" ({made_by})" if made_by else ""))
 shown = summary.drop(columns=["method"]).round(3)
@@ -84,9 +85,9 @@ ui.table(st, shown, key="qd_summary", hide_index=True)
 
 
 vendi_figure = charts.quality_diversity_scatter(summary, "vendi", "Vendi Score", summary["pareto (rubric × Vendi)"])
-ui.chart(st, vendi_figure, key="qd_vendi", show_key=False)
+ui.chart(st, vendi_figure, key="qd_vendi", show_key=False, outcome="rubric score (1–10) against Vendi Score")
 ui.chart(st, charts.quality_diversity_scatter(summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),
-         key="qd_bleu", show_key=False)
+         key="qd_bleu", show_key=False, outcome="rubric score (1–10) against Div-BLEU")
 ui.condition_key(st, vendi_figure, key="qd_codes")
 
 st.subheader("Across debate rounds (sections 7.1 and 7.2)")

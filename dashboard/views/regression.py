@@ -34,6 +34,7 @@ if not have.ratings:
 
 controls, results = st.columns([1, 3])
 sample_name, frame = sample_picker.pick(controls, frame, key="reg_paper_sample")
+ui.export_context(sample=samples.sample(sample_name).title)
 if have.features_4b:
     embedding = controls.radio("Feature embeddings", ["0.6B", "4B"], key="reg_embedding", horizontal=True,
                                help="The release's features from Qwen3-Embedding-0.6B (main) or -4B "
@@ -130,9 +131,9 @@ with results:
             column.metric(f"{who}: {name}", f"{100 * value:.1f}%")
             column.caption(beside)
             if not s.get("converged", True):
-                column.error(f"{label}: the mixed model did NOT converge; read its estimates with care.")
+                ui.caveat(column, f"{label}: the mixed model did NOT converge; read its estimates with care.", "error")
             for note in s.get("warnings", []):
-                column.warning(f"{label}: {ui.escape(note)}")
+                ui.caveat(column, f"{label}: {note}", "warning")
         tables = {label: f["table"] for label, f in fits.items()}
         if all_terms:
             terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
@@ -140,6 +141,8 @@ with results:
             terms = [f for f in FEATURE_NAMES if all(f in set(t["term"]) for t in tables.values())]
             if not terms:
                 terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
+        fitted_n = "; ".join(f"{label} {f['summary']['n']:,}" for label, f in fits.items())
+        ui.export_context(outcome=outcome, n=f"{fitted_n} fitted")
         ui.chart(st, charts.coefficient_plot(tables, title=f"Standardized coefficients on {outcome} (95% CI)",
                                                 terms=terms), key="reg_coefficients")
         for label, table in tables.items():
@@ -154,7 +157,9 @@ with results:
             except InputError as error:
                 st.caption(f"No side-by-side table: {ui.escape(error)}")
             else:
-                ui.ours("LLM vs human coefficients (as Table 23)")
+                ui.ours(f"LLM vs human coefficients on {outcome} (as Table 23)" if outcome == "creativity" else
+                        f"LLM vs human coefficients on {outcome} (Table 23's layout; the paper's outcome is "
+                        "creativity)")
                 ui.table(st, labels.regression_table(compared, 4), key="reg_compare", hide_index=True)
 
 st.divider()
@@ -173,12 +178,15 @@ if have.ratings:
         st.caption(samples.sample(sample_name).label(frame) + "; each rung drops rows missing a feature "
                    "(N per fit in the table). A rung with N − k < 5 is refused (a note says so).")
         adjusted = [c for c in ladder.columns if c.endswith(" adj.")]
+        ladder_fitted = "; ".join(f"{c[:-2]} {', '.join(f'{int(v):,}' for v in sorted(set(ladder_n[c].dropna())))}"
+                                  for c in ladder_n.columns if c.endswith(" N"))
         if warnings:
             ui.chart(st, charts.r2_ladder(ladder[["specification", *adjusted]],
                                           title="Adjusted R² by specification (small samples: N < 10·k)"),
-                     key="reg_ladder")
+                     key="reg_ladder", outcome=f"adjusted R² (%) of {ladder_outcome}", n=f"{ladder_fitted} fitted")
         else:
-            ui.chart(st, charts.r2_ladder(ladder.drop(columns=adjusted)), key="reg_ladder")
+            ui.chart(st, charts.r2_ladder(ladder.drop(columns=adjusted)), key="reg_ladder",
+                     outcome=f"R² (%) of {ladder_outcome}", n=f"{ladder_fitted} fitted")
         ui.table(st, ladder.round(1), key="reg_ladder_table", hide_index=True)
         st.caption("N, k (estimated coefficients) and N − k of each fit; small sample: N < 10·k:")
         ui.table(st, ladder_n, key="reg_ladder_n", hide_index=True)
@@ -190,6 +198,7 @@ if made_by:
     ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, {len(frame):,} conversations"), "caption")
 ui.published("Paper A, Table 1 (R² %, creativity)")
 ui.chart(st, charts.r2_ladder(published_a.table1(), title="Published R² ladder"), key="reg_ladder_paper",
+         outcome="R² (%) of creativity", n=published_a.printed_n("1"), sample="the paper's trajectory sample",
                 width="stretch")
 with st.expander("Published coefficient tables (Tables 23 and 26)"):
     ui.published("Table 23: LLM vs human, trajectory + task, standardized")

@@ -33,6 +33,7 @@ dataset = load_dataset(folder)
 conversations = dataset.conversations
 summary = sd.summary_table(conversations, sd.final_vectors(folder))
 n_ok = int((conversations["status"] == "ok").sum())
+ui.export_context(sample=f"finished sessions of {sd.DATASET_NAME}", n=f"{n_ok} sessions")
 manifest = dataset.manifest
 
 made_by = small_model(conversations) or "the local model"
@@ -82,7 +83,8 @@ if steered_ids and dataset.turn_embeddings is not None:
     points, marks = sd.trajectory_with_marks(dataset.turn_embeddings[rows], chosen, records)
     figure = charts.trajectory_with_interventions(
         points, marks, axis_label="PC (the session's MiniLM embeddings)", label_turns=True, height=420)
-    ui.chart(st, figure, key="steering_trajectory")
+    ui.chart(st, figure, key="steering_trajectory", outcome="the session's turn embeddings (PCA)",
+             n=f"1 session, {len(points)} turns", sample=chosen)
     if not marks.empty:
         shown = marks[["n_turns", "rule", "reason", "agent"] +
                       [c for c in marks.columns if c.startswith("measured_")]].round(4)

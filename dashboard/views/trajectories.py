@@ -45,6 +45,8 @@ with st.spinner(f"Projecting turns ({method.upper()})…"):
     except InputError as error:  # e.g. 2 turns in all: a 2-D projection needs 3
         st.info(f"No map of the turns: {ui.escape(error)}.")
         st.stop()
+ui.export_context(sample="every selected conversation with turn embeddings", n=f"{len(all_points):,} turns",
+                  outcome=f"turn embeddings ({method.upper()})")
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()

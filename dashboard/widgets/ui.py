@@ -82,9 +82,22 @@ CAVEATS_KEY = "page_caveats"
 
 
 def start_page() -> None:
-    """Forget the previous page's block heading and caveats (called by the app before each page)."""
+    """Forget the previous page's block heading, export context and caveats (called by the app
+    before each page)."""
     st.session_state.pop(HEADING_KEY, None)
+    st.session_state.pop(CONTEXT_KEY, None)
     st.session_state.pop(CAVEATS_KEY, None)
+
+
+CONTEXT_KEY = "export_context"
+
+
+def export_context(**said) -> None:
+    """What the next figures and tables of the page rest on (``sample``, ``n``, ``outcome``),
+    written on their exports (``dashboard.exports.stamp``). Later calls update it."""
+    current = dict(st.session_state.get(CONTEXT_KEY) or {})
+    current.update({k: str(v) for k, v in said.items() if v is not None})
+    st.session_state[CONTEXT_KEY] = current
 
 
 def caveat(where, text: str, kind: str = "warning") -> None:
@@ -117,22 +130,27 @@ def percent_table(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
 SHOWN_KEY = "shown_items"
 
 
-def _remember(kind: str, key: str | None, value) -> None:
-    """Keep what a page showed (figure or table) so the Export page can offer it too."""
+def _remember(kind: str, key: str | None, value, said: dict | None = None) -> None:
+    """Keep what a page showed (figure or table) so the Export page can offer it too, with
+    the heading it was shown under, the selection, what it rests on (sample, N, outcome) and
+    the caveats the page showed before it."""
     if key is None:
         return
     page = st.session_state.get("current_page_title", "")
     heading = st.session_state.get(HEADING_KEY)
-    provenance = {"heading": heading, "selection": selection_provenance(),
+    context = {**(st.session_state.get(CONTEXT_KEY) or {}), **{k: str(v) for k, v in (said or {}).items()
+                                                                 if v is not None}}
+    provenance = {"heading": heading, "selection": selection_provenance(), "context": context,
                   "caveats": list(st.session_state.get(CAVEATS_KEY, []))}
     st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value, provenance)
 
 
-def chart(where, figure, key: str, *, show_key: bool = True, **kwargs):
-    """``where.plotly_chart`` full width, remembered for export. A chart that names
+def chart(where, figure, key: str, *, show_key: bool = True, outcome=None, sample=None, n=None, **kwargs):
+    """``where.plotly_chart`` full width, remembered for export with what it rests on
+    (``outcome``, ``sample``, ``n``; else the page's ``export_context``). A chart that names
     conditions by code (``charts.condition_key``) gets its key, code -> condition in words,
     right under it (``show_key=False`` when the page shows one key for several charts)."""
-    _remember("figure", key, figure)
+    _remember("figure", key, figure, {"outcome": outcome, "sample": sample, "n": n})
     kwargs.setdefault("width", "stretch")
     event = where.plotly_chart(figure, key=key, **kwargs)
     if show_key:
@@ -151,9 +169,9 @@ def condition_key(where, figure, key: str) -> None:
                         column_config={"code": st.column_config.TextColumn("code", width="small")})
 
 
-def table(where, frame: pd.DataFrame, key: str, **kwargs):
-    """``where.dataframe``, remembered for export."""
-    _remember("table", key, frame)
+def table(where, frame: pd.DataFrame, key: str, *, outcome=None, sample=None, n=None, **kwargs):
+    """``where.dataframe``, remembered for export (with ``outcome``, ``sample``, ``n`` as ``chart``)."""
+    _remember("table", key, frame, {"outcome": outcome, "sample": sample, "n": n})
     return where.dataframe(frame, key=key, **kwargs)
 
 

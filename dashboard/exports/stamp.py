@@ -1,0 +1,119 @@
+"""Context written on the exported artefact itself: a PNG, SVG or slide shown alone, or a LaTeX
+table pasted into a paper, still says whose numbers it holds and what they rest on.
+
+``Stamp``: ours / published / ours beside published, the dataset (or the paper and table),
+the sample, the N, the outcome and the filters. ``stamp_figure`` writes it above the figure's
+title (two small grey lines, ``OURS`` or ``PUBLISHED`` first), and the key of a chart's
+condition codes (``charts.condition_key``) in a column right of the plot, with the margin
+made for both so no text runs into another. ``latex_caption`` writes the same into a table's
+caption.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import textwrap
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from dashboard.figures import style
+from dashboard.figures.charts import condition_key
+
+KINDS = {"ours": "OURS", "published": "PUBLISHED", "beside": "OURS BESIDE PUBLISHED"}
+STAMP_SIZE = 12  # px
+KEY_SIZE = 11
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What every exported figure and table says about itself."""
+
+    kind: str  # "ours", "published" or "beside"
+    source: str  # "dataset local_smollm2" / "paper A, Table 24"
+    sample: str
+    n: str
+    outcome: str
+    filters: str = ""
+    published_source: str = ""  # for "beside": where the published numbers come from
+
+    def parts(self) -> list[str]:
+        parts = [KINDS.get(self.kind, self.kind.upper()), self.source]
+        if self.published_source:
+            parts.append(f"published: {self.published_source}")
+        parts += [f"sample: {self.sample or 'not stated'}", f"N = {self.n or 'not stated'}",
+                  f"outcome: {self.outcome or 'not stated'}"]
+        if self.filters:
+            parts.append(f"filters: {self.filters}")
+        return parts
+
+    def text(self) -> str:
+        """One line: ``OURS · dataset x · sample: ... · N = ... · outcome: ...``."""
+        return " · ".join(self.parts())
+
+    def lines(self, width: int) -> list[str]:
+        """The stamp wrapped on lines of at most ``width`` characters, never inside a part."""
+        lines, current = [], ""
+        for part in self.parts():
+            candidate = f"{current} · {part}" if current else part
+            if current and len(candidate) > width:
+                lines.append(current)
+                current = part
+            else:
+                current = candidate
+        lines.append(current)
+        out = []
+        for line in lines:
+            out += textwrap.wrap(line, width) or [""]
+        return out
+
+
+def _plain_title(fig: go.Figure) -> str:
+    title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else ""
+    return re.sub(r"<br\s*/?>", " ", title)
+
+
+def stamp_figure(fig: go.Figure, stamp: Stamp, *, width: int, height: int | None = None,
+                 title: str | None = None) -> go.Figure:
+    """A copy of ``fig`` for a file of ``width`` pixels: the stamp above the title (wrapped to
+    the width), the title re-wrapped to it, the condition-code key right of the plot."""
+    out = go.Figure(fig)
+    characters = max(40, int(width / (STAMP_SIZE * 0.6)))
+    stamp_lines = [html.escape(line, quote=False) for line in stamp.lines(characters)]
+    stamp_lines[0] = stamp_lines[0].replace(html.escape(KINDS.get(stamp.kind, "")),
+                                            f"<b>{html.escape(KINDS.get(stamp.kind, ''))}</b>", 1)
+    heading = title if title is not None else _plain_title(out)
+    heading = style.wrap_title(html.escape(heading, quote=False) if title is not None else heading,
+                               max(30, int(width / (style.TITLE_SIZE * 0.62))))
+    kicker = f"<span style='font-size:{STAMP_SIZE}px;color:#555'>" + "<br>".join(stamp_lines) + "</span>"
+    out.update_layout(title=dict(text=kicker + ("<br>" + heading if heading else ""), automargin=True,
+                                 yref="paper", y=1, yanchor="bottom", xref="container", x=0, xanchor="left",
+                                 pad=dict(l=12, b=10 + style._subplot_title_room(out))))
+    if height is not None:
+        out.update_layout(height=height)
+    key = condition_key(out)
+    if key:
+        _add_key(out, key, width)
+    return out
+
+
+def _add_key(fig: go.Figure, key: list[list[str]], width: int) -> None:
+    """The codes' key as a column right of the plot; the right margin grows to hold it."""
+    column = max(24, min(60, int(0.32 * width / (KEY_SIZE * 0.6))))
+    lines = ["<b>key</b>"]
+    for code, words in key:
+        wrapped = textwrap.wrap(f"{code}: {words}", column) or [code]
+        lines += [html.escape(wrapped[0], quote=False)] + ["   " + html.escape(w, quote=False) for w in wrapped[1:]]
+    longest = max(len(re.sub(r"<[^>]+>", "", line)) for line in lines)
+    margin = int(longest * KEY_SIZE * 0.6) + 40
+    fig.add_annotation(text="<br>".join(lines), xref="paper", yref="paper", x=1, xanchor="left", xshift=16,
+                       y=1, yanchor="top", showarrow=False, align="left", font=dict(size=KEY_SIZE, color="#333"))
+    fig.update_layout(margin=dict(r=margin))
+
+
+def latex_caption(title: str, stamp: Stamp) -> str:
+    """A table's caption (plain text; ``formats.table_to_latex`` escapes it): its title, then
+    ours / published, source, sample, N and outcome."""
+    kind, *rest = stamp.parts()
+    return f"{title}. {kind} -- " + "; ".join(rest) + "."
