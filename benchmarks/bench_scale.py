@@ -1,6 +1,7 @@
 """Benchmark: how time and memory grow from 1k to 64k conversations (paper A has ~4.7k).
 
     python -m benchmarks.bench_scale [--sizes 1000 4000 16000 64000] [--stages ...]
+    python -m benchmarks.bench_scale --ray [--texts 1000] [--conversations 2000]   (benchmarks.bench_ray)
 
 Synthetic conversations of 30 turns x 384 dims (``benchmarks.synthetic``: topic-hopping
 unit vectors, float32, written to a ``.npy`` block by block) go through each stage:
@@ -121,7 +122,8 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
         project_turns(np.asarray(turns[:warm]), index.iloc[:warm], method=stage, use_cache=False)
         start_rss = _rss_mb()
         started = time.perf_counter()
-        projected = project_turns(turns, index, method=stage, use_cache=False)
+        projected = project_turns(turns, index, method=stage, use_cache=False,
+                                  transform_workers=int(os.environ.get("CDL_UMAP_WORKERS", "1")))
         seconds = time.perf_counter() - started
         extra["rows"] = len(projected)
         if stage == "umap":  # fitted on a seeded sample of at most MAX_FIT_TURNS turns, the rest placed
@@ -188,6 +190,11 @@ def growth_exponent(sizes: list[int], seconds: list[float]) -> float:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--ray" in argv:  # the cluster's benchmark: 1 and 2 loopback nodes (benchmarks.bench_ray)
+        from benchmarks.bench_ray import main as ray_main
+
+        return ray_main([a for a in argv if a != "--ray"])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES))
@@ -197,10 +204,13 @@ def main(argv=None) -> int:
     parser.add_argument("--max-cache", type=int, default=64000, help="largest N for the cache pass")
     parser.add_argument("--workdir", default=str(Path(os.environ.get("TMPDIR", "/tmp")) / "cdl_bench_scale"))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per stage")
+    parser.add_argument("--umap-workers", type=int, default=1,
+                        help="processes placing UMAP's blocks outside the fit (default 1)")
     parser.add_argument("--child", nargs=2, metavar=("STAGE", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    os.environ["CDL_UMAP_WORKERS"] = str(args.umap_workers)  # read by the stage's child process
     if args.child:
         print(json.dumps(run_stage(args.child[0], int(args.child[1]), workdir)))
         return 0

@@ -114,7 +114,8 @@ def _backend_error(message: str) -> Exception:
 
 
 def encode_through_cache(cache: EmbeddingCache, model_name: str, texts: Sequence[str],
-                         embed_missing: Callable[[list[str]], Sequence[np.ndarray]]) -> np.ndarray:
+                         embed_missing: Callable[[list[str]], Sequence[np.ndarray]], *,
+                         store: bool = True) -> np.ndarray:
     """Rows of ``texts`` in order (float32): cached vectors read from ``cache`` under
     ``model_name``, the distinct missing texts embedded by ``embed_missing`` in one call
     (first-occurrence order) and stored. The one cache-through path of every encoder.
@@ -122,6 +123,7 @@ def encode_through_cache(cache: EmbeddingCache, model_name: str, texts: Sequence
     Vectors land straight in one (distinct texts, dim) array, never a Python object per
     vector; a repeated text is looked up and embedded once. A cached vector whose size
     differs from the others (another model's vectors under this name) is a BackendError.
+    ``store=False``: ``embed_missing`` stored its vectors itself as they came (a cluster's).
     """
     texts = list(texts)
     if not texts:
@@ -164,7 +166,8 @@ def encode_through_cache(cache: EmbeddingCache, model_name: str, texts: Sequence
         if len(vectors) != len(missing):
             raise _backend_error(f"{model_name} gave {len(vectors)} vectors for {len(missing)} texts")
         place(missing, vectors)
-        cache.put_many(model_name, dict(zip((keys[i] for i in missing), unique[missing])))
+        if store:
+            cache.put_many(model_name, dict(zip((keys[i] for i in missing), unique[missing])))
     assert unique is not None
     return unique if len(keys) == len(texts) else unique[rows]
 def quiet_model_loading() -> None:
@@ -184,16 +187,67 @@ def quiet_model_loading() -> None:
         pass
 
 
+EMBED_BACKENDS = ("torch", "onnx", "onnx-int8")
+
+
+def cache_model_name(model: str, backend: str = "torch") -> str:
+    """The name vectors are cached under: the model's, plus the backend unless torch, so the
+    vectors of different backends never mix (``engine.embed_onnx`` states their fidelity)."""
+    name = DEFAULT_MODEL if model in _BUNDLED_ALIASES else model
+    if backend not in EMBED_BACKENDS:
+        raise ValueError(f"embedding backend must be one of {EMBED_BACKENDS}, got {backend!r}")
+    return name if backend == "torch" else f"{name}|{backend}"
+
+
+def load_sentence_model(model_name: str, *, backend: str = "torch", device: str = "cpu",
+                        progress: bool = True):
+    """The model object for ``model_name`` (``encode(texts, batch_size=, normalize_embeddings=,
+    convert_to_numpy=, show_progress_bar=)``): sentence-transformers for ``torch``, the
+    ONNX Runtime session of ``engine.embed_onnx`` otherwise. Offline: the bundled MiniLM or
+    a local path."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if not progress:
+        quiet_model_loading()
+    path = resolve_model_path(model_name)
+    if backend != "torch":
+        from engine.embed_onnx import OnnxSentenceModel
+
+        return OnnxSentenceModel(path, quantized=backend == "onnx-int8")
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(path, device=device)
+    except Exception as error:
+        raise RuntimeError(
+            f"cannot load embedding model {model_name!r} ({error}). Without "
+            "network access only local paths and the bundled all-MiniLM-L6-v2 load."
+        ) from None
+
+
+def encode_with(model, texts: Sequence[str], *, batch_size: int, progress: bool = False) -> np.ndarray:
+    """Unit-length float32 rows of ``texts`` from a loaded model, no cache (what a Ray
+    worker runs, and the cache-through path's miss)."""
+    return np.asarray(model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                                   convert_to_numpy=True, show_progress_bar=progress),
+                      dtype=np.float32)
+
+
 class Embedder:
     """Embed texts with one sentence-transformers model, through the on-disk cache.
 
     ``model_calls`` counts calls into the model, so callers (and tests) can check that
     a cached pass made none. The model is loaded lazily, on the first cache miss.
+    ``backend`` is ``torch`` (sentence-transformers) or ``onnx``/``onnx-int8`` (ONNX
+    Runtime, ``engine.embed_onnx``); vectors are cached under ``cache_model_name``.
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, cache: EmbeddingCache | str | Path | None = None,
-                 batch_size: int = 64, device: str = "cpu", progress: bool = True):
-        self.model_name = DEFAULT_MODEL if model in _BUNDLED_ALIASES else model
+                 batch_size: int = 64, device: str = "cpu", progress: bool = True,
+                 backend: str = "torch"):
+        self.model_name = cache_model_name(model, backend)
+        self.base_model = DEFAULT_MODEL if model in _BUNDLED_ALIASES else model
+        self.backend = backend
         self.progress = progress  # False: no bar at all, loading the weights included
         self.batch_size = batch_size
         self.device = device
@@ -206,28 +260,15 @@ class Embedder:
     def model(self):
         with self._load_lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                if not self.progress:
-                    quiet_model_loading()
-                from sentence_transformers import SentenceTransformer
-
-                path = resolve_model_path(self.model_name)
-                try:
-                    self._model = SentenceTransformer(path, device=self.device)
-                except Exception as error:
-                    raise RuntimeError(
-                        f"cannot load embedding model {self.model_name!r} ({error}). Without "
-                        "network access only local paths and the bundled all-MiniLM-L6-v2 load."
-                    ) from None
+                self._model = load_sentence_model(self.base_model, backend=self.backend,
+                                                  device=self.device, progress=self.progress)
         return self._model
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Unit-length embeddings, one row per text, in order; cached texts skip the model."""
         def embed(missing: list[str]) -> np.ndarray:
             self.model_calls += 1
-            return self.model.encode(missing, batch_size=self.batch_size, normalize_embeddings=True,
-                                     convert_to_numpy=True, show_progress_bar=progress)
+            return encode_with(self.model, missing, batch_size=self.batch_size, progress=progress)
 
         return encode_through_cache(self.cache, self.model_name, texts, embed)
 

@@ -95,7 +95,7 @@ def features_for_corpus(conversations: Sequence[np.ndarray] | Iterable[np.ndarra
             if bar is not None:
                 bar.update(len(x))
     else:
-        for positions, x in _equal_length_chunks(conversations, chunk):
+        for positions, x in equal_length_chunks(conversations, chunk):
             blocks.append((positions, _chunk_features(x, kmeans)))
             if bar is not None:
                 bar.update(len(positions))
@@ -108,9 +108,11 @@ def features_for_corpus(conversations: Sequence[np.ndarray] | Iterable[np.ndarra
     return pd.DataFrame(out, columns=list(FEATURE_NAMES))
 
 
-def _equal_length_chunks(conversations, chunk: int):
-    """Yield ``(positions, float64 array (m, n, dim))`` of at most ``chunk`` conversations of
-    one shape, reading the input once, in order, holding few turns back."""
+def equal_length_chunks(conversations, chunk: int = CHUNK_CONVERSATIONS, *, as_float64: bool = True):
+    """Yield ``(positions, array (m, n, dim))`` of at most ``chunk`` conversations of one
+    shape, reading the input once, in order, holding few turns back; float64 unless
+    ``as_float64`` is False (the input's own dtype: what a Ray shard ships,
+    ``engine.ray_features``). The chunks ``features_for_corpus`` computes, exactly."""
     waiting: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
     waiting_turns = 0
     for position, embeddings in enumerate(conversations):
@@ -123,18 +125,24 @@ def _equal_length_chunks(conversations, chunk: int):
         waiting_turns += len(array)
         if len(group) == chunk:
             waiting_turns -= sum(len(a) for _, a in group)
-            yield _stack(waiting.pop(array.shape))
+            yield _stack(waiting.pop(array.shape), as_float64)
         elif waiting_turns > MAX_WAITING_TURNS:
             largest = max(waiting, key=lambda shape: shape[0] * len(waiting[shape]))
             waiting_turns -= largest[0] * len(waiting[largest])
-            yield _stack(waiting.pop(largest))
+            yield _stack(waiting.pop(largest), as_float64)
     for shape in sorted(waiting):
-        yield _stack(waiting[shape])
+        yield _stack(waiting[shape], as_float64)
 
 
-def _stack(group: list[tuple[int, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+def chunk_features(x: np.ndarray, kmeans: str = "batched") -> np.ndarray:
+    """The nine features (batch, 9) of one chunk from ``equal_length_chunks`` (any float dtype)."""
+    return _chunk_features(np.asarray(x, dtype=np.float64), kmeans)
+
+
+def _stack(group: list[tuple[int, np.ndarray]], as_float64: bool = True) -> tuple[np.ndarray, np.ndarray]:
     positions = np.fromiter((p for p, _ in group), dtype=np.int64, count=len(group))
-    return positions, np.stack([a for _, a in group]).astype(np.float64, copy=False)
+    stacked = np.stack([a for _, a in group])
+    return positions, stacked.astype(np.float64, copy=False) if as_float64 else stacked
 
 
 def _as_matrix(embeddings) -> np.ndarray:

@@ -122,6 +122,7 @@ class GridSpec(BaseModel):
     max_attempts: int = Field(6, ge=1, le=50, strict=True)
     seed: int = Field(0, ge=0, le=MAX_SEED, strict=True)
     concurrency: int = Field(4, ge=1, le=1024, strict=True)
+    ray: str | None = None  # a Ray cluster's head (HOST:PORT or auto): sessions as Ray tasks
     tasks: str | list[str] = "all"
     tasks_file: str | None = None
     tasks_map: dict[str, str] = Field(default_factory=dict)

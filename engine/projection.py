@@ -14,6 +14,12 @@ turns at a time. Turns, not whole conversations: turns of one conversation lie c
 so for the same budget independent turns cover more of the space the transform must place
 points in (more conversations represented), and the fitted count is exactly the cap. The
 cap and the sample are in the cache key; the counts are in the result's ``attrs``.
+
+The blocks can be placed by several processes at once (``transform_workers``; umap-learn
+runs single-threaded once ``random_state`` is set): each worker receives the fitted map
+once, and each block's coordinates depend only on the map and the block (``transform``
+starts from the map's own ``transform_seed`` on every call), so they are bit-identical to
+one process's and the cache key does not include the number of workers.
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ def default_cache_dir() -> Path:
 def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_on: Iterable[str] | None = None,
                   seed: int = 42, cache_dir: str | Path | None = None, progress: bool | Callable[[str], None] = False,
                   *, use_cache: bool = True, n_neighbors: int = 15, min_dist: float = 0.1,
-                  metric: str = "cosine", max_fit_turns: int | None = None) -> pd.DataFrame:
+                  metric: str = "cosine", max_fit_turns: int | None = None,
+                  transform_workers: int = 1) -> pd.DataFrame:
     """Per-turn 2-D coordinates: DataFrame ``conversation_id, turn, x, y`` (input row order).
 
     ``embeddings`` is ``(n_turns_total, dim)`` with ``index_df`` naming each row
@@ -59,7 +66,8 @@ def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_o
     ``attrs`` of the result: the parameters, and for UMAP ``fit_set_turns`` (turns in the fit
     set), ``fitted_turns`` (turns the map was fitted on: the fit set, or its seeded sample of
     ``max_fit_turns`` turns when larger; default ``MAX_FIT_TURNS``), ``placed_turns`` (turns placed by ``transform``) and
-    ``fit_sampled``.
+    ``fit_sampled``. ``transform_workers``: processes placing the blocks of ``TRANSFORM_CHUNK``
+    turns outside the fit at once (UMAP; the same coordinates as one process).
     """
     report = _reporter(progress)
     if method not in METHODS:
@@ -70,6 +78,9 @@ def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_o
     fit_set_turns = int(fit_mask.sum())
     if method == "umap":
         max_fit_turns = MAX_FIT_TURNS if max_fit_turns is None else max_fit_turns
+        if int(transform_workers) < 1:
+            raise InputError(f"transform_workers must be at least 1, got {transform_workers}",
+                             field="transform_workers")
         if int(max_fit_turns) < 3:
             raise InputError(f"max_fit_turns must be at least 3, got {max_fit_turns}", field="max_fit_turns")
         if fit_set_turns > max_fit_turns:
@@ -91,7 +102,7 @@ def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_o
     if method == "pca":
         coordinates, extra = _pca(x, fit_mask, seed)
     else:
-        coordinates, extra = _umap(x, fit_mask, params, progress, report)
+        coordinates, extra = _umap(x, fit_mask, params, progress, report, int(transform_workers))
     out = pd.DataFrame({"conversation_id": index["conversation_id"].to_numpy(),
                         "turn": index["turn"].to_numpy(), "x": coordinates[:, 0], "y": coordinates[:, 1]})
     if method == "umap":
@@ -223,9 +234,15 @@ def _pca(x: np.ndarray, fit_mask: np.ndarray, seed: int):
     return coordinates, {"explained_variance_ratio": [float(v) for v in pca.explained_variance_ratio_]}
 
 
-def _umap(x: np.ndarray, fit_mask: np.ndarray, params: dict, progress, report):
+UMAP_MIN_TURNS = 4
+
+
+def _umap(x: np.ndarray, fit_mask: np.ndarray, params: dict, progress, report, workers: int = 1):
     import warnings
 
+    if fit_mask.sum() < UMAP_MIN_TURNS:  # its spectral layout solves for 3 eigenvectors of n x n
+        raise InputError(f"UMAP needs at least {UMAP_MIN_TURNS} turns to fit, got {int(fit_mask.sum())}; "
+                         "PCA draws as few as 3")
     report("projection: loading UMAP (the first call compiles numba code)")
     import umap
 
@@ -244,8 +261,63 @@ def _umap(x: np.ndarray, fit_mask: np.ndarray, params: dict, progress, report):
             if len(rest) <= TRANSFORM_CHUNK:  # one call, as before the cap existed
                 coordinates[rest] = fitted.transform(x[rest])
             else:  # bounded memory: one block of rows (and its neighbour graph) at a time
-                for first in range(0, len(rest), TRANSFORM_CHUNK):
-                    block = rest[first:first + TRANSFORM_CHUNK]
-                    coordinates[block] = fitted.transform(x[block])
-                    report(f"projection: placed {first + len(block):,} of {len(rest):,} turns")
+                blocks = [rest[first:first + TRANSFORM_CHUNK] for first in range(0, len(rest), TRANSFORM_CHUNK)]
+                place_blocks(fitted, x, blocks, coordinates, workers, report)
     return coordinates, {}
+
+
+def place_blocks(fitted, x: np.ndarray, blocks: list[np.ndarray], coordinates: np.ndarray,
+                 workers: int, report: Callable[[str], None]) -> None:
+    """``coordinates[block] = fitted.transform(x[block])`` for every block, in this process
+    or over ``workers`` processes (started fresh, ``spawn``: a fork after numba's threads
+    started is unsafe), at most two blocks per worker in flight so memory stays bounded;
+    a message per block placed."""
+    total, placed = sum(len(b) for b in blocks), 0
+    workers = min(workers, len(blocks))
+    if workers <= 1:
+        for block in blocks:
+            coordinates[block] = fitted.transform(x[block])
+            placed += len(block)
+            report(f"projection: placed {placed:,} of {total:,} turns")
+        return
+    import multiprocessing
+    import pickle
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    report(f"projection: {workers} processes place the blocks (each loads the fitted map once)")
+    # the map travels without its progress-bar settings (they hold this process's stderr)
+    saved = getattr(fitted, "tqdm_kwds", None), getattr(fitted, "verbose", False)
+    fitted.tqdm_kwds, fitted.verbose = {"disable": True}, False
+    try:
+        payload = pickle.dumps(fitted)
+    finally:
+        fitted.tqdm_kwds, fitted.verbose = saved
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_worker_receives, initargs=(payload,)) as pool:
+        pending: dict = {}
+        queue = list(blocks)
+        while queue or pending:
+            while queue and len(pending) < 2 * workers:
+                block = queue.pop(0)
+                pending[pool.submit(_worker_places, np.ascontiguousarray(x[block]))] = block
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                block = pending.pop(future)
+                coordinates[block] = future.result()
+                placed += len(block)
+                report(f"projection: placed {placed:,} of {total:,} turns")
+
+
+_WORKER_MAP: dict = {}
+
+
+def _worker_receives(fitted_bytes: bytes) -> None:
+    import pickle
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*n_jobs value.*")
+    _WORKER_MAP["fitted"] = pickle.loads(fitted_bytes)
+
+
+def _worker_places(block: np.ndarray) -> np.ndarray:
+    return _WORKER_MAP["fitted"].transform(block)

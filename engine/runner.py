@@ -80,6 +80,26 @@ def _needs_embeddings(specs: Sequence[SessionSpec]) -> bool:
                for spec in specs)
 
 
+async def _one_session(spec: SessionSpec, backend: Backend, *, judge: Backend | None,
+                       judge_options: dict | None, on_turn: OnTurn | None, embedder: Embedder | None,
+                       agent_backends: dict[str, Backend] | None) -> Conversation:
+    """One session and, if it finished, its judge (a judge failure fails the session, so the
+    next run tries it again)."""
+    conversation = await run_session(backend, spec.task, spec.config,
+                                     conversation_id=spec.conversation_id, seed=spec.seed,
+                                     replicate=spec.replicate, on_turn=on_turn,
+                                     embedder=embedder, agent_backends=agent_backends)
+    if judge is not None and conversation.status == "ok":
+        try:
+            await _judge_session(conversation, spec.task, judge, **(judge_options or {}))
+        except WriteError:  # a full disk stops the run (one line), not the session
+            raise
+        except Exception as error:  # the judge failed: retry the session next run
+            conversation.status = "failed"
+            conversation.error = scrub(f"judge: {type(error).__name__}: {error}")
+    return conversation
+
+
 async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurrency: int,
                      on_turn: OnTurn | None, on_done: Callable[[Conversation], None],
                      judge: Backend | None = None, judge_options: dict | None = None,
@@ -94,19 +114,9 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
 
     async def one(spec: SessionSpec) -> None:
         async with gate:
-            conversation = await run_session(backend, spec.task, spec.config,
-                                             conversation_id=spec.conversation_id, seed=spec.seed,
-                                             replicate=spec.replicate, on_turn=on_turn,
-                                             embedder=embedder, agent_backends=agent_backends)
-            if judge is not None and conversation.status == "ok":
-                try:
-                    await _judge_session(conversation, spec.task, judge,
-                                         **(judge_options or {}))
-                except WriteError:  # a full disk stops the run (one line), not the session
-                    raise
-                except Exception as error:  # the judge failed: retry the session next run
-                    conversation.status = "failed"
-                    conversation.error = scrub(f"judge: {type(error).__name__}: {error}")
+            conversation = await _one_session(spec, backend, judge=judge, judge_options=judge_options,
+                                              on_turn=on_turn, embedder=embedder,
+                                              agent_backends=agent_backends)
         on_done(conversation)
 
     try:
@@ -171,6 +181,7 @@ class GridResult:
     cost_usd: float | None = None
     elapsed_s: float = 0.0
     consensus: dict[str, Any] = field(default_factory=dict)
+    cluster: dict[str, Any] = field(default_factory=dict)  # what a Ray cluster did (``--ray``)
 
 
 def estimate(specs: Sequence[SessionSpec]) -> dict[str, Any]:
@@ -245,13 +256,66 @@ def _extra_judges(grid: GridSpec, *, cache: str | Path | None, replay: bool,
                          cache=cache, replay=replay) for name in spec.models]
 
 
+def _session_on_worker(spec: SessionSpec, grid: GridSpec, judge_options: dict | None, requests: int,
+                       replay: bool, broker) -> tuple[Conversation, dict, str]:
+    """One session on a Ray worker (``engine.ray_sessions``): its backends built from the grid
+    as on one machine, the response cache reached through the driver's broker; returns the
+    conversation, its usage per backend and the node it ran on."""
+    from engine.ray_sessions import BrokerCachedBackend, node_id
+
+    def cached(b: Backend | None) -> Backend | None:
+        return b if b is None or broker is None else BrokerCachedBackend(b, broker, replay=replay)
+
+    backend = cached(_backend_for(grid, cache=None, replay=False, concurrency=requests))
+    judge = cached(_judge_for(grid, cache=None, replay=False, concurrency=requests))
+    agents = _agent_backends_for(grid, [spec], backend, cache=None, replay=False, concurrency=requests)
+    agents = {name: b if b is backend else cached(b) for name, b in agents.items()}
+    embedder = None
+    if grid.embed_base_url and _needs_embeddings([spec]):
+        from engine.embed_openai import OpenAIEmbedder
+
+        embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
+                                  api_key_env=grid.api_key_env, timeout=grid.request_timeout,
+                                  max_attempts=grid.max_attempts).encode
+
+    async def session() -> Conversation:
+        try:
+            return await _one_session(spec, backend, judge=judge, judge_options=judge_options,
+                                      on_turn=None, embedder=embedder, agent_backends=agents)
+        finally:
+            for each in {id(b): b for b in (backend, judge, *agents.values()) if b is not None}.values():
+                await each.aclose()
+
+    if embedder is None and _needs_embeddings([spec]):
+        from engine.embed import Embedder as SentenceEmbedder
+
+        embedder = SentenceEmbedder(progress=False).encode  # this node's own embedding cache
+    conversation = run_sync(session())
+    usage = {"backend": backend.usage.as_dict(), "judge": judge.usage.as_dict() if judge else None,
+             "agents": {name: b.usage.as_dict() for name, b in agents.items() if b is not backend}}
+    return conversation, usage, node_id()
+
+
+def _lost_session(spec: SessionSpec, reason: str) -> Conversation:
+    """A session whose Ray task was given up on (its node lost more often than Ray retries):
+    recorded as failed, so the next run tries it again."""
+    return Conversation(conversation_id=spec.conversation_id, task=spec.task.id,
+                        protocol=spec.config.method, replicate=spec.replicate, status="failed",
+                        error=scrub(f"ray: {reason}"),
+                        meta={"task_prompt": spec.task.prompt,
+                              "task_prompt_sha256": spec.task.prompt_sha256, "seed": spec.seed})
+
+
 def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
              judge_backend: Backend | None = None, dry_run: bool = False, progress: bool = True,
              cache: str | Path | None | bool = True, replay: bool = False,
              max_requests: int | None = None, embedder: Embedder | None = None,
              command: str | None = None, stream=None,
-             paraphrase_backend: Backend | None = None) -> GridResult | dict[str, Any]:
-    """Run (or resume) every session of a grid; see the module docstring."""
+             paraphrase_backend: Backend | None = None,
+             ray: str | None = None) -> GridResult | dict[str, Any]:
+    """Run (or resume) every session of a grid; see the module docstring. ``ray`` (or the
+    grid's ``ray`` key): the address of a Ray cluster to run the sessions on
+    (``engine.ray_sessions``); this process stays the only writer of the folder and cache."""
     stream = stream or sys.stderr
     if max_requests is not None and (isinstance(max_requests, bool) or not isinstance(max_requests, int)
                                      or max_requests < 1):
@@ -384,11 +448,19 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
             embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
                                       api_key_env=grid.api_key_env, timeout=grid.request_timeout,
                                       max_attempts=grid.max_attempts).encode
+        ray = ray or grid.ray
+        cluster_work: dict[str, Any] = {}
         failure: BaseException | None = None
         try:
-            run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
-                                on_done=done, judge=judge, judge_options=judge_options,
-                                embedder=embedder, progress=progress, agent_backends=agent_backends))
+            if ray and todo:
+                cluster_work = _run_on_cluster(ray, todo, grid, backend, judge, agent_backends,
+                                               judge_options=judge_options, requests=requests,
+                                               replay=replay, done=done)
+            else:
+                run_sync(_run_specs(todo, backend, concurrency=grid.concurrency, on_turn=None,
+                                    on_done=done, judge=judge, judge_options=judge_options,
+                                    embedder=embedder, progress=progress,
+                                    agent_backends=agent_backends))
         except BaseException as error:
             failure = error
             raise
@@ -408,7 +480,8 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                                   "usage_last_run": usage, "usage_total": total_usage,
                                   "consensus": consensus,
                                   "replies": reply_summary(finished_corpus, store.failed.values()),
-                                  "cost_usd_last_run": cost_now()})
+                                  "cost_usd_last_run": cost_now(),
+                                  **({"ray_last_run": cluster_work} if cluster_work else {})})
         if together and judge is not None:
             _judge_together(store, judges, grid, {s.task.id: s.task for s in specs}, cache=cache_path,
                             replay=replay, rewriter=paraphrase_backend)
@@ -417,8 +490,39 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         result = GridResult(out_dir=out, planned=len(specs), skipped=len(specs) - len(todo),
                             ok=counts["ok"], failed=counts["failed"], usage=usage_now(),
                             cost_usd=cost_now(), elapsed_s=time.perf_counter() - started,
-                            consensus=consensus)
+                            consensus=consensus, cluster=cluster_work)
     return result
+
+
+def _run_on_cluster(address: str, todo: Sequence[SessionSpec], grid: GridSpec, backend: Backend,
+                    judge: Backend | None, agent_backends: dict[str, Backend], *,
+                    judge_options: dict | None, requests: int, replay: bool,
+                    done: Callable[[Conversation], None]) -> dict[str, Any]:
+    """The sessions as Ray tasks; their usage added to this process's backends, so the
+    manifest's usage and cost are counted as on one machine."""
+    from engine.llm import is_local_model
+    from engine.ray_cluster import connect
+    from engine.ray_sessions import run_specs_on_cluster
+
+    cache = getattr(backend, "cache", None)  # the driver's ResponseCache, when there is one
+
+    def finished(conversation: Conversation, usage: dict) -> None:
+        backend.usage.merge(usage["backend"])
+        if judge is not None and usage.get("judge"):
+            judge.usage.merge(usage["judge"])
+        for name, counts in usage.get("agents", {}).items():
+            if name in agent_backends and agent_backends[name] is not backend:
+                agent_backends[name].usage.merge(counts)
+        done(conversation)
+
+    local = is_local_model(grid.model, grid.base_url)
+    with connect(address) as cluster:
+        work = run_specs_on_cluster(cluster, todo, _session_on_worker,
+                                    (grid, judge_options, requests, replay), cache=cache,
+                                    concurrency=grid.concurrency, cpus_per_session=1.0 if local else 0.25,
+                                    on_done=finished,
+                                    on_lost=lambda spec, reason: done(_lost_session(spec, reason)))
+    return {"address": address, **work}
 
 
 def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, tasks: dict, *,

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "sklearn", "statsmodels", "umap", "torch",
          "sentence_transformers", "transformers", "llama_cpp", "openai", "httpx", "pydantic",
-         "streamlit", "plotly", "tqdm")
+         "streamlit", "plotly", "tqdm", "ray", "onnxruntime", "onnx")
 COMMANDS = (["import"], ["embed"], ["features"], ["diversity"], ["analyze"], ["analyze", "regress"],
             ["analyze", "manipulability"], ["analyze", "compare"], ["analyze", "diagnose"], ["analyze", "table"], ["run"], ["pilot"],
             ["judge"], ["judge", "quality"], ["judge", "pairwise"], ["dataset"], ["dataset", "build"],

@@ -162,7 +162,7 @@ def test_fit_cap_is_in_the_cache_key_and_attrs(tmp_path, monkeypatch):
     x, index, _ = _three_clusters()
     fitted_rows = []
 
-    def fake_umap(x, fit_mask, params, progress, report):  # no numba: records what is fitted
+    def fake_umap(x, fit_mask, params, progress, report, workers=1):  # no numba: records what is fitted
         fitted_rows.append(np.flatnonzero(fit_mask))
         return np.zeros((len(x), 2)), {}
 
@@ -186,6 +186,8 @@ def test_fit_cap_is_in_the_cache_key_and_attrs(tmp_path, monkeypatch):
     assert not under.attrs["fit_sampled"] and "max_fit_turns" not in under.attrs
     with pytest.raises(InputError, match="max_fit_turns must be at least 3"):
         project_turns(x, index, method="umap", max_fit_turns=2, cache_dir=tmp_path)
+    with pytest.raises(InputError, match="transform_workers must be at least 1"):
+        project_turns(x, index, method="umap", transform_workers=0, cache_dir=tmp_path)
 
 
 @pytest.mark.slow  # numba compiles UMAP on first use: ~30 s
@@ -211,3 +213,20 @@ def test_umap_fitted_on_a_sample_places_every_turn_and_keeps_clusters_apart(monk
     placed[np.random.default_rng(42).choice(600, size=200, replace=False)] = False
     nearest = np.linalg.norm(points[placed][:, None, :] - centroids[None], axis=2).argmin(axis=1)
     assert (nearest == cluster[placed]).all()
+
+
+@pytest.mark.slow  # two fresh processes load UMAP (numba's compiled code from its disk cache)
+def test_umap_blocks_placed_by_two_processes_equal_one_process(monkeypatch):
+    """Each block's ``transform`` depends only on the fitted map and the block, so two
+    worker processes must give one process's coordinates bit for bit, every block reported."""
+    x, index, _ = _three_clusters()
+    monkeypatch.setattr(projection, "TRANSFORM_CHUNK", 100)  # 400 placed turns in 4 blocks
+    one = project_turns(x, index, method="umap", max_fit_turns=200, use_cache=False)
+    messages = []
+    two = project_turns(x, index, method="umap", max_fit_turns=200, use_cache=False,
+                        transform_workers=2, progress=messages.append)
+    assert any("2 processes place the blocks" in m for m in messages)
+    placed = [m for m in messages if m.startswith("projection: placed")]
+    assert placed[-1] == "projection: placed 400 of 400 turns" and len(placed) == 4
+    np.testing.assert_array_equal(two[["x", "y"]].to_numpy(), one[["x", "y"]].to_numpy())
+    assert two[["conversation_id", "turn"]].equals(one[["conversation_id", "turn"]])

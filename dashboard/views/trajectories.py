@@ -11,6 +11,7 @@ import streamlit as st
 from dashboard.figures import charts, explore_map
 from dashboard.page_data import trajectories
 from dashboard.widgets import cached, notebook_button, ui
+from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
 st.title("Trajectories")
@@ -39,7 +40,11 @@ MAX_PATHS = 8  # paths drawn at once; more become unreadable (the table keeps ev
 method = st.radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
                   help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
-    ids, all_points, all_drawn = cached.map_frames(dataset, frame, method)
+    try:
+        ids, all_points, all_drawn = cached.map_frames(dataset, frame, method)
+    except InputError as error:  # e.g. 2 turns in all: a 2-D projection needs 3
+        st.info(f"No map of the turns: {ui.escape(error)}.")
+        st.stop()
 ui.export_context(sample="every selected conversation with turn embeddings", n=f"{len(all_points):,} turns",
                   outcome=f"turn embeddings ({method.upper()})")
 if not ids:

@@ -243,6 +243,25 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-turns", action="store_true",
                    help="keep every recorded turn; by default ratings, idea lists, hand-raising "
                         "bids and consensus picks of engine runs are left out of the trajectory")
+    p.add_argument("--embed-backend", choices=("torch", "onnx", "onnx-int8"), default="torch",
+                   help="in-process model runtime: torch (sentence-transformers, default), onnx "
+                        "(ONNX Runtime, same vectors, exported once beside the model) or onnx-int8 "
+                        "(quantised: faster, its fidelity printed); each backend's vectors are "
+                        "cached apart")
+    _add_ray_options(p)
+
+
+def _add_ray_options(p: argparse.ArgumentParser) -> None:
+    ray = p.add_argument_group("Ray cluster (see README: On a cluster)")
+    ray.add_argument("--ray", metavar="ADDRESS|auto",
+                     help="run on the Ray cluster whose head is at HOST:PORT (auto: the one this "
+                          "machine belongs to); the cache stays on this machine")
+    ray.add_argument("--ray-actors", type=int, metavar="N",
+                     help="embedder actors (default: one per CPU slot, or per GPU with --ray-gpus)")
+    ray.add_argument("--ray-gpus", type=float, default=0.0, metavar="G",
+                     help="GPUs per embedder actor (default 0: CPU)")
+    ray.add_argument("--ray-batch-size", type=int, default=256, metavar="N",
+                     help="texts per Ray Data batch handed to an actor (default 256)")
 
 
 def _trajectory_corpus(corpus: Corpus, args: argparse.Namespace) -> Corpus:
@@ -264,17 +283,20 @@ def run_embed(args: argparse.Namespace) -> int:
         "conversation_id": [c.conversation_id for c in corpus for _ in c.turns],
         "turn": [position for c in corpus for position in range(len(c.turns))],
     })
-    embedder = _embedder(args)
-    started = time.perf_counter()
-    vectors, hits = embed_texts(embedder, texts, progress=not args.no_progress)
-    elapsed = time.perf_counter() - started
     index_path = Path(args.index) if args.index else default_index_path(output)
+    with cluster_for(args) as cluster:
+        embedder = _embedder(args, cluster)
+        started = time.perf_counter()
+        vectors, hits = embed_texts(embedder, texts, progress=not args.no_progress)
+        elapsed = time.perf_counter() - started
     write_embeddings(vectors, index, output, index_path)
     unique = len(set(texts))
     print(f"embedded {len(texts)} turns ({unique} distinct texts) with {embedder.model_name} in "
           f"{elapsed:.2f} s: model calls {embedder.model_calls}, cache hits {hits}, "
           f"newly embedded {unique - hits}")
     print(f"wrote {output} {tuple(vectors.shape)} and {index_path}")
+    say_cluster_work(embedder)
+    say_backend(embedder)
     _say_token_level(embedder)
     return 0
 
@@ -296,6 +318,20 @@ def check_embed_options(args: argparse.Namespace) -> None:
     """The embedding options' mistakes, found before any file is read."""
     if args.batch_size < 1:
         raise InputError("must be at least 1", field="--batch-size")
+    if getattr(args, "ray", None):
+        if args.embed_base_url:
+            raise InputError("--ray embeds with in-process models on the cluster's nodes; an "
+                             "embedding server (--embed-base-url) spreads its own work: give one",
+                             field="--ray")
+        if args.ray_batch_size < 1:
+            raise InputError("must be at least 1", field="--ray-batch-size")
+        if args.ray_actors is not None and args.ray_actors < 1:
+            raise InputError("must be at least 1", field="--ray-actors")
+        if args.ray_gpus < 0:
+            raise InputError("must be 0 or more", field="--ray-gpus")
+    if getattr(args, "embed_backend", "torch") != "torch" and args.embed_base_url:
+        raise InputError("--embed-backend chooses the in-process runtime; the server embeds "
+                         "with its own", field="--embed-backend")
     if args.embed_concurrency < 1:
         raise InputError("must be at least 1", field="--embed-concurrency")
     if args.embed_model and not args.embed_base_url:
@@ -303,15 +339,64 @@ def check_embed_options(args: argparse.Namespace) -> None:
                          field="--embed-model")
 
 
-def _embedder(args: argparse.Namespace):
+def _embedder(args: argparse.Namespace, cluster=None):
+    check_embed_options(args)
+    if cluster is not None:
+        from engine.ray_embed import RayEmbedder
+
+        return RayEmbedder(cluster, args.model, backend=args.embed_backend, cache=args.cache,
+                           batch_size=args.batch_size, ray_batch=args.ray_batch_size,
+                           actors=args.ray_actors, gpus_per_actor=args.ray_gpus,
+                           progress=not getattr(args, "no_progress", False))
+    if args.embed_backend != "torch":
+        from engine.embed import Embedder
+
+        return Embedder(args.model, cache=args.cache, batch_size=args.batch_size,
+                        progress=not getattr(args, "no_progress", False), backend=args.embed_backend)
     from engine.embed_openai import make_embedder
 
-    check_embed_options(args)
     model = args.embed_model or args.model if args.embed_base_url else args.model
     return make_embedder(model, base_url=args.embed_base_url, api_key_env=args.embed_api_key_env,
                          cache=args.cache, batch_size=args.batch_size,
                          concurrency=args.embed_concurrency,
                          progress=not getattr(args, "no_progress", False))
+
+
+def cluster_for(args: argparse.Namespace):
+    """``with cluster_for(args) as cluster``: the Ray cluster of ``--ray``, or None."""
+    import contextlib
+
+    if not getattr(args, "ray", None):
+        return contextlib.nullcontext(None)
+    check_embed_options(args)
+    from engine.ray_cluster import connect
+
+    return connect(args.ray)
+
+
+def say_backend(embedder) -> None:
+    """For an ONNX backend, its fidelity to torch as measured when it was exported."""
+    backend = getattr(embedder, "backend", "torch")
+    if backend == "torch":
+        return
+    from engine.embed import resolve_model_path
+    from engine.embed_onnx import fidelity
+
+    measured = fidelity(resolve_model_path(embedder.base_model)).get(
+        "int8" if backend == "onnx-int8" else "fp32")
+    if measured:
+        print(f"{backend}: cosine to torch's vectors min {measured['min_cosine']:.4f}, mean "
+              f"{measured['mean_cosine']:.4f} over {measured['sentences']} sentences (measured at "
+              f"export); cached apart as {embedder.model_name}", file=sys.stderr)
+
+
+def say_cluster_work(embedder) -> None:
+    """What the cluster did, on stderr: nodes that embedded, texts embedded twice."""
+    if not hasattr(embedder, "repeated"):
+        return
+    print(f"ray: embedded on {len(embedder.nodes)} node(s) in {embedder.model_calls} batches; "
+          f"texts embedded twice (work lost with a node and redone): {embedder.repeated}",
+          file=sys.stderr)
 
 
 def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
@@ -326,14 +411,16 @@ def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[n
     # counted on the key index: reading every cached vector here too doubled the time and
     # held a second copy of all of them (measured by bench_scale: 9 GB at 64k conversations)
     hits = embedder.cache.count(embedder.model_name, [text_key(t) for t in texts])
-    chunks = [texts[i:i + EMBED_CHUNK] for i in range(0, len(texts), EMBED_CHUNK)]
+    on_cluster = getattr(embedder, "chunk_texts", EMBED_CHUNK) is None  # all at once, its own bar
+    size = len(texts) if on_cluster else EMBED_CHUNK
+    chunks = [texts[i:i + size] for i in range(0, len(texts), size)]
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(texts), desc="embedding", unit="turn", disable=not progress,
+    bar = tqdm(total=len(texts), desc="embedding", unit="turn", disable=not progress or on_cluster,
                file=sys.stderr)
     out = None  # filled chunk by chunk: no list of parts and second copy to concatenate
-    for first, chunk in zip(range(0, len(texts), EMBED_CHUNK), chunks):
-        vectors = embedder.encode(chunk)
+    for first, chunk in zip(range(0, len(texts), size), chunks):
+        vectors = embedder.encode(chunk, progress=progress) if on_cluster else embedder.encode(chunk)
         if out is None:
             out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
         out[first:first + len(chunk)] = vectors
@@ -355,6 +442,8 @@ def _register_features(subparsers) -> None:
     _add_map_option(p)
     p.add_argument("--kmeans", choices=("batched", "sklearn"), default="batched",
                    help="topic-switching k-means: batched numpy (fast) or scikit-learn per conversation")
+    p.add_argument("--ray-shard-turns", type=int, default=60_000, metavar="N",
+                   help="with --ray: turns per shard of conversations sent to a worker (default 60000)")
     p.add_argument("--format", choices=TABLE_FORMATS, help="output format (default: from extension)")
     _add_model_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -368,25 +457,39 @@ def run_features(args: argparse.Namespace) -> int:
 
     source = Path(args.input)
     progress = not args.no_progress
-    if source.suffix.lower() == ".npy":
-        ids, arrays = load_embeddings(source, Path(args.index) if args.index else None)
-        info = pd.DataFrame({"conversation_id": ids})
-    else:
-        corpus = _trajectory_corpus(load_corpus(source, column_mapping(args.map)), args)
-        note = source_note(corpus)
-        if note:
-            print(note, file=sys.stderr)
-        embedder = _embedder(args)
-        texts = [t.text for c in corpus for t in c.turns]
-        vectors, hits = embed_texts(embedder, texts, progress=progress)
-        arrays = _split_rows(vectors, [len(c.turns) for c in corpus])
-        info = corpus.conversations_frame()[["conversation_id", "source", "task", "model",
-                                             "protocol"]]
-        info["embedding_model"] = embedder.model_name  # diagnose compares it with the reference's
-        print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
-              file=sys.stderr)
-        _say_token_level(embedder)
-    features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
+    if args.ray and args.ray_shard_turns < 1:
+        raise InputError("must be at least 1", field="--ray-shard-turns")
+    with cluster_for(args) as cluster:
+        if source.suffix.lower() == ".npy":
+            ids, arrays = load_embeddings(source, Path(args.index) if args.index else None)
+            info = pd.DataFrame({"conversation_id": ids})
+        else:
+            corpus = _trajectory_corpus(load_corpus(source, column_mapping(args.map)), args)
+            note = source_note(corpus)
+            if note:
+                print(note, file=sys.stderr)
+            embedder = _embedder(args, cluster)
+            texts = [t.text for c in corpus for t in c.turns]
+            vectors, hits = embed_texts(embedder, texts, progress=progress)
+            arrays = _split_rows(vectors, [len(c.turns) for c in corpus])
+            info = corpus.conversations_frame()[["conversation_id", "source", "task", "model",
+                                                 "protocol"]]
+            info["embedding_model"] = embedder.model_name  # diagnose compares it with the reference's
+            print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
+                  file=sys.stderr)
+            _say_token_level(embedder)
+            say_cluster_work(embedder)
+            say_backend(embedder)
+        if cluster is None:
+            features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
+        else:
+            from engine.ray_features import features_on_cluster
+
+            features, work = features_on_cluster(cluster, arrays, kmeans=args.kmeans,
+                                                 shard_turns=args.ray_shard_turns, progress=progress)
+            print(f"ray: features of {len(features)} conversations in {work['shards']} shards on "
+                  f"{len(work['nodes'])} node(s); shards computed twice (lost with a node and "
+                  f"redone): {work['repeated_shards']}", file=sys.stderr)
     lengths = arrays.lengths if isinstance(arrays, TurnBlocks) else [len(a) for a in arrays]
     table = pd.concat([info.reset_index(drop=True), pd.DataFrame({"n_turns": lengths}), features],
                       axis=1)
@@ -503,10 +606,13 @@ def run_diversity(args: argparse.Namespace) -> int:
         table = add_condition(table)
     wanted = [c.strip() for c in args.group_by.split(",") if c.strip()]
     group_columns = [c for c in wanted if c in table.columns and table[c].notna().any()]
-    embedder = _embedder(args)
-    vectors, hits = embed_texts(embedder, table["text"].tolist(), progress=not args.no_progress)
+    with cluster_for(args) as cluster:
+        embedder = _embedder(args, cluster)
+        vectors, hits = embed_texts(embedder, table["text"].tolist(), progress=not args.no_progress)
     print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}", file=sys.stderr)
     _say_token_level(embedder)
+    say_cluster_work(embedder)
+    say_backend(embedder)
     rows = []
     groups = table.groupby(group_columns, sort=True, dropna=False) if group_columns else [((), table)]
     for key, group in groups:

@@ -145,6 +145,9 @@ def register(subparsers) -> None:
     run.add_argument("--no-cache", action="store_true", help="do not cache responses")
     run.add_argument("--replay", action="store_true", help="answer only from the cache; a miss is an error")
     run.add_argument("--dry-run", action="store_true", help="print the number of calls and tokens, run nothing")
+    run.add_argument("--ray", metavar="ADDRESS|auto",
+                     help="run the sessions as tasks on the Ray cluster whose head is at HOST:PORT "
+                          "(grid key ray); this machine alone writes the folder and the cache")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_command)
 
@@ -271,9 +274,13 @@ def run_command(args: argparse.Namespace) -> int:
         raise InputError("--replay needs the cache (drop --no-cache)", field="replay")
     result = run_grid(grid, args.out, dry_run=args.dry_run, progress=not args.no_progress,
                       cache=cache, replay=args.replay, max_requests=args.max_requests,
-                      command="python -m engine " + " ".join(sys.argv[1:]))
+                      command="python -m engine " + " ".join(sys.argv[1:]), ray=args.ray)
     if args.dry_run:
         return 0
+    if result.cluster:
+        work = result.cluster
+        print(f"ray: {result.ok + result.failed} sessions on {len(work['nodes'])} node(s); model calls "
+              f"made again after a lost node: {work['calls_repeated']}", file=sys.stderr)
     summary = {"out": str(result.out_dir), "planned": result.planned, "skipped_done": result.skipped,
                "ok": result.ok, "failed": result.failed, "usage": result.usage,
                "cost_usd": result.cost_usd, "elapsed_s": round(result.elapsed_s, 1)}

@@ -78,6 +78,16 @@ class Usage:
         with self._lock:
             setattr(self, name, getattr(self, name) + amount)
 
+    def merge(self, counts: dict[str, int]) -> None:
+        """Add counters counted elsewhere (a session run on a Ray worker)."""
+        with self._lock:
+            for name, value in counts.items():
+                if name in self.as_dict_names:
+                    setattr(self, name, getattr(self, name) + int(value))
+
+    as_dict_names = ("calls", "cache_hits", "retries", "failures", "prompt_tokens",
+                     "completion_tokens", "lone_surrogates_replaced")
+
     def as_dict(self) -> dict[str, int]:
         return {"calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
                 "failures": self.failures, "prompt_tokens": self.prompt_tokens,

@@ -1,0 +1,139 @@
+"""Embedding on a Ray cluster: Ray Data ``map_batches`` over an actor pool of embedders.
+
+The driver alone reads and writes the SQLite embedding cache (``engine.embed``): it looks
+every text up, sends only the distinct missing ones through the cluster, and stores each
+batch of vectors as it comes back, under the same keys (model name with its backend, SHA-256
+of the text) as on one machine, so a second pass makes no model call, on a cluster or not.
+Each actor loads the model once (torch or ONNX Runtime, on a CPU slot or a GPU) and embeds
+``batch_size`` texts per model call; rows carry their position, so the vectors land in input
+order whatever order Ray returns them in. Ray Data restarts an actor lost with its node and
+runs its unfinished batches again elsewhere; the actors report what they embedded to a
+``Tally`` on the driver's node, so texts embedded twice are counted (``repeated``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from engine.embed import (EmbeddingCache, cache_model_name, encode_through_cache, encode_with,
+                          load_sentence_model)
+from engine.ray_cluster import ClusterSession, report
+
+DEFAULT_RAY_BATCH = 256  # texts per Ray Data batch (one actor call)
+ACTOR_START_S = 900  # how long the actors may take to start and load the model
+
+
+class EmbedActor:
+    """One embedder on a worker: the model loaded once, a batch of ``{row, text}`` in,
+    ``{row, vector}`` out (used by ``map_batches`` as a callable class)."""
+
+    def __init__(self, model: str, backend: str, device: str, model_batch: int, tally=None):
+        self.model = load_sentence_model(model, backend=backend, device=device, progress=False)
+        self.model_batch = model_batch
+        self.tally = tally
+
+    def __call__(self, batch: dict) -> dict:
+        texts = [str(t) for t in batch["text"]]
+        vectors = encode_with(self.model, texts, batch_size=self.model_batch)
+        report(self.tally, "texts", len(texts))
+        report(self.tally, "calls", 1)
+        return {"row": np.asarray(batch["row"], dtype=np.int64), "vector": vectors}
+
+
+class RayEmbedder:
+    """Same interface as ``engine.embed.Embedder`` (``encode``, ``model_name``, ``cache``,
+    ``model_calls``), the model calls made by an actor pool on the cluster.
+
+    ``model_calls``: Ray batches the actors embedded (one model call each); ``repeated``: texts
+    embedded more than once (an actor lost with its node); ``nodes``: nodes that embedded.
+    ``chunk_texts`` is None: the CLI hands every text over at once (one pool, loaded once).
+    """
+
+    chunk_texts = None
+
+    def __init__(self, cluster: ClusterSession, model: str, *, backend: str = "torch",
+                 cache: EmbeddingCache | str | Path | None = None, batch_size: int = 64,
+                 ray_batch: int = DEFAULT_RAY_BATCH, actors: int | None = None,
+                 gpus_per_actor: float = 0.0, progress: bool = True):
+        self.cluster = cluster
+        self.model_name = cache_model_name(model, backend)
+        self.base_model = model
+        self.backend = backend
+        self.batch_size = batch_size
+        self.ray_batch = ray_batch
+        self.gpus_per_actor = gpus_per_actor
+        self.actors = actors
+        self.progress = progress
+        self.cache = cache if isinstance(cache, EmbeddingCache) else EmbeddingCache(cache)
+        self.model_calls = 0
+        self.repeated = 0
+        self.nodes: list[str] = []
+
+    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        return encode_through_cache(self.cache, self.model_name, texts,
+                                    lambda missing: self._embed_on_cluster(missing, progress), store=False)
+
+    __call__ = encode
+
+    def pool_size(self) -> int:
+        if self.actors:
+            return self.actors
+        return self.cluster.slots(1.0, self.gpus_per_actor)
+
+    def _embed_on_cluster(self, texts: list[str], progress: bool) -> np.ndarray:
+        import pyarrow as pa
+        import ray
+
+        from engine.embed import text_key
+
+        n = len(texts)
+        rows = np.arange(n, dtype=np.int64)
+        step = self.ray_batch
+        blocks = [pa.table({"row": rows[i:i + step], "text": pa.array(texts[i:i + step], pa.string())})
+                  for i in range(0, n, step)]
+        tally = self.cluster.tally()
+        size = min(self.pool_size(), len(blocks))
+        context = ray.data.DataContext.get_current()
+        # every actor loaded before the first batch goes out, so the work is spread over all
+        context.wait_for_min_actors_s = ACTOR_START_S
+        dataset = ray.data.from_arrow(blocks).map_batches(
+            EmbedActor, batch_size=step, batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=2),
+            num_cpus=0 if self.gpus_per_actor else 1, num_gpus=self.gpus_per_actor or None,
+            fn_constructor_kwargs={"model": self.base_model, "backend": self.backend,
+                                   "device": "cuda" if self.gpus_per_actor else "cpu",
+                                   "model_batch": self.batch_size, "tally": tally})
+        out: np.ndarray | None = None
+        done = np.zeros(n, dtype=bool)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n, desc=f"embedding on Ray ({size} actors)", unit="text", file=sys.stderr)
+        for batch in dataset.iter_batches(batch_format="numpy", batch_size=None, prefetch_batches=2):
+            where, vectors = batch["row"], np.asarray(batch["vector"], dtype=np.float32)
+            if out is None:
+                out = np.empty((n, vectors.shape[1]), dtype=np.float32)
+            fresh = ~done[where]  # a batch run twice after a lost actor is stored once
+            where, vectors = where[fresh], vectors[fresh]
+            out[where] = vectors
+            done[where] = True
+            self.cache.put_many(self.model_name, {text_key(texts[i]): v for i, v in zip(where, vectors)})
+            if bar is not None:
+                bar.update(len(where))
+        if bar is not None:
+            bar.close()
+        if out is None or not done.all():
+            from engine.llm.errors import BackendError
+
+            raise BackendError(f"the cluster returned {int(done.sum())} of {n} embeddings")
+        totals = ray.get(tally.totals.remote())
+        ray.kill(tally)
+        self.model_calls += totals["counts"].get("calls", 0)
+        self.repeated += max(0, totals["counts"].get("texts", 0) - n)
+        self.nodes = sorted(set(self.nodes) | set(totals["nodes"].get("texts", [])))
+        return out

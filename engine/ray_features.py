@@ -1,0 +1,116 @@
+"""The nine Table 19 features of paper A on a Ray cluster: one task per shard of conversations.
+
+The driver reads the conversations once, in input order, into the very chunks one machine
+computes together (``engine.features.equal_length_chunks``: up to 128 conversations of one
+length), gathers chunks into shards of about ``shard_turns`` turns, puts each shard in Ray's
+object store (in the input's dtype), keeps at most ``in_flight`` shards out at once (the
+object store stays bounded whatever the corpus size: a memory-mapped ``.npy`` is read shard
+by shard) and places every value at its conversation's position, so the rows come back in
+input order. A worker computes each chunk with ``engine.features.chunk_features``, the same
+code on the same batch as on one machine, so the table is bit-identical to one machine's
+(numpy's reductions may round differently for another batch, so the batches are kept). A task lost with its node is run again by Ray (its
+retries); shards computed more than once are counted through the ``Tally``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from engine.ray_cluster import ClusterSession, report
+
+SHARD_TURNS = 60_000  # 60k turns x 384 float32 = 92 MB per shard in the object store
+
+
+def feature_shard(chunks: list[np.ndarray], kmeans: str, tally=None) -> list[np.ndarray]:
+    """Features (m, 9) of each chunk of one shard (run on a worker)."""
+    from engine.features import chunk_features
+
+    values = [chunk_features(chunk, kmeans) for chunk in chunks]
+    report(tally, "shards", 1)
+    return values
+
+
+def shard_bounds(lengths: Sequence[int], shard_turns: int) -> list[tuple[int, int]]:
+    """``(first, stop)`` conversation ranges of about ``shard_turns`` turns each, in order;
+    a conversation is never split, and every shard holds at least one (how a caller can cut
+    a table of conversations by size)."""
+    bounds, first, turns = [], 0, 0
+    for position, length in enumerate(lengths):
+        if turns and turns + int(length) > shard_turns:
+            bounds.append((first, position))
+            first, turns = position, 0
+        turns += int(length)
+    if first < len(lengths):
+        bounds.append((first, len(lengths)))
+    return bounds
+
+
+def shards_of_chunks(conversations, shard_turns: int):
+    """Yield shards: lists of ``(positions, chunk)`` from ``engine.features.equal_length_chunks``
+    (the chunks one machine computes, in the input's dtype), about ``shard_turns`` turns each."""
+    from engine.features import equal_length_chunks
+
+    shard, turns = [], 0
+    for positions, chunk in equal_length_chunks(conversations, as_float64=False):
+        size = chunk.shape[0] * chunk.shape[1]
+        if shard and turns + size > shard_turns:
+            yield shard
+            shard, turns = [], 0
+        shard.append((positions, chunk))
+        turns += size
+    if shard:
+        yield shard
+
+
+def features_on_cluster(cluster: ClusterSession, conversations, *, kmeans: str = "batched",
+                        shard_turns: int = SHARD_TURNS, in_flight: int | None = None,
+                        progress: bool = False) -> tuple["pandas.DataFrame", dict]:
+    """The features table (one row per conversation, input order) and what the cluster did
+    (``shards``, ``repeated_shards``, ``nodes``). ``conversations`` is a sequence of
+    (n_turns, dim) arrays (``TurnBlocks`` of a memory-mapped file is read shard by shard)."""
+    import pandas as pd
+    import ray
+
+    from engine.features import FEATURE_NAMES
+
+    total = len(conversations)
+    tally = cluster.tally()
+    task = ray.remote(num_cpus=1, max_retries=5, scheduling_strategy="SPREAD")(feature_shard)
+    limit = in_flight or 2 * cluster.slots(1.0)
+    out = np.full((total, len(FEATURE_NAMES)), np.nan)
+    pending: dict = {}
+    shards = 0
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc="features on Ray", unit="conversation", file=sys.stderr)
+
+    def collect(ready) -> None:
+        for ref in ready:
+            positions = pending.pop(ref)
+            for where, values in zip(positions, ray.get(ref)):
+                out[where] = values
+            if bar is not None:
+                bar.update(sum(len(p) for p in positions))
+
+    for shard in shards_of_chunks(conversations, shard_turns):
+        while len(pending) >= limit:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            collect(ready)
+        pending[task.remote([chunk for _, chunk in shard], kmeans, tally)] = [p for p, _ in shard]
+        shards += 1
+        del shard
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        collect(ready)
+    if bar is not None:
+        bar.close()
+    totals = ray.get(tally.totals.remote())
+    ray.kill(tally)
+    info = {"shards": shards, "repeated_shards": max(0, totals["counts"].get("shards", 0) - shards),
+            "nodes": totals["nodes"].get("shards", [])}
+    return pd.DataFrame(out, columns=list(FEATURE_NAMES)), info
