@@ -215,9 +215,9 @@ def test_pilot_dry_run_options(seed, budget, baseline, model, url):
             argv += [name, value]
         outcome = cli(argv)
         bad = [n for n, v in given_options.items() if not PILOT_OPTIONS[n](v)]
-        if bad:
+        if bad:  # else the baseline must be one of the released designs (open by default)
             refused(outcome, f"argument {bad[0]}:")
-        elif (baseline or "open") not in ("open", "instructed", "iterative"):  # paper A's released designs
+        elif (baseline if baseline is not None else "open") not in ("open", "instructed", "iterative"):
             refused(outcome, "field 'baseline'", repr(baseline))
         else:
             accepted(outcome)
