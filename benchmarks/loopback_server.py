@@ -81,7 +81,9 @@ def embedding_of(text: str, dim: int = 8) -> list[float]:
 def embeddings_reply(texts: list[str], fault: str | None, dim: int = 8, model: str = "loopback") -> bytes:
     """The body of an embeddings reply (in reverse order, with indexes), broken as ``fault`` says."""
     vectors = [embedding_of(t, dim) for t in texts]
-    if fault == "emb_nan":
+    if not vectors:  # nothing asked, nothing to break
+        pass
+    elif fault == "emb_nan":
         vectors[-1][0] = float("nan")
     elif fault == "emb_inf":
         vectors[0][-1] = float("inf")
@@ -245,7 +247,11 @@ class LoopbackServer:
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away mid-request (closed its connection)
+                    self.close_connection = True
+                    return None
+                body = json.loads(raw or b"{}")
                 with server.lock:
                     server.bodies.append(body)
                     server.paths.append(self.path)

@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from engine import names
 from engine.errors import InputError
 from engine.prompts import RUBRIC
 from engine.tasks import Task
@@ -48,31 +49,66 @@ class Benchmark:
     reader: Callable[[Path, dict], list[Task]]
 
 
-def _table(path: Path) -> pd.DataFrame:
-    """A CSV/TSV/JSON/JSONL/Parquet table; any other file is an InputError naming it."""
-    if not path.exists():
-        raise InputError("no such file", path=str(path))
+@dataclass
+class _Rows:
+    """A benchmark table read for people: its columns and ``(row number, values)`` pairs,
+    rows counted as everywhere here (CSV: data rows under the header; JSON lines: lines)."""
+
+    path: Path
+    columns: list[str]
+    rows: list[tuple[int, dict]]
+
+
+def _table(path: Path) -> _Rows:
+    """A CSV/TSV/JSON/JSONL/Parquet table; anything else (another extension, a folder, a FIFO,
+    a device) is an InputError naming it."""
+    from engine.files import check_regular
+    from engine.importers.records import read_csv_records
+
     suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv", ".json", ".jsonl", ".parquet"):
+        if not path.exists():
+            raise InputError("no such file", path=str(path))
+        raise InputError("expected a .csv, .tsv, .json, .jsonl or .parquet file", path=str(path))
+    check_regular(path)
+    if suffix in (".csv", ".tsv"):
+        header, records = read_csv_records(path, delimiter="," if suffix == ".csv" else "\t")
+        return _Rows(path, header, [(r.row, r.values) for r in records])
+    if suffix == ".jsonl":
+        from engine.importers.records import read_jsonl_records
+
+        rows = [(r.row, r.values) for r in read_jsonl_records(path)]
+    elif suffix == ".json":
+        rows = _json_list(path)
+    else:
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as error:  # pyarrow raises several types for a broken file
+            raise InputError(f"not a readable Parquet file ({type(error).__name__})", path=str(path)) from None
+        rows = [(i + 1, record) for i, record in enumerate(frame.to_dict(orient="records"))]
+    columns = list(dict.fromkeys(str(k) for _, values in rows for k in values))
+    return _Rows(path, columns, rows)
+
+
+def _json_list(path: Path) -> list[tuple[int, dict]]:
+    """A .json file holding a list of objects; row N is its N-th object."""
+    import json
+
+    from engine.jsonl import NumberOutOfRange, loads, read_text
+
     try:
-        if suffix == ".csv":
-            return pd.read_csv(path, dtype=str, keep_default_na=False)
-        if suffix == ".tsv":
-            return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-        if suffix == ".jsonl":
-            return pd.read_json(path, lines=True, dtype=False)
-        if suffix == ".json":
-            return pd.read_json(path, dtype=False)
-        if suffix == ".parquet":
-            return pd.read_parquet(path)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read the table ({error})", path=str(path)) from None
-    raise InputError("expected a .csv, .tsv, .json, .jsonl or .parquet file", path=str(path))
+        value = loads(read_text(path))
+    except (json.JSONDecodeError, NumberOutOfRange, RecursionError) as error:
+        raise InputError(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path)) from None
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise InputError("expected a JSON list of objects (or use .jsonl)", path=str(path))
+    return [(i + 1, item) for i, item in enumerate(value)]
 
 
-def _column(table: pd.DataFrame, path: Path, wanted: Sequence[str], mapping: dict, field: str) -> str | None:
+def _column(table: _Rows, wanted: Sequence[str], mapping: dict, field: str) -> str | None:
     if field in mapping:
         if mapping[field] not in table.columns:
-            raise InputError(f"no column {mapping[field]!r} (from --map {field}=...)", path=str(path),
+            raise InputError(f"no column {mapping[field]!r} (from --map {field}=...)", path=str(table.path),
                              field=mapping[field])
         return mapping[field]
     lower = {str(c).lower(): c for c in table.columns}
@@ -81,32 +117,79 @@ def _column(table: pd.DataFrame, path: Path, wanted: Sequence[str], mapping: dic
 
 def _text(value, path: Path, row: int, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise InputError("missing or empty", path=str(path), row=row, field=field)
+        raise InputError("missing or empty" if value is None or isinstance(value, str)
+                         else f"expected text, got {type(value).__name__}", path=str(path), row=row, field=field)
     return " ".join(value.split())
+
+
+def _raw_id(value, path: Path, row: int, field: str) -> str:
+    """An item's id as written (text or a whole number); a list, an object or a blank is refused."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or \
+            (isinstance(value, float) and not value.is_integer()) or not str(value).strip():
+        raise InputError(f"expected an id (text or a whole number), got {value!r}"[:120], path=str(path),
+                         row=row, field=field)
+    return str(int(value)) if isinstance(value, float) else str(value).strip()
 
 
 def _safe_id(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]+", "_", str(text)).strip("_")[:64] or "item"
 
 
+def unique_ids(prefix: str, raws: Sequence[str]) -> list[str]:
+    """``prefix-<readable id>`` per item; where readable ids collide (``C++`` and ``C#`` both
+    read ``C``, every CJK keyword ``item``, ``a b`` and ``a_b``), each item whose readable id
+    is not its own text exactly gets ``-<first 8 hex digits of the text's SHA-256>``. An id
+    depends only on its own text and the benchmark file, so it is the same on every run."""
+    import hashlib
+    from collections import Counter
+
+    readable = [_safe_id(raw) for raw in raws]
+    counts = Counter(readable)
+    ids = []
+    for raw, name in zip(raws, readable):
+        if counts[name] > 1 and raw != name:
+            digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+            name = f"{name[:48]}-{digest}"
+        ids.append(f"{prefix}-{name}")
+    return ids
+
+
 def _read_liveideabench(path: Path, mapping: dict) -> list[Task]:
     table = _table(path)
-    column = _column(table, path, ("keywords", "keyword"), mapping, "prompt")
+    column = _column(table, ("keywords", "keyword"), mapping, "prompt")
     if column is None:
         raise InputError("no 'keywords' column (LiveIdeaBench's keyword field; --map prompt=COLUMN)",
                          path=str(path), field="keywords")
-    tasks, seen = [], set()
-    for row, value in enumerate(table[column].tolist(), start=2):
-        keyword = _text(value, path, row, column)
+    keywords, seen = [], set()
+    for row, values in table.rows:
+        keyword = _text(values.get(column), path, row, column)
         if keyword.lower() in seen:
             continue
         seen.add(keyword.lower())
-        tasks.append(Task(id=f"lib-{_safe_id(keyword)}", title=keyword, benchmark="liveideabench",
-                          prompt=(f"Scientific ideation. Propose one original, testable scientific idea "
-                                  f"that involves the keyword \"{keyword}\": say what the idea is, what "
-                                  f"makes it new, and how it could be tested."),
-                          meta={"keyword": keyword}))
-    return tasks
+        keywords.append(keyword)
+    return [Task(id=task_id, title=keyword, benchmark="liveideabench",
+                 prompt=(f"Scientific ideation. Propose one original, testable scientific idea "
+                         f"that involves the keyword \"{keyword}\": say what the idea is, what "
+                         f"makes it new, and how it could be tested."),
+                 meta={"keyword": keyword})
+            for task_id, keyword in zip(unique_ids("lib", keywords), keywords)]
+
+
+def _essay_title(file: Path) -> str:
+    """The first non-blank line of an ``essayNNN.txt`` (a regular UTF-8 file)."""
+    from engine.jsonl import read_text
+
+    try:
+        text = read_text(file, max_bytes=10 << 20)
+    except InputError as error:
+        if error.reason.startswith("not UTF-8"):
+            raise InputError(error.reason + "; convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+                             path=error.path, row=error.row) from None
+        raise
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise InputError("empty essay file", path=str(file), row=1)
+    return lines[0]
 
 
 def _read_aae(path: Path, mapping: dict) -> list[Task]:
@@ -114,70 +197,64 @@ def _read_aae(path: Path, mapping: dict) -> list[Task]:
         files = sorted(path.glob("essay*.txt"))
         if not files:
             raise InputError("no essayNNN.txt files in the folder (the AAE corpus's brat folder)", path=str(path))
-        items = []
-        for file in files:
-            lines = [line.strip() for line in file.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
-            if not lines:
-                raise InputError("empty essay file", path=str(file), row=1)
-            items.append((file.stem, lines[0]))
+        items = [(file.stem, _essay_title(file)) for file in files]
     else:
         table = _table(path)
-        column = _column(table, path, ("title", "prompt", "topic"), mapping, "prompt")
+        column = _column(table, ("title", "prompt", "topic"), mapping, "prompt")
         if column is None:
             raise InputError("no 'title' column (--map prompt=COLUMN)", path=str(path), field="title")
-        ids = _column(table, path, ("id", "essay_id", "essay"), mapping, "id")
-        items = [(str(table[ids].iat[i]) if ids else f"essay{i + 1:03d}",
-                  _text(table[column].iat[i], path, i + 2, column)) for i in range(len(table))]
-    return [Task(id=f"aae-{_safe_id(essay_id)}", title=title, benchmark="aae",
+        ids = _column(table, ("id", "essay_id", "essay"), mapping, "id")
+        items = [(_raw_id(values.get(ids), path, row, ids) if ids else f"essay{row:03d}",
+                  _text(values.get(column), path, row, column)) for row, values in table.rows]
+    return [Task(id=task_id, title=title, benchmark="aae",
                  prompt=(f"Argumentative writing. Write a short argumentative essay that takes a clear "
                          f"position on this topic and defends it with reasons: {title}"))
-            for essay_id, title in items]
+            for task_id, (_, title) in zip(unique_ids("aae", [i for i, _ in items]), items)]
 
 
 def _read_macgyver(path: Path, mapping: dict) -> list[Task]:
     table = _table(path)
-    column = _column(table, path, ("problem", "question", "prompt"), mapping, "prompt")
+    column = _column(table, ("problem", "question", "prompt"), mapping, "prompt")
     if column is None:
         raise InputError("no 'Problem' column (--map prompt=COLUMN)", path=str(path), field="Problem")
-    ids = _column(table, path, ("id", "problem_id", "index"), mapping, "id")
-    tasks = []
-    for i in range(len(table)):
-        problem = _text(table[column].iat[i], path, i + 2, column)
-        item_id = str(table[ids].iat[i]) if ids else str(i + 1)
-        tasks.append(Task(id=f"macgyver-{_safe_id(item_id)}", title=problem[:60], benchmark="macgyver",
-                          prompt=(f"Creative problem solving. {problem} Propose one concrete solution that "
-                                  f"uses only what the situation provides.")))
-    return tasks
+    ids = _column(table, ("id", "problem_id", "index"), mapping, "id")
+    items = [(_raw_id(values.get(ids), path, row, ids) if ids else str(row),
+              _text(values.get(column), path, row, column)) for row, values in table.rows]
+    return [Task(id=task_id, title=problem[:60], benchmark="macgyver",
+                 prompt=(f"Creative problem solving. {problem} Propose one concrete solution that "
+                         f"uses only what the situation provides."))
+            for task_id, (_, problem) in zip(unique_ids("macgyver", [i for i, _ in items]), items)]
 
 
 def _read_arena_hard_creative(path: Path, mapping: dict) -> list[Task]:
     table = _table(path)
-    category = _column(table, path, ("category",), mapping, "category")
-    ids = _column(table, path, ("uid", "question_id", "id"), mapping, "id")
-    prompt = _column(table, path, ("prompt",), mapping, "prompt")
+    category = _column(table, ("category",), mapping, "category")
+    ids = _column(table, ("uid", "question_id", "id"), mapping, "id")
+    prompt = _column(table, ("prompt",), mapping, "prompt")
     turns = "turns" if "turns" in table.columns else None
     if ids is None:
         raise InputError("no 'uid' column (--map id=COLUMN)", path=str(path), field="uid")
     if prompt is None and turns is None:
         raise InputError("no 'prompt' (or 'turns') column (--map prompt=COLUMN)", path=str(path), field="prompt")
-    tasks = []
-    for i in range(len(table)):
+    items = []
+    for row, values in table.rows:
         if category is not None:
-            label = str(table[category].iat[i]).lower().replace("-", "_").replace(" ", "_")
+            label = str(values.get(category)).lower().replace("-", "_").replace(" ", "_")
             if "creative_writing" not in label:
                 continue
         if prompt is not None:
-            text = table[prompt].iat[i]
+            text = values.get(prompt)
         else:
-            value = table[turns].iat[i]
+            value = values.get(turns)
+            if hasattr(value, "tolist"):  # a Parquet list column
+                value = value.tolist()
             text = value[0].get("content") if isinstance(value, list) and value and isinstance(value[0], dict) else None
-        text = _text(text, path, i + 1, prompt or "turns")
-        tasks.append(Task(id=f"arena-{_safe_id(table[ids].iat[i])}", title=text[:60],
-                          benchmark="arena_hard_creative", prompt=text))
-    if not tasks:
+        items.append((_raw_id(values.get(ids), path, row, ids), _text(text, path, row, prompt or "turns")))
+    if not items:
         raise InputError("no creative-writing rows (category 'creative_writing')", path=str(path),
                          field=category or "category")
-    return tasks
+    return [Task(id=task_id, title=text[:60], benchmark="arena_hard_creative", prompt=text)
+            for task_id, (_, text) in zip(unique_ids("arena", [i for i, _ in items]), items)]
 
 
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
@@ -205,22 +282,32 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
 )}
 
 
+assert tuple(BENCHMARKS) == names.BENCHMARKS  # the names a tasks file may give (engine.names)
+
+
 def load_benchmark(name: str, path: str | Path, *, mapping: dict[str, str] | None = None,
                    limit: int | None = None) -> list[Task]:
     """The benchmark's tasks from a downloaded copy (first ``limit`` of them if given)."""
     if name not in BENCHMARKS:
         raise InputError(f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}",
                          field="benchmark")
-    tasks = BENCHMARKS[name].reader(Path(path), dict(mapping or {}))
-    ids = [t.id for t in tasks]
-    if len(set(ids)) != len(ids):
-        duplicate = next(i for i in ids if ids.count(i) > 1)
-        raise InputError(f"two items give the same task id {duplicate!r}", path=str(path), field="id")
+    from engine.importers.records import explain_row
+
+    try:
+        tasks = BENCHMARKS[name].reader(Path(path), dict(mapping or {}))
+    except InputError as error:
+        raise explain_row(error) from None  # says how its rows are counted
+    seen: dict[str, int] = {}
+    for position, task in enumerate(tasks, start=1):
+        if task.id in seen:  # the same id written twice in the file: not a collision of names
+            raise InputError(f"items {seen[task.id]} and {position} have the same id {task.id!r}",
+                             path=str(path), field="id")
+        seen[task.id] = position
     return tasks[:limit] if limit else tasks
 
 
 def rubric_for(task: Task | None) -> tuple[str, ...]:
     """The judge's rubric criteria for a task: its benchmark's, else the general one."""
-    if task is not None and task.benchmark in BENCHMARKS:
+    if task is not None and isinstance(task.benchmark, str) and task.benchmark in BENCHMARKS:
         return BENCHMARKS[task.benchmark].rubric
     return GENERAL_RUBRIC

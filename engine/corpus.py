@@ -19,7 +19,7 @@ import pandas as pd
 
 from engine.durable import atomic_write_bytes, remove_stale_temp_files  # noqa: F401  (re-exported)
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects, to_json_line
+from engine.jsonl import INT64_MAX, INT64_MIN, iter_json_objects, to_json_line
 
 SOURCES = ("llm", "human")
 # Turns recorded by the protocols that are not utterances of the discussion: idea lists of
@@ -139,6 +139,7 @@ class Conversation:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
                 raise InputError(f"must be an integer, got {value!r}", path=path, row=row, field=name)
+            _within_64_bits(value, path, row, name)
         for name in ("outcomes", "meta"):
             if not isinstance(getattr(self, name), dict):
                 raise InputError("must be an object", path=path, row=row, field=name)
@@ -152,6 +153,15 @@ class Conversation:
             if turn.round is not None and (not isinstance(turn.round, int) or isinstance(turn.round, bool)):
                 raise InputError(f"must be an integer, got {turn.round!r}", path=path, row=row,
                                  field=f"turns[{position}].round")
+            _within_64_bits(turn.round, path, row, f"turns[{position}].round")
+
+
+def _within_64_bits(value: Any, path: str | None, row: int | None, field: str) -> None:
+    """An integer a Parquet file can hold as uint64 (up to 2**64 - 1) but no table of ours can
+    store: refused as the JSON and CSV readers refuse it."""
+    if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+        raise InputError(f"integer {value} is out of range (integers must fit in 64 bits, {INT64_MIN:,} to "
+                         f"{INT64_MAX:,})", path=path, row=row, field=field)
 
 
 def _clean(value: Any) -> Any:

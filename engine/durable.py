@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Callable
 
 from engine.errors import InputError, WriteError, write_error
+from engine.files import read_bytes as read_regular
+from engine.jsonl import NumberOutOfRange, out_of_range_field
+from engine.jsonl import loads as bounded_loads
 
 _write = os.write
 _fsync = os.fsync
@@ -220,21 +223,15 @@ class Scan:
 
 
 def _read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise InputError("no such file", path=str(path))
-    if path.is_dir():
-        raise InputError("is a folder, expected a file", path=str(path))
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
+    """A regular file's bytes: a FIFO in a run folder is refused, never waited on."""
+    return read_regular(path)
 
 
 def _loads(raw: bytes, *, first: bool):
     text = raw.decode("utf-8-sig" if first else "utf-8")
     if text.endswith("\r"):
         text = text[:-1]
-    return json.loads(text)
+    return bounded_loads(text)  # an integer beyond 64 bits is NumberOutOfRange, never parsed
 
 
 def scan(path: str | Path, data: bytes | None = None) -> Scan:
@@ -251,6 +248,9 @@ def scan(path: str | Path, data: bytes | None = None) -> Scan:
             continue
         try:
             value = _loads(raw, first=number == 1)
+        except NumberOutOfRange as error:
+            raise InputError(str(error), path=str(path), row=number,
+                             field=out_of_range_field(raw.decode("utf-8-sig"))) from None
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
             start = _glued_start(raw)
             if start is None:
@@ -281,7 +281,7 @@ def _glued_start(raw: bytes) -> int | None:
         try:
             if isinstance(_loads(raw[at:], first=False), dict):
                 return at
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError, NumberOutOfRange
             pass
         at = raw.find(b'{"', at + 1)
     return None

@@ -234,9 +234,15 @@ def _pca(x: np.ndarray, fit_mask: np.ndarray, seed: int):
     return coordinates, {"explained_variance_ratio": [float(v) for v in pca.explained_variance_ratio_]}
 
 
+UMAP_MIN_TURNS = 4
+
+
 def _umap(x: np.ndarray, fit_mask: np.ndarray, params: dict, progress, report, workers: int = 1):
     import warnings
 
+    if fit_mask.sum() < UMAP_MIN_TURNS:  # its spectral layout solves for 3 eigenvectors of n x n
+        raise InputError(f"UMAP needs at least {UMAP_MIN_TURNS} turns to fit, got {int(fit_mask.sum())}; "
+                         "PCA draws as few as 3")
     report("projection: loading UMAP (the first call compiles numba code)")
     import umap
 

@@ -23,7 +23,9 @@ from engine import durable
 from engine.corpus import Conversation, Corpus, atomic_write_text
 from engine.errors import InputError
 from engine.folder_lock import LOCK_FILE, FolderLock  # noqa: F401  (LOCK_FILE re-exported)
-from engine.jsonl import to_json, to_json_line
+from engine.files import read_bytes as read_regular
+from engine.jsonl import NumberOutOfRange, to_json, to_json_line
+from engine.jsonl import loads as bounded_loads
 from engine.llm.secrets import scrub
 
 CORPUS_FILE = "corpus.jsonl"
@@ -61,14 +63,13 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     """A folder's ``manifest.json`` as a dict ({} when there is none); anything that is not
     a readable JSON object is an InputError naming the file."""
     path = Path(path)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return {}
-    if path.is_dir():
-        raise InputError("is a folder, expected a file", path=str(path))
+    data = read_regular(path)  # a folder, a FIFO or a device is refused, never waited on
     try:
-        value = json.loads(path.read_bytes().decode("utf-8"))
-    except OSError as error:
-        raise InputError(f"cannot read ({error.strerror})", path=str(path)) from None
+        value = bounded_loads(data.decode("utf-8"))
+    except NumberOutOfRange as error:
+        raise InputError(str(error), path=str(path)) from None
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise InputError("not valid JSON (damaged or cut short)", path=str(path)) from None
     if not isinstance(value, dict):

@@ -148,6 +148,18 @@ def load_tasks_file(path: str | Path, *, mapping: dict[str, str] | None = None,
         if record["id"] in seen:
             raise InputError(f"duplicate task id {record['id']!r}", path=str(path), row=row, field="id")
         seen.add(record["id"])
+        for name in ("title", "benchmark"):  # text if given: a dict or a list here is not a name
+            value = record.get(name)
+            if value is not None and not isinstance(value, str):
+                raise InputError(f"expected text, got {type(value).__name__}", path=str(path), row=row,
+                                 field=mapping.get(name, name))
+        if record.get("benchmark"):
+            from engine.names import BENCHMARKS
+
+            if record["benchmark"] not in BENCHMARKS:  # a typo would silently pick the general rubric
+                raise InputError(f"unknown benchmark {record['benchmark']!r}; one of: {', '.join(BENCHMARKS)} "
+                                 "(or leave it out for the general rubric)", path=str(path), row=row,
+                                 field=mapping.get("benchmark", "benchmark"))
         kept = {name: raw[name] for name in unknown} if extra == "keep" else {}
         tasks.append(Task(id=record["id"], prompt=record["prompt"].strip(),
                           title=record.get("title") or record["id"],

@@ -149,3 +149,42 @@ def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(tmp_path)
             assert run.is_enabled()  # the form is usable again
         finally:
             browser.close()
+
+
+def test_urls_in_turns_tasks_and_models_are_no_links_in_chromium(tmp_path):
+    """Streamlit's GitHub-flavoured markdown links URLs and e-mail addresses it finds in text,
+    escaped or not; the Trajectories page (transcript reader caption, tables) shows them as text."""
+    from playwright.sync_api import sync_playwright
+
+    from devtools.browser import CHROMIUM_ARGS, wait_until_idle
+    from engine.corpus import Conversation, Corpus, Turn
+    from engine.datasets import dataset_from_corpus
+    from engine.embed import Embedder
+
+    corpus = Corpus([Conversation(f"c{i}", [Turn("AB"[t % 2], f"idea {i}.{t}: see http://evil.example/{i} or "
+                                                              f"www.evil{i}.example.com, mail bob@evil.example")
+                                            for t in range(4)],
+                                  task="task http://task.example", model="model www.model.example",
+                                  source="llm", protocol="open") for i in range(3)])
+    root = tmp_path / "cached_runs"
+    root.mkdir()
+    dataset_from_corpus(corpus, Embedder(cache=tmp_path / "embeddings.sqlite"), name="urls").save(root / "urls")
+    env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
+    with served_dashboard(env=env) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url, wait_until="domcontentloaded")
+            wait_until_idle(page)
+            page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
+            page.wait_for_function(
+                "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('Transcript reader')",
+                timeout=180_000)
+            wait_until_idle(page)
+            text = page.locator("[data-testid='stMain']").inner_text()
+            assert "task http://task.example" in text.replace("\u2060", "")  # shown, as text
+            links = page.locator("[data-testid='stMain'] a").evaluate_all("nodes => nodes.map(n => n.href)")
+            assert [href for href in links if "example" in href] == [], links
+            assert page.locator("[data-testid='stException']").count() == 0
+        finally:
+            browser.close()

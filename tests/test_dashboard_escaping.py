@@ -27,7 +27,10 @@ RENDER = MarkdownIt("commonmark")  # raw HTML on, as permissive as CommonMark ge
 
 
 def visible_text(rendered: str) -> str:
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", rendered)).split())
+    """The text a reader sees: tags dropped, entities resolved, without the invisible word
+    joiners (U+2060) that ``escape`` puts into URLs so GFM makes no link of them."""
+    shown = html.unescape(re.sub(r"<[^>]+>", " ", rendered)).replace("\u2060", "")
+    return " ".join(shown.split())
 
 
 def assert_shown_as_text(body: str, user_text: str) -> None:

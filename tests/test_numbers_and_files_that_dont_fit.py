@@ -213,3 +213,50 @@ def test_data_commands_refuse_a_fifo_without_waiting(tmp_path, command, suffix):
     guard.set()
     assert time.perf_counter() - started < 15, "waited on the FIFO"
     refused(outcome, str(pipe))
+
+
+def _parquet_bytes(table) -> bytes:
+    import io
+
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+@pytest.mark.parametrize("field", ["team_size", "replicate"])
+def test_an_uploaded_parquet_corpus_with_a_uint64_beyond_64_bit_signed_is_refused(tmp_path, field):
+    """Parquet stores unsigned 64-bit integers up to 2**64 - 1; the corpus (and every table we
+    write) holds signed ones, so 2**64 - 1 is named as the JSON and CSV readers name it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dashboard.page_data.uploads import read_upload
+    from engine.corpus import Conversation, Turn
+    from engine.errors import InputError
+
+    Corpus([Conversation("c1", [Turn("A", "hi"), Turn("B", "yo"), Turn("A", "so")])]).to_parquet(
+        tmp_path / "c.parquet")
+    table = pq.read_table(tmp_path / "c.parquet")
+    table = table.set_column(table.column_names.index(field), field, pa.array([2 ** 64 - 1], pa.uint64()))
+    with pytest.raises(InputError) as caught:
+        read_upload("c.parquet", _parquet_bytes(table))
+    assert (caught.value.path, caught.value.row, caught.value.field) == ("c.parquet", 1, field)
+    assert "18446744073709551615 is out of range" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_uploaded_parquet_table_of_turns_is_not_taken_for_a_conversation_table():
+    """One row per turn in Parquet (no nested ``turns``, no feature column) was read as a
+    'conversation table' of the turns, a conversation listed once per turn; now one line."""
+    import pyarrow as pa
+
+    from dashboard.page_data.uploads import read_upload
+    from engine.errors import InputError
+
+    table = pa.table({"conversation_id": ["c1", "c1"], "speaker": ["A", "B"], "text": ["hi", "yo"],
+                      "turn": pa.array([0, 2 ** 64 - 1], pa.uint64())})
+    with pytest.raises(InputError) as caught:
+        read_upload("t.parquet", _parquet_bytes(table))
+    assert (caught.value.path, caught.value.field) == ("t.parquet", "turns")
+    assert "save one-row-per-turn transcripts as CSV or JSONL" in str(caught.value)

@@ -83,7 +83,10 @@ def feature_pair_table(frame: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
     rows = frame.set_index("conversation_id").loc[ids, columns]
     numeric = rows.select_dtypes("number").columns
     rows[numeric] = rows[numeric].round(3)
-    return rows.T.astype(str)
+    table = rows.T.astype(str)
+    if len(set(ids)) < len(ids):  # one conversation picked on both sides: columns must stay apart
+        table.columns = [f"{cid} ({position + 1})" for position, cid in enumerate(ids)]
+    return table
 
 
 # ------------------------------------------------------------------------ the embedding map

@@ -136,6 +136,11 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None
             corpus = _apply_metadata_to_corpus(Corpus.from_parquet(path), metadata)
             return _from_corpus(corpus, name, manifest, embedder_factory, debate_as,
                                 rows=(len(table), "conversation rows"))
+        renamed = {mapping.get(c, c) for c in map(str, table.columns)}
+        if not renamed & set(FEATURE_NAMES):  # e.g. one row per turn: not a conversation table
+            raise InputError("a Parquet upload is a corpus (a nested 'turns' column) or a conversation table "
+                             "(conversation_id and Table 19 feature columns); this one has neither (save "
+                             "one-row-per-turn transcripts as CSV or JSONL)", path=str(path), field="turns")
         return _from_table(_apply_metadata_to_table(table, mapping, metadata, path), name, manifest, path)
     if suffix in (".jsonl", ".ndjson"):
         first = _first_json_object(path)

@@ -11,6 +11,7 @@ import streamlit as st
 from dashboard.figures import charts, explore_map
 from dashboard.page_data import trajectories
 from dashboard.widgets import cached, notebook_button, ui
+from engine.errors import InputError
 from engine.features import FEATURE_NAMES
 
 st.title("Trajectories")
@@ -39,12 +40,17 @@ MAX_PATHS = 8  # paths drawn at once; more become unreadable (the table keeps ev
 method = st.radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
                   help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
 with st.spinner(f"Projecting turns ({method.upper()})…"):
-    ids, all_points, all_drawn = cached.map_frames(dataset, frame, method)
+    try:
+        ids, all_points, all_drawn = cached.map_frames(dataset, frame, method)
+    except InputError as error:  # e.g. 2 turns in all: a 2-D projection needs 3
+        st.info(f"No map of the turns: {ui.escape(error)}.")
+        st.stop()
 ui.export_context(sample="every selected conversation with turn embeddings", n=f"{len(all_points):,} turns",
                   outcome=f"turn embeddings ({method.upper()})")
 if not ids:
     st.warning("No conversation of this selection has turn embeddings.")
     st.stop()
+map_key = cached.map_key(dataset, frame, method)  # the figures below are built once per selection and options
 conversation_label = trajectories.conversation_labels(frame).__getitem__  # one dict, not a lookup per option
 
 
@@ -103,8 +109,9 @@ def explore() -> None:
                        + (f" ({int(drawn_hits.sum()):,} of them among the drawn points, ringed)." if sampled else "."))
     st.caption("Click a point to read its turn in the reader below; drag to pan, scroll to zoom; the lasso and "
                "box tools (top right of the map) select many turns; hover for an excerpt. " + search_note)
-    figure = explore_map.turn_map(drawn, colour, f"Turns in semantic space ({method.upper()})", hits=drawn_hits,
-                                  cluster_column="cluster" if clusters_on else None)
+    figure = cached.figure("turn_map", (*map_key, colour, query, int(k) if clusters_on else None), lambda: (
+        explore_map.turn_map(drawn, colour, f"Turns in semantic space ({method.upper()})", hits=drawn_hits,
+                             cluster_column="cluster" if clusters_on else None)))
     event = ui.chart(st, figure, key="traj_explore", on_select="rerun", selection_mode=("points", "box", "lasso"),
                      config={"scrollZoom": True})
     selected = trajectories.selected_points(points, event)
@@ -129,14 +136,13 @@ def explore() -> None:
 
     reader(points)
 
-    default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
+    default_pair = cached.contrasting_pair(frame[frame["conversation_id"].isin(ids)], map_key)
     if "traj_conversations" not in st.session_state:
         st.session_state["traj_conversations"] = list(default_pair)
     chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", ids, key="traj_conversations",
                             max_selections=MAX_PATHS, format_func=conversation_label)
-    ui.chart(st, explore_map.paths_on_density(points, chosen, drawn,
-                                              title=f"Chosen conversations as paths ({method.upper()})"),
-             key="traj_map")
+    ui.chart(st, cached.figure("paths", (*map_key, tuple(chosen)), lambda: explore_map.paths_on_density(
+        points, chosen, drawn, title=f"Chosen conversations as paths ({method.upper()})")), key="traj_map")
 
 
 def reader(points) -> None:
@@ -149,7 +155,7 @@ def reader(points) -> None:
     left, right = st.columns([3, 1])
     reading = left.selectbox("Conversation", reader_options, key="traj_reader", format_func=conversation_label,
                              on_change=_reset_reader_turn)
-    turns = trajectories.transcript(dataset, reading)
+    turns = cached.transcript(dataset, reading)
     turn_numbers = [int(t) for t in turns["turn"]]
     if st.session_state.get("traj_reader_turn") not in turn_numbers:
         st.session_state["traj_reader_turn"] = turn_numbers[0] if turn_numbers else None
@@ -176,14 +182,13 @@ def reader(points) -> None:
 explore()
 
 st.subheader("Side by side (as Figure 4)")
-default_pair = trajectories.contrasting_pair(frame[frame["conversation_id"].isin(ids)])
+default_pair = cached.contrasting_pair(frame[frame["conversation_id"].isin(ids)], map_key)
 a_col, b_col = st.columns(2)
 first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left", format_func=conversation_label)
 second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right",
                          format_func=conversation_label)
-ui.chart(st, charts.trajectory_pair(all_points, first, second,
-                                    title=f"Two conversations on shared axes ({method.upper()})"),
-         key="traj_pair")
+ui.chart(st, cached.figure("pair", (*map_key, first, second), lambda: charts.trajectory_pair(
+    all_points, first, second, title=f"Two conversations on shared axes ({method.upper()})")), key="traj_pair")
 values = trajectories.feature_pair_table(frame, [first, second])
 ui.ours("Feature values (and ratings when present)")
 ui.table(st, values, key="traj_feature_values")

@@ -99,3 +99,44 @@ def turn_clusters(dataset: Dataset, k: int) -> pd.DataFrame:
 
 
 manipulability_percent = cached_manipulability  # the export catalog's name for it
+
+
+@st.cache_resource(show_spinner=False, max_entries=24)
+def _figure(kind: str, key: tuple, _build):
+    return _build()
+
+
+def figure(kind: str, key: tuple, build):
+    """The chart ``build()`` makes, built once per ``(kind, key)`` and then handed out as it is
+    (not copied): building a Plotly figure of a thousand points validates every property and
+    costs a Trajectories rerun about half its time. ``key`` must hold everything the figure
+    depends on; pages and exports only read figures (an export stamps a copy)."""
+    return _figure(kind, key, build)
+
+
+def map_key(dataset: Dataset, frame: pd.DataFrame, method: str) -> tuple:
+    """What the Trajectories figures rest on besides their own options: the dataset's turns,
+    the selected conversations, the projection and the cap on drawn turns."""
+    return (trajectories.dataset_key(dataset), trajectories.selection_digest(frame), method,
+            trajectories.MAX_MAP_POINTS)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _transcript(_dataset: Dataset, key: str, conversation_id: str) -> pd.DataFrame:
+    return trajectories.transcript(_dataset, conversation_id)
+
+
+def transcript(dataset: Dataset, conversation_id: str) -> pd.DataFrame:
+    """``trajectories.transcript``, kept per dataset and conversation (the reader on every rerun)."""
+    return _transcript(dataset, trajectories.dataset_key(dataset), conversation_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _contrasting_pair(_frame: pd.DataFrame, key: tuple) -> tuple[str, str]:
+    return trajectories.contrasting_pair(_frame)
+
+
+def contrasting_pair(frame: pd.DataFrame, key: tuple) -> tuple[str, str]:
+    """``trajectories.contrasting_pair`` of ``frame``, kept per ``key`` (``map_key``: the
+    dataset, the selected conversations and the projection)."""
+    return _contrasting_pair(frame, key)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.widgets import cached
+from dashboard.widgets import cached, ui
 from engine import samples
 
 
@@ -25,5 +25,5 @@ def pick(where, frame: pd.DataFrame, key: str, default: str = "trajectory") -> t
                            help="Which rows the models are fitted on; the paper's default for this page "
                                 f"is the {samples.SAMPLES[default].title}.")
     label, rows = cached.cached_sample(frame, name)
-    where.caption(f"{label}. {samples.sample(name).description}")
+    where.caption(ui.escape(f"{label}. {samples.sample(name).description}"))
     return name, rows

@@ -20,8 +20,14 @@ BESIDE_BADGE = ":blue-badge[ours] :orange-badge[published] :gray-badge[row by ro
 # Every ASCII punctuation character may be backslash-escaped in CommonMark, and an escaped
 # character is shown literally; escaping all of them disarms links, images, autolinks
 # (``http://``, ``www.``), raw HTML, emphasis, headings, lists, tables, LaTeX (``$``),
-# entities (``&``) and Streamlit's ``:color[...]`` / ``:icon:`` directives at once.
+# entities (``&``) and Streamlit's ``:color[...]`` / ``:icon:`` directives at once; GFM's
+# literal autolinks are broken by a word joiner (below).
 _MARKDOWN_PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
+# GitHub-flavoured markdown (Streamlit's renderer) also turns URLs and e-mail addresses in
+# plain text into links, after escapes are resolved (so backslashes do not stop it): an
+# invisible WORD JOINER (U+2060) inside each trigger ("www.", "://", "@") does.
+WORD_JOINER = "\u2060"
+_AUTOLINK_TRIGGERS = re.compile(r"(?i)(?<=w)(?=ww\.)|(?<=:)(?=//)|(?<=@)")
 
 
 def escape(value) -> str:
@@ -31,6 +37,7 @@ def escape(value) -> str:
     text = str(value).replace("\r\n", "\n").replace("\r", "\n")
     # leading blanks would make an indented code block, where escapes are shown verbatim
     text = "\n".join(line.lstrip() for line in text.split("\n"))
+    text = _AUTOLINK_TRIGGERS.sub(WORD_JOINER, text)
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
 
