@@ -128,6 +128,7 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
         extra["rows"] = len(projected)
         if stage == "umap":  # fitted on a seeded sample of at most MAX_FIT_TURNS turns, the rest placed
             extra["fitted_turns"] = projected.attrs["fitted_turns"]
+            extra["transform_workers"] = int(os.environ.get("CDL_UMAP_WORKERS", "1"))
         input_mb = data.stat().st_size / 2**20
     elif stage == "table24":
         from engine.stats import manipulability
@@ -210,12 +211,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    os.environ["CDL_UMAP_WORKERS"] = str(args.umap_workers)  # read by the stage's child process
     if args.child:
         print(json.dumps(run_stage(args.child[0], int(args.child[1]), workdir)))
         return 0
 
     from benchmarks.synthetic import write_synthetic_npy
+
+    os.environ["CDL_UMAP_WORKERS"] = str(args.umap_workers)  # read by the stages' child processes
 
     limits = {"umap": args.max_umap, "dashboard": args.max_dashboard, "cache": args.max_cache}
     results: list[dict] = []
