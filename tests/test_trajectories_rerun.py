@@ -64,3 +64,36 @@ def test_a_rerun_builds_no_chart_and_a_new_colour_only_the_map(cached_runs_of, c
     speakers = trajectories.turn_texts(Dataset.load(LOCAL))["speaker"].fillna("(none)").astype(str)
     drawn = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
     assert sorted(t["name"] for t in drawn) == sorted(set(speakers))  # the new colouring is what is shown
+
+
+@pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="local cached runs not built")
+@pytest.mark.parametrize("page, builders", [
+    ("views/diversity.py", ("diversity_bars", "rounds_lines", "scatter_map")),
+    ("views/llm_vs_human.py", ("distributions_by_group",)),  # no human rows here: no forest
+])
+def test_a_new_session_on_the_same_data_builds_no_chart_again(cached_runs_of, monkeypatch, page, builders):
+    """``cached.chart``: the charts of Diversity and LLM vs human are built once per data; a
+    second browser tab (a new AppTest) with the same dataset builds none of them."""
+    cached_runs_of(LOCAL.name)
+    counted = Counter()
+    for name in builders:
+        original = getattr(charts, name)
+
+        def wrapper(*args, _original=original, _name=name, **kwargs):
+            counted[_name] += 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(charts, name, wrapper)
+    first = AppTest.from_file(APP, default_timeout=300)
+    first.run()
+    first.switch_page(page).run()
+    assert not first.exception, [e.value for e in first.exception]
+    assert set(counted) == set(builders), counted  # each drawn on this dataset at first
+    shown = len(first.get("plotly_chart"))
+    counted.clear()
+    second = AppTest.from_file(APP, default_timeout=300)
+    second.run()
+    second.switch_page(page).run()
+    assert not second.exception
+    assert counted == Counter(), counted
+    assert len(second.get("plotly_chart")) == shown

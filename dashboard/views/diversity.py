@@ -8,11 +8,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.figures import charts
 from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data.analyses import small_model
 from dashboard.page_data.quality_diversity import consensus_table
-from dashboard.widgets import notebook_button, ui
+from dashboard.widgets import cached, notebook_button, ui
 from dashboard.widgets.resources import get_embedder
 from engine.stats import published_b
 from engine.stats.guards import not_comparable
@@ -98,10 +97,12 @@ if len(short):
     ui.caveat(st, f"{len(short)} condition/task cell(s) have fewer than {int(group_size)} runs and get no "
                   f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
                   + ". See the 'warning' column.", "warning")
-by_condition = inter.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
-vendi_bars = charts.diversity_bars(by_condition, "vendi", "Vendi Score (semantic)")
+# the per-group arrays are not drawn, and a frame holding arrays cannot be hashed (chart cache)
+by_condition = (inter.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
+                .drop(columns=["vendi_per_group", "div_bleu_per_group"], errors="ignore"))
+vendi_bars = cached.chart("diversity_bars", by_condition, "vendi", "Vendi Score (semantic)")
 ui.chart(st, vendi_bars, key="div_vendi", show_key=False, outcome="Vendi Score of the final outputs")
-ui.chart(st, charts.diversity_bars(by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False,
+ui.chart(st, cached.chart("diversity_bars", by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False,
          outcome="Div-BLEU of the final outputs")
 ui.condition_key(st, vendi_bars, key="div_codes")
 ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="div_inter_table",
@@ -122,9 +123,9 @@ else:
     if intra.empty:
         st.info("No session has two or more responses in a round.")
     else:
-        intra_vendi = charts.rounds_lines(intra, "vendi")
+        intra_vendi = cached.chart("rounds_lines", intra, "vendi")
         ui.chart(st, intra_vendi, key="div_intra_vendi", show_key=False)
-        ui.chart(st, charts.rounds_lines(intra, "div_bleu"), key="div_intra_bleu", show_key=False)
+        ui.chart(st, cached.chart("rounds_lines", intra, "div_bleu"), key="div_intra_bleu", show_key=False)
         ui.condition_key(st, intra_vendi, key="div_intra_codes")
 
 st.subheader("Inter-session map of final outputs (section 7.3)")
@@ -135,7 +136,7 @@ if task is not None:
     if points.empty:
         st.info("Fewer than three final outputs for this task.")
     else:
-        ui.chart(st, charts.scatter_map(points, "method", f"Final outputs, PCA ({task})"),
+        ui.chart(st, cached.chart("scatter_map", points, "method", f"Final outputs, PCA ({task})"),
                         key="div_map")
 
 ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.figures import charts, labels
+from dashboard.figures import labels
 from dashboard.page_data import analyses
 from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples, stats
@@ -45,7 +45,7 @@ with tab_features:
         st.info("No trajectory features in this dataset.")
     else:
         chosen = st.multiselect("Features", features, default=features, key="lvh_features")
-        ui.chart(st, charts.distributions_by_group(frame, chosen, title="Trajectory features by source "
+        ui.chart(st, cached.chart("distributions_by_group", frame, chosen, title="Trajectory features by source "
                                                       "(box = quartiles, dashed = mean)"),
                         key="lvh_feature_boxes", outcome="the trajectory features (Table 19)")
         if both:
@@ -54,7 +54,7 @@ with tab_features:
             ui.ours("LLM − human: Hedges' g with 95% CI, Welch's t-test")
             ui.caveat(st, analyses.EFFECT_NOTE, "caption")
             ui.table(st, labels.regression_table(table, 4), key="lvh_effects", hide_index=True)
-            ui.chart(st, charts.effect_size_forest(table, "Hedges' g (95% CI from Welch's statistic)", value="g",
+            ui.chart(st, cached.chart("effect_size_forest", table, "Hedges' g (95% CI from Welch's statistic)", value="g",
                                                    x_title="Hedges' g (LLM − human)"), key="lvh_forest",
                      outcome="Hedges' g, LLM − human, of each trajectory feature")
 
@@ -65,10 +65,10 @@ with tab_ratings:
                 "page, or open a dataset with judge ratings. The published Table 5 is in the next tab.")
     else:
         outcomes = list(have.ratings)
-        ui.chart(st, charts.distributions_by_group(frame, outcomes, title="Ratings by source"),
+        ui.chart(st, cached.chart("distributions_by_group", frame, outcomes, title="Ratings by source"),
                  key="lvh_rating_boxes", outcome=", ".join(outcomes))
         if have.ratings and {"novelty", "usefulness"} <= set(outcomes):
-            ui.chart(st, charts.novelty_usefulness_scatter(frame), key="lvh_scatter", outcome="novelty and usefulness")
+            ui.chart(st, cached.chart("novelty_usefulness_scatter", frame), key="lvh_scatter", outcome="novelty and usefulness")
         outcome = st.selectbox("Outcome for the top-5% view", outcomes, key="lvh_top_outcome")
         try:
             top = stats.top_share(frame, outcome, q=0.95)
@@ -79,7 +79,7 @@ with tab_ratings:
             ui.ours(f"Who is in the pooled top 5% of {outcome} (threshold = 95th percentile "
                     f"{overall['threshold'].iloc[0]:.3f})")
             ui.table(st, overall.drop(columns="by").round(4), key="lvh_top_table", hide_index=True)
-            ui.chart(st, charts.top_share_bar(overall, title=f"Share of the top 5% of {outcome}"),
+            ui.chart(st, cached.chart("top_share_bar", overall, title=f"Share of the top 5% of {outcome}"),
                      key="lvh_top_bar", outcome=f"share of the pooled top 5% of {outcome}")
             within = stats.top_within_groups(frame, outcome, 0.05)
             ui.ours(f"Figure 1c-d: each group's own 95th percentile and its best 5% (int(5% of n) "

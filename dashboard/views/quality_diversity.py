@@ -7,11 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.figures import charts
 from dashboard.page_data import analyses
 from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data import quality_diversity as qd
-from dashboard.widgets import notebook_button, ui
+from dashboard.widgets import cached, notebook_button, ui
 from dashboard.widgets.resources import get_embedder
 from engine.quality import per_round_table
 from engine.stats import published_b
@@ -84,9 +83,9 @@ shown = summary.drop(columns=["method"]).round(3)
 ui.table(st, shown, key="qd_summary", hide_index=True)
 
 
-vendi_figure = charts.quality_diversity_scatter(summary, "vendi", "Vendi Score", summary["pareto (rubric × Vendi)"])
+vendi_figure = cached.chart("quality_diversity_scatter", summary, "vendi", "Vendi Score", summary["pareto (rubric × Vendi)"])
 ui.chart(st, vendi_figure, key="qd_vendi", show_key=False, outcome="rubric score (1–10) against Vendi Score")
-ui.chart(st, charts.quality_diversity_scatter(summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),
+ui.chart(st, cached.chart("quality_diversity_scatter", summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),
          key="qd_bleu", show_key=False, outcome="rubric score (1–10) against Div-BLEU")
 ui.condition_key(st, vendi_figure, key="qd_codes")
 
@@ -99,12 +98,12 @@ else:
     if intra.empty:
         st.info("No session has two or more responses in a round.")
     else:
-        ui.chart(st, charts.rounds_lines(intra.assign(method=intra["condition"]), "vendi",
+        ui.chart(st, cached.chart("rounds_lines", intra.assign(method=intra["condition"]), "vendi",
                                          "Intra-session Vendi across rounds (7.2)"), key="qd_intra")
     if rounds_quality.empty:
         st.info("No per-round ratings: run `python -m engine judge quality RUN_DIR --per-round`.")
     else:
-        ui.chart(st, charts.rounds_lines(rounds_quality.assign(method=rounds_quality["condition"]), "score",
+        ui.chart(st, cached.chart("rounds_lines", rounds_quality.assign(method=rounds_quality["condition"]), "score",
                                          "Rubric score of the debaters' answers across rounds (7.1)"),
                  key="qd_round_quality")
         ui.table(st, rounds_quality.round(3), key="qd_round_quality_table", hide_index=True)

@@ -114,6 +114,16 @@ def figure(kind: str, key: tuple, build):
     return _figure(kind, key, build)
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def chart(name: str, *args, **kwargs):
+    """``dashboard.figures.charts.<name>(*args, **kwargs)``, built once per arguments (Streamlit
+    hashes them: frames by content) and then handed out as it is, as ``figure``: a page's rerun
+    or a new session with the same data builds no Plotly figure again."""
+    from dashboard.figures import charts
+
+    return getattr(charts, name)(*args, **kwargs)
+
+
 def map_key(dataset: Dataset, frame: pd.DataFrame, method: str) -> tuple:
     """What the Trajectories figures rest on besides their own options: the dataset's turns,
     the selected conversations, the projection and the cap on drawn turns."""
