@@ -271,7 +271,8 @@ def place_blocks(fitted, x: np.ndarray, blocks: list[np.ndarray], coordinates: n
     """``coordinates[block] = fitted.transform(x[block])`` for every block, in this process
     or over ``workers`` processes (started fresh, ``spawn``: a fork after numba's threads
     started is unsafe), at most two blocks per worker in flight so memory stays bounded;
-    a message per block placed."""
+    a message per block placed. Blocks a worker that died did not return are placed in this
+    process, and the message says so."""
     total, placed = sum(len(b) for b in blocks), 0
     workers = min(workers, len(blocks))
     if workers <= 1:
@@ -283,6 +284,7 @@ def place_blocks(fitted, x: np.ndarray, blocks: list[np.ndarray], coordinates: n
     import multiprocessing
     import pickle
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     report(f"projection: {workers} processes place the blocks (each loads the fitted map once)")
     # the map travels without its progress-bar settings (they hold this process's stderr)
@@ -292,20 +294,31 @@ def place_blocks(fitted, x: np.ndarray, blocks: list[np.ndarray], coordinates: n
         payload = pickle.dumps(fitted)
     finally:
         fitted.tqdm_kwds, fitted.verbose = saved
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_worker_receives, initargs=(payload,)) as pool:
-        pending: dict = {}
-        queue = list(blocks)
-        while queue or pending:
-            while queue and len(pending) < 2 * workers:
-                block = queue.pop(0)
-                pending[pool.submit(_worker_places, np.ascontiguousarray(x[block]))] = block
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                block = pending.pop(future)
-                coordinates[block] = future.result()
-                placed += len(block)
-                report(f"projection: placed {placed:,} of {total:,} turns")
+    queue, pending = list(blocks), {}
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_worker_receives, initargs=(payload,)) as pool:
+            while queue or pending:
+                while queue and len(pending) < 2 * workers:
+                    block = queue.pop(0)
+                    pending[pool.submit(_worker_places, np.ascontiguousarray(x[block]))] = block
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    block = pending[future]
+                    coordinates[block] = future.result()
+                    del pending[future]
+                    placed += len(block)
+                    report(f"projection: placed {placed:,} of {total:,} turns")
+    except BrokenProcessPool:
+        # a worker died (killed, out of memory): the blocks it had not returned are placed here,
+        # with the same result (``transform`` depends only on the map and the block)
+        queue = list(pending.values()) + queue
+        report(f"projection: a worker process ended abruptly; the {len(queue)} blocks not yet "
+               f"returned are placed in this process")
+        for block in queue:
+            coordinates[block] = fitted.transform(x[block])
+            placed += len(block)
+            report(f"projection: placed {placed:,} of {total:,} turns")
 
 
 _WORKER_MAP: dict = {}

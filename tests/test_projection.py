@@ -230,3 +230,33 @@ def test_umap_blocks_placed_by_two_processes_equal_one_process(monkeypatch):
     assert placed[-1] == "projection: placed 400 of 400 turns" and len(placed) == 4
     np.testing.assert_array_equal(two[["x", "y"]].to_numpy(), one[["x", "y"]].to_numpy())
     assert two[["conversation_id", "turn"]].equals(one[["conversation_id", "turn"]])
+
+
+class _MapThatDiesInAWorker:
+    """A stand-in for a fitted UMAP: ``transform`` keeps the first two columns, and ends the
+    process abruptly when called anywhere but in the process that made it."""
+
+    def __init__(self):
+        import os
+
+        self.parent = os.getpid()
+
+    def transform(self, block):
+        import os
+
+        if os.getpid() != self.parent:
+            os._exit(3)
+        return np.asarray(block)[:, :2] * 1.0
+
+
+def test_blocks_a_dead_worker_did_not_return_are_placed_here_and_said():
+    from engine.projection import place_blocks
+
+    x = np.arange(40, dtype=float).reshape(10, 4)
+    blocks = [np.arange(0, 4), np.arange(4, 8), np.arange(8, 10)]
+    coordinates = np.full((10, 2), np.nan)
+    messages: list[str] = []
+    place_blocks(_MapThatDiesInAWorker(), x, blocks, coordinates, 2, messages.append)
+    assert np.array_equal(coordinates, x[:, :2])  # every turn placed, as one process would
+    assert any("ended abruptly" in m and "3 blocks" in m for m in messages), messages
+    assert messages[-1] == "projection: placed 10 of 10 turns"
