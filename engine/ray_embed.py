@@ -25,6 +25,7 @@ from engine.ray_cluster import ClusterSession, report
 
 DEFAULT_RAY_BATCH = 256  # texts per Ray Data batch (one actor call)
 ACTOR_START_S = 900  # how long the actors may take to start and load the model
+PASSES = 3  # passes over the texts not yet returned when an actor (its node) is lost
 
 
 class EmbedActor:
@@ -72,6 +73,7 @@ class RayEmbedder:
         self.model_calls = 0
         self.repeated = 0
         self.nodes: list[str] = []
+        self.lost_passes = 0  # passes that ended with an actor lost (its texts sent again)
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         return encode_through_cache(self.cache, self.model_name, texts,
@@ -91,40 +93,57 @@ class RayEmbedder:
         from engine.embed import text_key
 
         n = len(texts)
-        rows = np.arange(n, dtype=np.int64)
         step = self.ray_batch
-        blocks = [pa.table({"row": rows[i:i + step], "text": pa.array(texts[i:i + step], pa.string())})
-                  for i in range(0, n, step)]
         tally = self.cluster.tally()
-        size = min(self.pool_size(), len(blocks))
         context = ray.data.DataContext.get_current()
         # every actor loaded before the first batch goes out, so the work is spread over all
         context.wait_for_min_actors_s = ACTOR_START_S
-        dataset = ray.data.from_arrow(blocks).map_batches(
-            EmbedActor, batch_size=step, batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=2),
-            num_cpus=0 if self.gpus_per_actor else 1, num_gpus=self.gpus_per_actor or None,
-            fn_constructor_kwargs={"model": self.base_model, "backend": self.backend,
-                                   "device": "cuda" if self.gpus_per_actor else "cpu",
-                                   "model_batch": self.batch_size, "tally": tally})
+
+        def pipeline(rows: np.ndarray):
+            blocks = [pa.table({"row": rows[i:i + step],
+                                "text": pa.array([texts[j] for j in rows[i:i + step]], pa.string())})
+                      for i in range(0, len(rows), step)]
+            size = min(self.pool_size(), len(blocks))
+            return size, ray.data.from_arrow(blocks).map_batches(
+                EmbedActor, batch_size=step, batch_format="numpy",
+                compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=2),
+                num_cpus=0 if self.gpus_per_actor else 1, num_gpus=self.gpus_per_actor or None,
+                fn_constructor_kwargs={"model": self.base_model, "backend": self.backend,
+                                       "device": "cuda" if self.gpus_per_actor else "cpu",
+                                       "model_batch": self.batch_size, "tally": tally})
+
         out: np.ndarray | None = None
         done = np.zeros(n, dtype=bool)
         bar = None
-        if progress:
-            from tqdm.auto import tqdm
+        for attempt in range(1, PASSES + 1):
+            size, dataset = pipeline(np.flatnonzero(~done).astype(np.int64))
+            if progress and bar is None:
+                from tqdm.auto import tqdm
 
-            bar = tqdm(total=n, desc=f"embedding on Ray ({size} actors)", unit="text", file=sys.stderr)
-        for batch in dataset.iter_batches(batch_format="numpy", batch_size=None, prefetch_batches=2):
-            where, vectors = batch["row"], np.asarray(batch["vector"], dtype=np.float32)
-            if out is None:
-                out = np.empty((n, vectors.shape[1]), dtype=np.float32)
-            fresh = ~done[where]  # a batch run twice after a lost actor is stored once
-            where, vectors = where[fresh], vectors[fresh]
-            out[where] = vectors
-            done[where] = True
-            self.cache.put_many(self.model_name, {text_key(texts[i]): v for i, v in zip(where, vectors)})
-            if bar is not None:
-                bar.update(len(where))
+                bar = tqdm(total=n, desc=f"embedding on Ray ({size} actors)", unit="text", file=sys.stderr)
+            try:
+                for batch in dataset.iter_batches(batch_format="numpy", batch_size=None, prefetch_batches=2):
+                    where, vectors = batch["row"], np.asarray(batch["vector"], dtype=np.float32)
+                    if out is None:
+                        out = np.empty((n, vectors.shape[1]), dtype=np.float32)
+                    fresh = ~done[where]  # a batch run twice after a lost actor is stored once
+                    where, vectors = where[fresh], vectors[fresh]
+                    out[where] = vectors
+                    done[where] = True
+                    self.cache.put_many(self.model_name, {text_key(texts[i]): v for i, v in zip(where, vectors)})
+                    if bar is not None:
+                        bar.update(len(where))
+            except ray.exceptions.RayActorError as error:
+                # an actor's node was lost and Ray Data gave up on it: what is stored stays, the
+                # texts not returned go out again on the nodes that remain (counted, said)
+                self.lost_passes += 1
+                print(f"note: embedding on Ray: {error.__class__.__name__} (a node or actor lost) after "
+                      f"{int(done.sum())} of {n} texts; the other {int((~done).sum())} sent again "
+                      f"(pass {attempt + 1} of at most {PASSES})", file=sys.stderr)
+                if attempt == PASSES:
+                    raise
+                continue
+            break
         if bar is not None:
             bar.close()
         if out is None or not done.all():

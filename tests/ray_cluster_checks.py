@@ -249,6 +249,9 @@ def test_a_worker_node_killed_mid_embed_leaves_the_job_to_the_head(cluster, smal
     keys = [k for (k,) in sqlite3.connect(cache).execute("SELECT key FROM vectors")]
     assert len(keys) == len(set(keys)) == len(distinct)  # nothing duplicated in the cache
     # work redone: at most the batches in flight on the lost node (one actor, 8 texts, plus
-    # the batch queued behind it)
-    assert embedder.repeated <= 2 * 8
+    # the batch queued behind it) when Ray Data retries them itself; when it gives up on the
+    # lost actor instead (ActorDiedError), the embedder sends the texts not yet returned again,
+    # and what was in flight on both actors (2 x 2 batches of 8) may be made twice
+    assert embedder.lost_passes <= 1
+    assert embedder.repeated <= (2 * 8 if embedder.lost_passes == 0 else 4 * 8)
     assert len(embedder.nodes) == 2
