@@ -61,6 +61,7 @@ class FidelityView:
     differences: pd.DataFrame | None   # ``engine.stats.fidelity.mode_differences``
     table: pd.DataFrame | None         # ``differences_table``
     mechanics: pd.DataFrame | None     # ``mechanics_table``
+    headline: str = ""                 # ``headline``
 
 
 def view(current: pd.DataFrame, current_name: str, root: Path) -> FidelityView:
@@ -69,7 +70,8 @@ def view(current: pd.DataFrame, current_name: str, root: Path) -> FidelityView:
     if found.frame is None:
         return FidelityView(found, None, None, None)
     diff = mode_differences(found.frame)
-    return FidelityView(found, diff, differences_table(found.frame, diff), mechanics_table(found.frame))
+    return FidelityView(found, diff, differences_table(found.frame, diff), mechanics_table(found.frame),
+                        headline(found.frame, diff))
 
 
 def differences_table(frame: pd.DataFrame, diff: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -99,9 +101,10 @@ def mechanics_table(frame: pd.DataFrame) -> pd.DataFrame:
                                  "stop_reasons": "how sessions stopped"})
 
 
-def headline(frame: pd.DataFrame) -> str:
-    """One sentence: how many feature differences have an interval and how many exclude 0."""
-    diff = mode_differences(frame)
+def headline(frame: pd.DataFrame, diff: pd.DataFrame | None = None) -> str:
+    """One sentence: how many feature differences have an interval and how many exclude 0
+    (``diff``: ``mode_differences(frame)`` when already computed)."""
+    diff = mode_differences(frame) if diff is None else diff
     with_ci = diff.dropna(subset=["ci_low", "ci_high"])
     apart = with_ci[(with_ci["ci_low"] > 0) | (with_ci["ci_high"] < 0)]
     holm = diff[diff["p_holm"] < 0.05]

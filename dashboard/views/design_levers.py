@@ -139,10 +139,11 @@ if found.frame is None:
     st.info(ui.escape(found.note))
 else:
     ui.ours(f"Dataset {found.name} ({found.note}); model {found.model}")
-    st.markdown(ui.escape(fidelity_data.headline(found.frame)))
-    ui.chart(st, fidelity_chart.mode_difference_forest(
-        shown.differences, f"Release − paper, Hedges' g (95% CI), dataset {found.name}"),
-        key="levers_fidelity_forest")
+    st.markdown(ui.escape(shown.headline))
+    forest_title = f"Release − paper, Hedges' g (95% CI), dataset {found.name}"
+    ui.chart(st, cached.figure("fidelity_forest", (int(pd.util.hash_pandas_object(shown.differences).sum()), forest_title),
+                               lambda: fidelity_chart.mode_difference_forest(shown.differences, forest_title)),
+             key="levers_fidelity_forest")
     ui.table(st, shown.table, key="levers_fidelity_table", hide_index=True)
     with st.expander("How each mode ran (turns, calls, replies asked again or read as Agree)"):
         ui.table(st, shown.mechanics, key="levers_fidelity_mechanics", hide_index=True)
