@@ -74,7 +74,10 @@ def test_a_rerun_builds_no_chart_and_a_new_colour_only_the_map(cached_runs_of, c
 def test_a_new_session_on_the_same_data_builds_no_chart_again(cached_runs_of, monkeypatch, page, builders):
     """``cached.chart``: the charts of Diversity and LLM vs human are built once per data; a
     second browser tab (a new AppTest) with the same dataset builds none of them."""
+    from dashboard.widgets import cached
+
     cached_runs_of(LOCAL.name)
+    cached.chart.clear()  # earlier tests in this process may have built these charts already
     counted = Counter()
     for name in builders:
         original = getattr(charts, name)
