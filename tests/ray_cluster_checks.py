@@ -205,8 +205,9 @@ def test_a_grid_on_two_nodes_gives_one_machines_sessions_usage_and_cache(cluster
 
 
 def test_what_the_driver_keeps_in_actors_lives_on_its_node(cluster):
-    """The tally of work done and the grid's reply broker: an actor of no CPU with a soft node
-    affinity went to a random node (4 of 6 on the worker node), to be lost with it."""
+    """The tally of work done and the grid's reply broker. With a soft node affinity these
+    actors of no CPU went to a random node (4 of 6 on the worker node), to be lost with it;
+    three tallies would all land on the driver's node by chance 1 time in 8."""
     import ray
 
     from engine.ray_cluster import connect, on_driver_node
@@ -217,7 +218,7 @@ def test_what_the_driver_keeps_in_actors_lives_on_its_node(cluster):
 
     here = ray.get_runtime_context().get_node_id()
     with connect(cluster.address) as session:
-        actors = [session.tally() for _ in range(6)] + [on_driver_node(ResponseBroker, None) for _ in range(2)]
+        actors = [session.tally() for _ in range(3)] + [on_driver_node(ResponseBroker, None)]
         try:
             assert [node_of(actor) for actor in actors] == [here] * len(actors)
         finally:
