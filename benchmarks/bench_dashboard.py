@@ -1,6 +1,6 @@
 """Benchmark: render time of every dashboard page on every cached dataset.
 
-    python -m benchmarks.bench_dashboard [--dataset NAME ...] [--repeat 3]
+    python -m benchmarks.bench_dashboard [--dataset NAME ...] [--page NAME ...] [--repeat 3]
 
 For each page, a fresh AppTest session (a new browser tab, in effect) renders it: *cold* is
 the first render in this process (imports, dataset load, statistics, projections computed or
@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", action="append", help="dataset name(s) in cached_runs/ (default: all)")
     parser.add_argument("--repeat", type=int, default=3, help="warm renders per page (median reported)")
+    parser.add_argument("--page", action="append", choices=PAGES,
+                        help="page(s) to measure (default: all; the UMAP case comes with trajectories)")
     args = parser.parse_args(argv)
     _quiet_streamlit()
     from dashboard.page_data.datasets import cached_runs_root
@@ -85,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'dataset':<18} {'page':<20} {'cold s':>7} {'warm s':>7} {'x bare':>8}  target <= {TARGET_S:.0f} s")
     worst = 0.0
     for dataset in datasets:
-        cases = [(page, False) for page in PAGES] + [("trajectories", True)]
+        pages = [page for page in PAGES if not args.page or page in args.page]
+        cases = [(page, False) for page in pages] + ([("trajectories", True)] if "trajectories" in pages else [])
         for page, umap in cases:
             cold = render(page, dataset, umap)
             warm = statistics.median(render(page, dataset, umap) for _ in range(max(1, args.repeat)))

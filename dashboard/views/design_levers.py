@@ -8,15 +8,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.figures import charts
 from dashboard.figures import fidelity as fidelity_chart
-from dashboard.page_data import beside, datasets
-from dashboard.page_data import fidelity as fidelity_data
+from dashboard.page_data import datasets
 from dashboard.page_data.analyses import small_model
 from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples
 from engine.errors import InputError
-from engine.stats import interaction_share, published_a
+from engine.stats import published_a
 from engine.stats.guards import not_comparable
 from engine.stats.manipulability import adjusted_r2, guard_lines
 
@@ -42,7 +40,8 @@ notebook_button.render("design_levers", {"sample": sample_name, "feature": featu
 if x_axis == colour:
     left.warning("Choose two different factors.")
 else:
-    ui.chart(right, charts.group_means_with_ci(llm, feature, x_axis, colour), key="levers_means",
+    ui.chart(right, cached.chart("group_means_with_ci", llm[[feature, x_axis, colour]], feature, x_axis, colour),
+             key="levers_means",
              outcome=f"mean {feature} (95% CI)", n=f"{int(llm[feature].notna().sum()):,} conversations",
                        width="stretch")
 
@@ -60,7 +59,7 @@ except InputError as error:
 paper = published_a.table24()
 headings = published_a.TABLE24_HEADINGS
 if ours is not None:
-    rows = beside.manipulability_beside(ours)
+    rows, rows_text, difference, share = cached.levers_tables(ours)
     ui.export_context(n=f"{ours.attrs['n']:,} fitted", outcome="R² (%) of each trajectory feature on the design factors")
     made_by = small_model(llm)
     for line in guard_lines(ours):  # N < 10 k, or a column refused: above the numbers
@@ -88,23 +87,22 @@ if ours is not None:
                   "caption")
     st.caption(ui.escape(rows.caption) + ". Rows in the paper's order, columns as the paper heads them.")
     order = [f for f in paper.index if f in ours.index] + [f for f in ours.index if f not in paper.index]
-    ui.chart(st, charts.percent_heatmap(ours.loc[order], "R² (%) computed here", zmax=60,
-                                        column_labels=headings), key="levers_heatmap_ours")
+    ui.chart(st, cached.chart("percent_heatmap", ours.loc[order], "R² (%) computed here", zmax=60,
+                              column_labels=headings), key="levers_heatmap_ours")
 else:
     st.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
 ui.published("Paper A, Table 24, N = 3,574")
-ui.chart(st, charts.percent_heatmap(paper, "R² (%) published", colorscale="Oranges", zmax=60,
-                                    column_labels=headings), key="levers_heatmap_paper",
+ui.chart(st, cached.chart("percent_heatmap", paper, "R² (%) published", colorscale="Oranges", zmax=60,
+                          column_labels=headings), key="levers_heatmap_paper",
          sample="the paper's trajectory sample, LLM rows", n=published_a.printed_n("24"),
          outcome="R² (%) of each trajectory feature on the design factors")
 
 if ours is not None:
     ui.beside("Table 24 row by row: ours, published, ours − published", "Paper A, Table 24, N = 3,574")
-    difference = beside.values_of(rows, beside.DIFF)
-    ui.chart(st, charts.percent_heatmap(difference, "Ours − published (percentage points)", colorscale="RdBu",
-                                        zmin=-30, zmax=30, colour_title="points", column_labels=headings),
+    ui.chart(st, cached.chart("percent_heatmap", difference, "Ours − published (percentage points)",
+                              colorscale="RdBu", zmin=-30, zmax=30, colour_title="points", column_labels=headings),
              key="levers_heatmap_diff")
-    ui.table(st, rows.formatted(), key="levers_beside", hide_index=True)
+    ui.table(st, rows_text, key="levers_beside", hide_index=True)
     with st.expander("Ours unrounded, and Table 25's interaction share"):
         ui.table(st, ui.percent_table(ours), key="levers_table_ours")
         if guard_lines(ours):
@@ -114,7 +112,7 @@ if ours is not None:
         fits = pd.DataFrame(ours.attrs["fits"]).T[["n", "k", "df_resid", "small_sample", "refuse"]]
         ui.table(st, fits.rename(columns={"df_resid": "N − k"}), key="levers_table_fits")
         st.markdown("Table 25: interaction share")
-        ui.table(st, interaction_share(ours / 100).round(3), key="levers_table25")
+        ui.table(st, share, key="levers_table25")
     if have.features_4b:
         with st.expander("Robustness: features from Qwen3-Embedding-4B"):
             try:
@@ -122,8 +120,8 @@ if ours is not None:
             except InputError as error:
                 st.warning(ui.escape(error))
             else:
-                ui.chart(st, charts.percent_heatmap(robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
-                                                    colorscale="Greens", zmax=60, column_labels=headings),
+                ui.chart(st, cached.chart("percent_heatmap", robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
+                                          colorscale="Greens", zmax=60, column_labels=headings),
                                 key="levers_heatmap_4b")
 
 st.subheader("The paper's text or the authors' code: does the implementation move the features?")

@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard.page_data import analyses, fidelity, trajectories
+from dashboard.page_data import analyses, beside, fidelity, trajectories
 from engine import samples
 from engine.datasets import Dataset
+from engine.stats import interaction_share
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -150,3 +151,17 @@ def contrasting_pair(frame: pd.DataFrame, key: tuple) -> tuple[str, str]:
     """``trajectories.contrasting_pair`` of ``frame``, kept per ``key`` (``map_key``: the
     dataset, the selected conversations and the projection)."""
     return _contrasting_pair(frame, key)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _levers_tables(ours: pd.DataFrame, n: int):
+    rows = beside.manipulability_beside(ours)
+    return rows, rows.formatted(), beside.values_of(rows, beside.DIFF), interaction_share(ours / 100).round(3)
+
+
+def levers_tables(ours: pd.DataFrame):
+    """Design levers' tables of our Table 24 (``cached_manipulability``): (``beside.Beside`` of
+    ours beside the published Table 24, its text, ours − published as numbers, Table 25's
+    interaction share), kept per table and its fitted N (``attrs['n']``, which the caption
+    states and a DataFrame's hash leaves out)."""
+    return _levers_tables(ours, int(ours.attrs.get("n", 0)))
