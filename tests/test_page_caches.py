@@ -119,3 +119,109 @@ def test_levers_tables_are_kept_per_table_and_fitted_n():
     assert first[0].n_ours == "120" and second[0].n_ours == "4,321"
     difference = first[2].loc[ours.index, ours.columns].to_numpy()
     assert np.allclose(difference, 2.0)
+
+
+STEERED = REPO / "cached_runs" / "local_smollm2_steered"
+needs_two = pytest.mark.skipif(not ((LOCAL / "manifest.json").exists() and (STEERED / "manifest.json").exists()),
+                               reason="local and steered cached runs not built")
+
+
+def _compare(at: AppTest) -> AppTest:
+    at.multiselect(key="compare_datasets").set_value(["local_smollm2", "local_smollm2_steered"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _differences(at: AppTest) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if "g_low" in d.value.columns
+                and "N reference" in d.value.columns).set_index("column")
+
+
+@needs_two
+def test_compare_in_a_second_tab_builds_nothing_again_and_follows_reference_and_features(cached_runs_of, monkeypatch):
+    from dashboard.figures import compare_runs
+    from dashboard.page_data import comparison
+    from dashboard.widgets import cached
+
+    cached_runs_of(LOCAL.name, STEERED.name)
+    cached._kept.clear()
+    cached._figure.clear()
+    built = _count(monkeypatch, charts, ("distributions_by_group",))
+    built.update(_count(monkeypatch, compare_runs, ("difference_forest",)))
+    computed = _count(monkeypatch, comparison, ("run_differences", "feature_summary", "diversity_summary"))
+    first = _compare(_open("views/compare.py"))
+    assert built["distributions_by_group"] == 2 and computed["run_differences"] == 2, (built, computed)
+    built.clear()
+    computed.clear()
+    second = _compare(_open("views/compare.py"))
+    assert built == Counter() and computed == Counter(), (built, computed)
+    assert len(second.get("plotly_chart")) == len(first.get("plotly_chart"))
+
+    # the other run as reference: differences are the other way round (pandas means)
+    local, steered = (pd.read_parquet(p / "conversations.parquet") for p in (LOCAL, STEERED))
+    forward = _differences(second)
+    second.selectbox(key="compare_reference").set_value("local_smollm2_steered").run()
+    assert not second.exception
+    backward = _differences(second)
+    for feature in forward.index:
+        expected = steered[feature].dropna().mean() - local[feature].dropna().mean()
+        assert forward.loc[feature, "difference"] == pytest.approx(expected, abs=1e-4)
+        assert backward.loc[feature, "difference"] == pytest.approx(-expected, abs=1e-4)
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in second.get("plotly_chart")]
+    assert any(t.startswith("Features: run − local_smollm2_steered") for t in titles), titles
+
+    # other features chosen: the boxes show those
+    from dashboard.figures.charts import _label
+
+    chosen = second.multiselect(key="compare_features").options[-2:]
+    second.multiselect(key="compare_features").set_value(chosen).run()
+    assert not second.exception
+    boxes = next(json.loads(c.proto.spec) for c in second.get("plotly_chart")
+                 if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Features by dataset"))
+    subplot_titles = [a["text"] for a in boxes["layout"]["annotations"]]
+    assert subplot_titles == [_label(f) for f in chosen]
+
+
+def test_frame_fingerprint_names_the_content_and_is_worked_out_once_per_table(monkeypatch):
+    import pickle
+
+    from dashboard.widgets import cached
+
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]})
+    same = frame.copy()
+    changed = frame.copy()
+    changed.loc[2, "a"] = 3.5
+    retitled = frame.rename(columns={"b": "c"})
+    digests = [cached.frame_fingerprint(f) for f in (frame, same, changed, retitled)]
+    assert digests[0] == digests[1]
+    assert len(set(digests[1:])) == 3
+    dumps = Counter()
+    original = pickle.dumps
+
+    def counting(*args, **kwargs):
+        dumps["n"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(pickle, "dumps", counting)
+    assert cached.frame_fingerprint(frame) == digests[0]
+    assert dumps["n"] == 0  # remembered for this table object
+
+
+@needs_local
+def test_export_provenance_follows_the_sidebar_filter(cached_runs_of):
+    """``ui.selection_provenance`` is kept per dataset and filters: a filter changes the N it says
+    (counted here with pandas)."""
+    from dashboard.widgets import ui
+
+    cached_runs_of(LOCAL.name)
+    frame = pd.read_parquet(LOCAL / "conversations.parquet")
+    at = _open("views/design_levers.py")
+    said = [item[3]["selection"] for key, item in at.session_state[ui.SHOWN_KEY].items() if key.startswith("levers_")]
+    assert said and all(f"{len(frame):,} of {len(frame):,} conversations selected" in s for s in said), said
+    task = sorted(frame["task"].dropna().astype(str).unique())[0]
+    at.session_state[ui.SHOWN_KEY] = {}  # what this rerun shows, only
+    at.multiselect(key="filter_task").set_value([task]).run()
+    assert not at.exception
+    n = int((frame["task"].astype(str) == task).sum())
+    said = [item[3]["selection"] for key, item in at.session_state[ui.SHOWN_KEY].items() if key.startswith("levers_")]
+    assert said and all(f"{n:,} of {len(frame):,} conversations selected" in s and f"task = {task}" in s for s in said), said

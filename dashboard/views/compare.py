@@ -9,7 +9,7 @@ import streamlit as st
 from dashboard.figures import charts, compare_runs
 from dashboard.figures.labels import readable_term
 from dashboard.page_data import comparison
-from dashboard.widgets import notebook_button, session, ui
+from dashboard.widgets import cached, notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.features import FEATURE_NAMES
 from engine.stats import guards
@@ -36,6 +36,8 @@ ui.export_context(sample="each dataset whole (no sidebar filter)",
                   n="; ".join(f"{name} {len(d.conversations):,}" for name, d in chosen.items()))
 frames = {name: d.conversations for name, d in chosen.items()}
 manifests = {name: d.manifest for name, d in chosen.items()}
+# what every table and chart below rests on: the runs by name and content (cached.kept, cached.figure)
+runs = tuple((name, cached.frame_fingerprint(frame)) for name, frame in frames.items())
 ui.ours("What each dataset holds")
 ui.table(st, comparison.overview(frames, manifests), key="compare_overview", hide_index=True)
 models = {m.get("embedding_model", "not recorded") for m in manifests.values()}
@@ -52,7 +54,6 @@ st.caption(f"{int(configs['differs'].sum()) if len(configs) else 0:,} settings o
            "manifest lacks the setting.")
 ui.table(st, configs, key="compare_config")
 
-both = comparison.combined(frames)
 notebook_button.render("compare", {
     "runs": {name: str(notebook_button.dataset_folder(d)) for name, d in chosen.items()}, "reference": reference,
     "group_size": int(st.session_state.get("compare_group_size", 5)),
@@ -62,39 +63,46 @@ notebook_button.render("compare", {
 
 def differences(columns, key: str, what: str) -> None:
     """The difference of each run from the reference, as a forest of Hedges' g and a table."""
-    table = comparison.run_differences(frames, columns, reference)
+    table = cached.kept("compare_run_differences", (runs, tuple(columns), reference),
+                        lambda: comparison.run_differences(frames, columns, reference))
     if table.empty:
         st.caption(f"No {what} present in the reference run and another run.")
         return
     ui.ours(f"Difference from {reference}: Welch's 95% interval of the difference of means, Holm's p over the "
             f"{what} of each pair, Hedges' g with its interval")
     labels = {c: readable_term(c) for c in columns}
-    ui.chart(st, compare_runs.difference_forest(table, f"{what.capitalize()}: run − {reference} (Hedges' g)",
-                                                labels), key=f"{key}_forest")
+    title = f"{what.capitalize()}: run − {reference} (Hedges' g)"
+    ui.chart(st, cached.figure("compare_difference_forest", (runs, tuple(columns), reference, title),
+                               lambda: compare_runs.difference_forest(table, title, labels)), key=f"{key}_forest")
     shown = table.drop(columns=["reference"]).round(4)
     ui.table(st, shown, key=f"{key}_differences", hide_index=True)
     if (table["note"] != "").any():
         st.caption(f"No interval where a run has fewer than {guards.MIN_GROUPS_FOR_INTERVAL} sessions with a value.")
 
 
-features = [f for f in FEATURE_NAMES if f in both and both[f].notna().any()]
+features = [f for f in FEATURE_NAMES if any(f in frame and frame[f].notna().any() for frame in frames.values())]
 st.subheader("Trajectory features")
 if features:
     shown_features = st.multiselect("Features", features, default=features[:6], key="compare_features")
-    ui.chart(st, charts.distributions_by_group(both, shown_features, group="dataset",
-                                               title="Features by dataset (box = quartiles, dashed = mean)"),
+    ui.chart(st, cached.figure("compare_feature_boxes", (runs, tuple(shown_features)),
+                               lambda: charts.distributions_by_group(
+                                   comparison.combined(frames), shown_features, group="dataset",
+                                   title="Features by dataset (box = quartiles, dashed = mean)")),
              key="compare_feature_boxes")
     ui.ours("Mean, SD and N per dataset")
-    ui.table(st, comparison.feature_summary(frames).loc[features].round(4), key="compare_feature_table")
+    summary = cached.kept("compare_feature_summary", runs, lambda: comparison.feature_summary(frames))
+    ui.table(st, summary.loc[features].round(4), key="compare_feature_table")
     differences(features, "compare_feature", "features")
 else:
     st.info("None of these datasets has trajectory features.")
 
 st.subheader("Ratings")
-ratings = comparison.rating_summary(frames)
+ratings = cached.kept("compare_rating_summary", runs, lambda: comparison.rating_summary(frames))
 rated = [c for c in comparison.RATINGS if any(ratings.loc[c, f"{n} N"] > 0 for n in frames)]
 if rated:
-    ui.chart(st, charts.distributions_by_group(both, rated, group="dataset", title="Ratings by dataset"),
+    ui.chart(st, cached.figure("compare_rating_boxes", (runs, tuple(rated)),
+                               lambda: charts.distributions_by_group(comparison.combined(frames), rated,
+                                                                     group="dataset", title="Ratings by dataset")),
              key="compare_rating_boxes")
     ui.ours("Mean, SD and N per dataset")
     ui.table(st, ratings.loc[rated].round(4), key="compare_rating_table")
@@ -115,13 +123,15 @@ def diversity_groups(keys: tuple[str, ...], size: int):
 
 
 groups = diversity_groups(tuple(picked), int(group_size))
-table = comparison.diversity_summary(frames, None, int(group_size), groups=groups)
+table = cached.kept("compare_diversity", (runs, int(group_size)),
+                    lambda: comparison.diversity_summary(frames, None, int(group_size), groups=groups))
 ui.ours(f"Vendi and Div-BLEU in groups of {int(group_size)} runs of one task and discussion, averaged over "
         "groups, with the 95% interval of that mean inside each score's range")
 ui.table(st, table.round(4), key="compare_diversity", hide_index=True)
 if (table["groups"] == 0).any():
     st.caption("A dataset with 0 groups has no task/discussion cell with enough final outputs.")
-diversity_diff = comparison.diversity_differences(groups, reference)
+diversity_diff = cached.kept("compare_diversity_differences", (runs, int(group_size), reference),
+                             lambda: comparison.diversity_differences(groups, reference))
 if len(diversity_diff):
     ui.ours(f"Diversity difference from {reference} (Welch's 95% interval over groups, pooled over each run's "
             "task × discussion cells)")

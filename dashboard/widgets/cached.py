@@ -165,3 +165,38 @@ def levers_tables(ours: pd.DataFrame):
     interaction share), kept per table and its fitted N (``attrs['n']``, which the caption
     states and a DataFrame's hash leaves out)."""
     return _levers_tables(ours, int(ours.attrs.get("n", 0)))
+
+
+_FINGERPRINTS: dict[int, tuple] = {}
+
+
+def frame_fingerprint(frame: pd.DataFrame) -> str:
+    """A digest of a table's content (its pickle: values, index, columns, dtypes, attrs), worked
+    out once per table object and then remembered by identity, so a cache key can name a whole
+    dataset's table for a lookup, not a hash of its megabytes. For the tables the pages never
+    change (a loaded or uploaded dataset's ``conversations``, read-only as ``session.load_dataset``
+    says); a new object, even with the same content, is digested again."""
+    import hashlib
+    import pickle
+    import weakref
+
+    entry = _FINGERPRINTS.get(id(frame))
+    if entry is not None and entry[0]() is frame:
+        return entry[1]
+    digest = hashlib.sha1(pickle.dumps(frame, protocol=5)).hexdigest()
+    for gone in [k for k, (ref, _) in _FINGERPRINTS.items() if ref() is None]:
+        del _FINGERPRINTS[gone]
+    _FINGERPRINTS[id(frame)] = (weakref.ref(frame), digest)
+    return digest
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _kept(kind: str, key: tuple, _build):
+    return _build()
+
+
+def kept(kind: str, key: tuple, build):
+    """What ``build()`` computes (a table, numbers), computed once per ``(kind, key)`` and handed
+    out as a copy (``st.cache_data``). ``key`` must hold everything the result depends on (for a
+    whole dataset's table, ``frame_fingerprint``)."""
+    return _kept(kind, key, build)

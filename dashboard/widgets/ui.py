@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.page_data import datasets
-from dashboard.widgets import session
+from dashboard.widgets import cached, session
 
 PUBLISHED_BADGE = ":orange-badge[published]"
 OURS_BADGE = ":blue-badge[computed from this dataset]"
@@ -115,9 +115,15 @@ def selection_provenance() -> str:
     dataset = session.current_dataset()
     if dataset is None:
         return ""
-    frame = session.filtered_conversations()
-    filters = [f"{column} = {', '.join(map(str, chosen))}" for column, chosen in session.current_selections().items()
-               if chosen]
+    selections = session.current_selections()
+    key = (dataset.name, cached.frame_fingerprint(dataset.conversations),
+           tuple((column, tuple(map(str, chosen))) for column, chosen in selections.items()))
+    return cached.kept("selection_provenance", key, lambda: _provenance(dataset, selections))
+
+
+def _provenance(dataset, selections: dict[str, list[str]]) -> str:
+    frame = datasets.apply_filters(dataset.conversations, selections)
+    filters = [f"{column} = {', '.join(map(str, chosen))}" for column, chosen in selections.items() if chosen]
     return ", ".join([f"dataset {dataset.name}", f"{len(frame):,} of {len(dataset.conversations):,} "
                       "conversations selected", *filters])
 
