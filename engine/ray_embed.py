@@ -7,15 +7,17 @@ of the text) as on one machine, so a second pass makes no model call, on a clust
 Each actor loads the model once (torch or ONNX Runtime, on a CPU slot or a GPU) and embeds
 ``batch_size`` texts per model call; rows carry their position, so the vectors land in input
 order whatever order Ray returns them in. Ray Data restarts an actor lost with its node and
-runs its unfinished batches again elsewhere; the actors report what they embedded to a
-``Tally`` on the driver's node, so texts embedded twice are counted (``repeated``).
+runs its unfinished batches again elsewhere; should it give up on one (``ActorDiedError``),
+the texts not yet returned go out again (``embed_in_passes``: counted in ``lost_passes`` and
+said). The actors report what they embedded to a ``Tally`` on the driver's node, so texts
+embedded twice are counted (``repeated``).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -74,6 +76,7 @@ class RayEmbedder:
         self.repeated = 0
         self.nodes: list[str] = []
         self.lost_passes = 0  # passes that ended with an actor lost (its texts sent again)
+        self.tally_lost = False  # the counts of work done were lost (the vectors were not)
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         return encode_through_cache(self.cache, self.model_name, texts,
@@ -104,7 +107,7 @@ class RayEmbedder:
                                 "text": pa.array([texts[j] for j in rows[i:i + step]], pa.string())})
                       for i in range(0, len(rows), step)]
             size = min(self.pool_size(), len(blocks))
-            return size, ray.data.from_arrow(blocks).map_batches(
+            return ray.data.from_arrow(blocks).map_batches(
                 EmbedActor, batch_size=step, batch_format="numpy",
                 compute=ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=2),
                 num_cpus=0 if self.gpus_per_actor else 1, num_gpus=self.gpus_per_actor or None,
@@ -112,47 +115,94 @@ class RayEmbedder:
                                        "device": "cuda" if self.gpus_per_actor else "cpu",
                                        "model_batch": self.batch_size, "tally": tally})
 
-        out: np.ndarray | None = None
-        done = np.zeros(n, dtype=bool)
         bar = None
-        for attempt in range(1, PASSES + 1):
-            size, dataset = pipeline(np.flatnonzero(~done).astype(np.int64))
-            if progress and bar is None:
-                from tqdm.auto import tqdm
+        if progress:
+            from tqdm.auto import tqdm
 
-                bar = tqdm(total=n, desc=f"embedding on Ray ({size} actors)", unit="text", file=sys.stderr)
-            try:
-                for batch in dataset.iter_batches(batch_format="numpy", batch_size=None, prefetch_batches=2):
-                    where, vectors = batch["row"], np.asarray(batch["vector"], dtype=np.float32)
-                    if out is None:
-                        out = np.empty((n, vectors.shape[1]), dtype=np.float32)
-                    fresh = ~done[where]  # a batch run twice after a lost actor is stored once
-                    where, vectors = where[fresh], vectors[fresh]
-                    out[where] = vectors
-                    done[where] = True
-                    self.cache.put_many(self.model_name, {text_key(texts[i]): v for i, v in zip(where, vectors)})
-                    if bar is not None:
-                        bar.update(len(where))
-            except ray.exceptions.RayActorError as error:
-                # an actor's node was lost and Ray Data gave up on it: what is stored stays, the
-                # texts not returned go out again on the nodes that remain (counted, said)
-                self.lost_passes += 1
-                print(f"note: embedding on Ray: {error.__class__.__name__} (a node or actor lost) after "
-                      f"{int(done.sum())} of {n} texts; the other {int((~done).sum())} sent again "
-                      f"(pass {attempt + 1} of at most {PASSES})", file=sys.stderr)
-                if attempt == PASSES:
-                    raise
-                continue
-            break
-        if bar is not None:
-            bar.close()
-        if out is None or not done.all():
-            from engine.llm.errors import BackendError
+            bar = tqdm(total=n, desc=f"embedding on Ray ({min(self.pool_size(), -(-n // step))} actors)",
+                       unit="text", file=sys.stderr)
 
-            raise BackendError(f"the cluster returned {int(done.sum())} of {n} embeddings")
-        totals = ray.get(tally.totals.remote())
-        ray.kill(tally)
+        def run_pass(rows: np.ndarray):
+            for batch in pipeline(rows).iter_batches(batch_format="numpy", batch_size=None,
+                                                     prefetch_batches=2):
+                yield batch["row"], batch["vector"]
+
+        def store(rows: np.ndarray, vectors: np.ndarray) -> None:
+            self.cache.put_many(self.model_name, {text_key(texts[i]): v for i, v in zip(rows, vectors)})
+            if bar is not None:
+                bar.update(len(rows))
+
+        try:
+            out, lost = embed_in_passes(n, run_pass, store)
+        except ray.exceptions.RayActorError as error:  # the last pass lost an actor too
+            self.lost_passes += getattr(error, "lost_passes", 0)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        self.lost_passes += lost
+        try:
+            totals = ray.get(tally.totals.remote())
+            ray.kill(tally)
+        except ray.exceptions.RayError as error:  # every vector is in: the counts alone are lost
+            self.tally_lost = True
+            print(f"note: embedding on Ray: all {n} texts returned and stored, but the tally of work "
+                  f"done was lost ({error.__class__.__name__}): batches and texts made twice unknown",
+                  file=sys.stderr)
+            return out
         self.model_calls += totals["counts"].get("calls", 0)
         self.repeated += max(0, totals["counts"].get("texts", 0) - n)
         self.nodes = sorted(set(self.nodes) | set(totals["nodes"].get("texts", [])))
         return out
+
+
+def embed_in_passes(n: int, run_pass: Callable[[np.ndarray], Iterable[tuple[np.ndarray, np.ndarray]]],
+                    store: Callable[[np.ndarray, np.ndarray], None], *,
+                    passes: int = PASSES) -> tuple[np.ndarray, int]:
+    """Gather the vectors of rows ``0..n-1``: ``run_pass(rows)`` yields ``(rows, vectors)``
+    batches in any order; each row's first vector is kept and handed to ``store`` once.
+
+    When a pass ends with Ray's ``RayActorError`` (``ActorDiedError``: an actor lost with its
+    node and given up on), what came back stays and the rows not yet returned go out again,
+    at most ``passes`` passes in all, each said on stderr; an error after every row came back
+    ends the job normally (said). Returns the vectors and the passes that ended with such an
+    error; when the last pass fails too, the error goes up with ``lost_passes`` set on it.
+    """
+    import ray
+
+    out: np.ndarray | None = None
+    done = np.zeros(n, dtype=bool)
+    lost = 0
+    for attempt in range(1, passes + 1):
+        try:
+            for where, vectors in run_pass(np.flatnonzero(~done).astype(np.int64)):
+                where, vectors = np.asarray(where, dtype=np.int64), np.asarray(vectors, dtype=np.float32)
+                if out is None:
+                    out = np.empty((n, vectors.shape[1]), dtype=np.float32)
+                fresh = ~done[where]  # a batch run twice after a lost actor is stored once
+                where, vectors = where[fresh], vectors[fresh]
+                out[where] = vectors
+                done[where] = True
+                store(where, vectors)
+        except ray.exceptions.RayActorError as error:
+            lost += 1
+            left = int((~done).sum())
+            if not left:
+                print(f"note: embedding on Ray: {error.__class__.__name__} (a node or actor lost) after "
+                      f"all {n} texts were returned and stored; nothing to send again", file=sys.stderr)
+                break
+            print(f"note: embedding on Ray: {error.__class__.__name__} (a node or actor lost) after "
+                  f"{n - left} of {n} texts; " + (
+                      f"the other {left} sent again (pass {attempt + 1} of at most {passes})"
+                      if attempt < passes else f"the other {left} not embedded after {passes} passes "
+                      "(what was returned is stored: a re-run makes only the rest)"), file=sys.stderr)
+            if attempt == passes:
+                error.lost_passes = lost
+                raise
+            continue
+        break
+    if out is None or not done.all():
+        from engine.llm.errors import BackendError
+
+        raise BackendError(f"the cluster returned {int(done.sum())} of {n} embeddings")
+    return out, lost

@@ -144,11 +144,11 @@ def run_specs_on_cluster(cluster, specs: Sequence, session_fn: Callable, session
     finishes (in finishing order) and ``on_lost(spec, reason)`` for a task Ray gave up on.
     ``cache``: the driver's ``ResponseCache`` or None. Returns what the cluster did."""
     import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    here = ray.get_runtime_context().get_node_id()
-    broker = ray.remote(num_cpus=0)(ResponseBroker).options(
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=True)).remote(str(cache.path) if cache is not None else None)
+    from engine.ray_cluster import on_driver_node
+
+    # on the driver's node: the replies it holds until drained are never lost with a worker node
+    broker = on_driver_node(ResponseBroker, str(cache.path) if cache is not None else None)
     task = ray.remote(session_fn).options(num_cpus=cpus_per_session, max_retries=3,
                                           retry_exceptions=False, scheduling_strategy="SPREAD")
     queue = list(specs)

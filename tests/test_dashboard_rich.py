@@ -248,11 +248,16 @@ def test_diversity_headline_without_enough_groups_says_so_beside_the_published_g
     assert any(c.startswith(":orange-badge[published] paper B, section 6: Qwen3-8B +26.2%") for c in captions)
 
 
-def test_large_map_is_downsampled_to_the_cap_by_whole_conversations_and_says_so(env, monkeypatch):
-    """Above the cap the map draws a seeded sample of whole conversations (at most the cap of
-    turns) and the page states "showing X of Y turns"; search, the table and the paths keep
-    every turn. The cap is lowered to 100 here (the rich corpus has ~320 turns)."""
+def test_large_map_puts_every_turn_in_its_image_draws_whole_conversations_and_says_so(env, monkeypatch):
+    """Above the cap every turn goes into the map's image (one cell per 1/400 of each axis),
+    whole conversations sampled with a seed are drawn over it, and the page says what is drawn
+    and what is aggregated; search, the table and the paths keep every turn. The cap is
+    lowered to 100 here (the rich corpus has ~320 turns)."""
+    import base64
+    import io
     import re
+
+    from PIL import Image
 
     from dashboard.page_data import trajectories
 
@@ -269,7 +274,12 @@ def test_large_map_is_downsampled_to_the_cap_by_whole_conversations_and_says_so(
     assert (per_conversation == n_turns.loc[per_conversation.index]).all()
     assert len(texts) == per_conversation.sum() <= 100
     assert len(texts) > 100 - n_turns.max()
-    assert any(f"Showing {len(texts):,} of {total:,} turns" in c.value for c in at.caption)
+    assert f"all {total:,} in the image, {len(texts):,} drawn as points" in explore["layout"]["title"]["text"].replace("<br>", " ")
+    assert any(f"all {total:,} turns are aggregated into the image" in c.value for c in at.caption)
+    # the image holds every turn: its cells' opacity adds up to the turns' count per cell
+    (image,) = explore["layout"]["images"]
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(image["source"].split(",", 1)[1]))))
+    assert pixels.shape == (400, 400, 4) and 0 < (pixels[..., 3] > 0).sum() <= total
     # the search still covers every turn (the table), not only the drawn ones
     turns = env.corpus.turns_frame().merge(env.turn_index, on=["conversation_id", "turn"])
     expected = int(turns["text"].str.contains("seaweed", case=False).sum())

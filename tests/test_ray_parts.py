@@ -144,3 +144,97 @@ def test_a_lost_head_stops_the_command_with_one_line_and_status_2():
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: lost the Ray head at 127.0.0.1:")
     assert "re-run with --ray ADDRESS or without --ray to resume" in lines[0]
+
+
+# -- the embedder's passes: what goes out again when Ray gives up on a lost actor ----------
+
+def row_vectors(rows) -> "np.ndarray":
+    """A vector that names its row: (row, row + 0.5, -row)."""
+    import numpy as np
+
+    rows = np.asarray(rows, dtype=np.float32)
+    return np.stack([rows, rows + 0.5, -rows], axis=1)
+
+
+class ScriptedPasses:
+    """``run_pass`` for ``embed_in_passes``: pass k returns the batches scripted for it (each
+    a list of rows, only rows it was sent), then ends with ``ActorDiedError`` when scripted;
+    it records which rows each pass was sent."""
+
+    def __init__(self, script):
+        self.script, self.sent = script, []
+
+    def __call__(self, rows):
+        import ray
+
+        batches, dies = self.script[len(self.sent)]
+        self.sent.append([int(r) for r in rows])
+        for batch in batches:
+            assert set(batch) <= set(self.sent[-1])
+            yield batch, row_vectors(batch)
+        if dies:
+            raise ray.exceptions.ActorDiedError()
+
+
+def gather(script, n=10, passes=3):
+    from engine.ray_embed import embed_in_passes
+
+    stored: list[int] = []
+    run = ScriptedPasses(script)
+    out, lost = embed_in_passes(n, run, lambda rows, vectors: stored.extend(int(r) for r in rows),
+                                passes=passes)
+    return out, lost, run.sent, stored
+
+
+def test_a_pass_ended_by_a_lost_actor_sends_again_only_the_texts_not_returned(capsys):
+    import numpy as np
+
+    # pass 1 returns rows 0-2 (twice: a batch Ray ran again) and 5-6, then the actor is lost
+    out, lost, sent, stored = gather([([[0, 1, 2], [5, 6], [0, 1, 2]], True),
+                                      ([[3, 4, 7], [8, 9]], False)])
+    assert sent == [list(range(10)), [3, 4, 7, 8, 9]]
+    assert np.array_equal(out, row_vectors(range(10)))
+    assert sorted(stored) == list(range(10))  # each row stored once
+    assert lost == 1
+    assert capsys.readouterr().err.strip() == (
+        "note: embedding on Ray: ActorDiedError (a node or actor lost) after 5 of 10 texts; "
+        "the other 5 sent again (pass 2 of at most 3)")
+
+
+def test_a_lost_actor_reported_after_every_text_came_back_ends_the_job_normally(capsys):
+    import numpy as np
+
+    out, lost, sent, stored = gather([([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]], True)])
+    assert sent == [list(range(10))]  # no second pass
+    assert np.array_equal(out, row_vectors(range(10))) and sorted(stored) == list(range(10))
+    assert lost == 1
+    assert capsys.readouterr().err.strip() == (
+        "note: embedding on Ray: ActorDiedError (a node or actor lost) after all 10 texts were "
+        "returned and stored; nothing to send again")
+
+
+def test_when_every_pass_loses_an_actor_the_error_goes_up_and_what_came_back_stays(capsys):
+    import ray
+
+    from engine.ray_embed import embed_in_passes
+
+    stored: list[int] = []
+    run = ScriptedPasses([([[0, 1]], True), ([[2, 3]], True), ([[4]], True)])
+    with pytest.raises(ray.exceptions.ActorDiedError) as raised:
+        embed_in_passes(10, run, lambda rows, vectors: stored.extend(int(r) for r in rows), passes=3)
+    assert raised.value.lost_passes == 3
+    assert run.sent == [list(range(10)), list(range(2, 10)), list(range(4, 10))]
+    assert stored == [0, 1, 2, 3, 4]
+    notes = capsys.readouterr().err.strip().splitlines()
+    assert notes[-1] == ("note: embedding on Ray: ActorDiedError (a node or actor lost) after 5 of 10 "
+                         "texts; the other 5 not embedded after 3 passes (what was returned is "
+                         "stored: a re-run makes only the rest)")
+    assert [n.split("; ")[1] for n in notes[:2]] == ["the other 8 sent again (pass 2 of at most 3)",
+                                                     "the other 6 sent again (pass 3 of at most 3)"]
+
+
+def test_a_pass_that_ends_without_error_but_short_is_an_error_not_a_quiet_gap():
+    from engine.llm.errors import BackendError
+
+    with pytest.raises(BackendError, match="the cluster returned 3 of 10 embeddings"):
+        gather([([[0, 1, 2]], False)])

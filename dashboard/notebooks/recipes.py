@@ -92,8 +92,9 @@ charts.scatter_map(points.fillna({colour: "(none)"}), colour, "Conversations by 
         ]
     return [
         md("## Turns in semantic space\n\nEvery turn's embedding projected to 2-D (`engine.projection."
-           "project_turns`, PCA or UMAP with seed 42, cached on disk), the map the page draws (at most "
-           "`MAX_MAP_POINTS` turns, whole conversations sampled with seed 0), cluster labels (k-means of the "
+           "project_turns`, PCA or UMAP with seed 42, cached on disk), the map the page draws (every "
+           "turn up to `MAX_MAP_POINTS`; above, every turn in an image and whole conversations sampled with "
+           "seed 0 drawn over it), cluster labels (k-means of the "
            "embeddings named by c-TF-IDF keywords, `engine.clusters`), search, paths and the Figure 4 pair."),
         code('''
 from dashboard.figures import charts, explore_map
@@ -113,10 +114,11 @@ print(f"{len(points):,} turns of {len(ids):,} conversations, {len(drawn):,} draw
         code('''
 explore_map.turn_map(drawn, OPTIONS.get("colour", "progress"), f"Turns in semantic space ({method.upper()})",
                      hits=trajectories.search_hits(drawn, OPTIONS.get("search", "")),
-                     cluster_column="cluster" if clusters else None)
+                     cluster_column="cluster" if clusters else None,
+                     aggregate=points if len(drawn) < len(points) else None)
 '''),
         code('''
-explore_map.paths_on_density(points, OPTIONS.get("conversations") or [], drawn,
+explore_map.paths_on_density(points, OPTIONS.get("conversations") or [], points,
                              title=f"Chosen conversations as paths ({method.upper()})")
 '''),
         code('''

@@ -105,7 +105,8 @@ def map_points(points: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-MAX_MAP_POINTS = 40_000  # turns drawn on the map at once: more make the page slow and the map a blot
+MAX_MAP_POINTS = 40_000  # up to this many turns every turn is drawn as a point
+POINTS_OVER_IMAGE = 5_000  # above it every turn goes into the map's image and this many are drawn over it
 
 
 def sample_conversations(points: pd.DataFrame, cap: int = MAX_MAP_POINTS, seed: int = 0) -> pd.DataFrame:
@@ -122,14 +123,28 @@ def sample_conversations(points: pd.DataFrame, cap: int = MAX_MAP_POINTS, seed: 
     return points[points["conversation_id"].isin(kept)]
 
 
+def drawn_turns(points: pd.DataFrame, cap: int = MAX_MAP_POINTS) -> pd.DataFrame:
+    """The turns drawn as points: all of them up to ``cap``; above, every turn goes into the
+    map's image (``dashboard.figures.raster``) and whole conversations sampled at random
+    (``sample_conversations``, seed 0) up to ``POINTS_OVER_IMAGE`` turns are drawn over it,
+    to hover and click. Never empty when ``points`` is not: one conversation longer than the
+    cap is drawn whole."""
+    if len(points) <= cap:
+        return points
+    drawn = sample_conversations(points, min(cap, POINTS_OVER_IMAGE))
+    if drawn.empty:
+        first = points["conversation_id"].iloc[0]
+        drawn = points[points["conversation_id"] == first]
+    return drawn
+
+
 def map_frames(points: pd.DataFrame, frame: pd.DataFrame, cap: int = MAX_MAP_POINTS):
     """``(ids, points, drawn)`` for the selection ``frame``: the conversations with projected
-    turns, all their turns (``map_points``) and the ones drawn on the map
-    (``sample_conversations``, at most ``cap``)."""
+    turns, all their turns (``map_points``) and the ones drawn as points (``drawn_turns``)."""
     projected = set(points["conversation_id"])  # once: per conversation it made the page quadratic
     ids = [c for c in frame["conversation_id"] if c in projected]
     points = map_points(points[points["conversation_id"].isin(ids)], frame)
-    return ids, points, sample_conversations(points, cap)
+    return ids, points, drawn_turns(points, cap)
 
 
 def selection_digest(frame: pd.DataFrame) -> str:
@@ -161,7 +176,19 @@ def search_hits(points: pd.DataFrame, query: str) -> pd.Series:
 
 
 def selected_points(points: pd.DataFrame, event) -> pd.DataFrame:
-    """The rows of ``points`` picked by a Plotly selection event (click, box or lasso)."""
+    """The rows of ``points`` a Plotly selection event picked: every turn inside its boxes and
+    lassos, resolved here against all of ``points`` (``map_selection``: the turns in the
+    map's image count, not only the drawn ones), else the clicked points."""
+    from dashboard.page_data import map_selection
+
+    shapes = map_selection.regions(event)
+    if shapes:
+        return map_selection.in_regions(points, shapes)
+    return clicked_points(points, event)
+
+
+def clicked_points(points: pd.DataFrame, event) -> pd.DataFrame:
+    """The rows of ``points`` whose ``point_id`` the event's points carry (``customdata``)."""
     try:
         chosen = event["selection"]["points"]
     except (KeyError, TypeError):

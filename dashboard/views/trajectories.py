@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.figures import charts, explore_map
+from dashboard.figures import charts, explore_map, raster
 from dashboard.page_data import trajectories
 from dashboard.widgets import cached, notebook_button, ui
 from engine.errors import InputError
@@ -35,7 +35,8 @@ if not have.turn_embeddings:
     notebook_button.render("trajectories", {"colour": colour})
     st.stop()
 
-MAX_PATHS = 8  # paths drawn at once; more become unreadable (the table keeps every selected turn)
+MAX_PATHS = 8  # paths drawn at once; more become unreadable (the table lists the selected turns)
+TABLE_ROWS = 10_000  # rows of the selection table sent to the browser
 
 method = st.radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
                   help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
@@ -93,11 +94,17 @@ def explore() -> None:
     sampled = len(drawn) < len(points)
 
     if sampled:
-        ui.ours(f"{len(drawn):,} of {len(points):,} turns drawn ({drawn['conversation_id'].nunique():,} of "
-                f"{len(ids):,} conversations), {method.upper()} of the turn embeddings; dataset {dataset.name}")
-        st.caption(f"Showing {len(drawn):,} of {len(points):,} turns: whole conversations sampled uniformly at "
-                   f"random (seed 0) up to {trajectories.MAX_MAP_POINTS:,} turns, so the map stays fast. Search, "
-                   "the table, the paths and the reader use every turn; a lasso picks among the drawn ones.")
+        ui.ours(f"Every one of {len(points):,} turns ({len(ids):,} conversations) in the map's image, "
+                f"{len(drawn):,} drawn over it as points; {method.upper()} of the turn embeddings; dataset "
+                f"{dataset.name}")
+        st.caption(f"What is drawn and what is aggregated: all {len(points):,} turns are aggregated into the "
+                   f"image, {raster.RASTER_CELLS}×{raster.RASTER_CELLS} cells, each cell coloured by its turns "
+                   "(the mean of a number; the mix of the categories' colours) and more opaque the more turns it "
+                   f"holds (log scale). {len(drawn):,} turns, whole conversations ({drawn['conversation_id'].nunique():,}) "
+                   f"sampled at random (seed 0), are drawn over it as points to hover and click (more than "
+                   f"{trajectories.MAX_MAP_POINTS:,} points would make the page slow). A lasso or box selects "
+                   "among every turn, drawn or not (resolved on the server); search, the table, the paths and "
+                   "the reader use every turn too.")
     else:
         ui.ours(f"Every turn of {len(ids):,} conversations ({len(points):,} turns), {method.upper()} of the turn "
                 f"embeddings; dataset {dataset.name}")
@@ -110,8 +117,10 @@ def explore() -> None:
     st.caption("Click a point to read its turn in the reader below; drag to pan, scroll to zoom; the lasso and "
                "box tools (top right of the map) select many turns; hover for an excerpt. " + search_note)
     figure = cached.figure("turn_map", (*map_key, colour, query, int(k) if clusters_on else None), lambda: (
-        explore_map.turn_map(drawn, colour, f"Turns in semantic space ({method.upper()})", hits=drawn_hits,
-                             cluster_column="cluster" if clusters_on else None)))
+        explore_map.turn_map(drawn, colour, f"Turns in semantic space ({method.upper()})" + (
+            f": all {len(points):,} in the image, {len(drawn):,} drawn as points" if sampled else ""), hits=drawn_hits,
+                             cluster_column="cluster" if clusters_on else None,
+                             aggregate=points if sampled else None)))
     event = ui.chart(st, figure, key="traj_explore", on_select="rerun", selection_mode=("points", "box", "lasso"),
                      config={"scrollZoom": True})
     selected = trajectories.selected_points(points, event)
@@ -128,11 +137,14 @@ def explore() -> None:
             st.markdown(f"**{len(picked):,} turns** of **{len(in_selection):,} conversations** in the {source}")
             shown_columns = [c for c in ("conversation_id", "turn", "speaker", "phase", "round", colour, "text")
                              if c in picked.columns]
-            ui.table(st, picked[list(dict.fromkeys(shown_columns))].reset_index(drop=True), key="traj_selected",
-                     hide_index=True)
+            if len(picked) > TABLE_ROWS:
+                st.caption(f"The table lists the first {TABLE_ROWS:,} of the {len(picked):,} turns (in the "
+                           "dataset's order); narrow the selection to list them all.")
+            ui.table(st, picked[list(dict.fromkeys(shown_columns))].head(TABLE_ROWS).reset_index(drop=True),
+                     key="traj_selected", hide_index=True)
             if len(in_selection) > MAX_PATHS:
                 st.info(f"The selection holds {len(in_selection):,} conversations; the paths below draw the first "
-                        f"{MAX_PATHS} (a cap for readability). Every selected turn is in the table above.")
+                        f"{MAX_PATHS} (a cap for readability); the table above lists the selected turns.")
 
     reader(points)
 
@@ -142,7 +154,7 @@ def explore() -> None:
     chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", ids, key="traj_conversations",
                             max_selections=MAX_PATHS, format_func=conversation_label)
     ui.chart(st, cached.figure("paths", (*map_key, tuple(chosen)), lambda: explore_map.paths_on_density(
-        points, chosen, drawn, title=f"Chosen conversations as paths ({method.upper()})")), key="traj_map")
+        points, chosen, points, title=f"Chosen conversations as paths ({method.upper()})")), key="traj_map")
 
 
 def reader(points) -> None:

@@ -394,9 +394,14 @@ def say_cluster_work(embedder) -> None:
     """What the cluster did, on stderr: nodes that embedded, texts embedded twice."""
     if not hasattr(embedder, "repeated"):
         return
+    if getattr(embedder, "tally_lost", False):
+        print("ray: every text embedded; the nodes, batches and texts embedded twice are unknown "
+              "(the tally of work done was lost)", file=sys.stderr)
+        return
     print(f"ray: embedded on {len(embedder.nodes)} node(s) in {embedder.model_calls} batches; "
-          f"texts embedded twice (work lost with a node and redone): {embedder.repeated}",
-          file=sys.stderr)
+          f"texts embedded twice (work lost with a node and redone): {embedder.repeated}"
+          + (f"; passes ended by a lost actor (texts not returned sent again): {embedder.lost_passes}"
+             if getattr(embedder, "lost_passes", 0) else ""), file=sys.stderr)
 
 
 def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
