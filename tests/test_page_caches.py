@@ -225,3 +225,54 @@ def test_export_provenance_follows_the_sidebar_filter(cached_runs_of):
     n = int((frame["task"].astype(str) == task).sum())
     said = [item[3]["selection"] for key, item in at.session_state[ui.SHOWN_KEY].items() if key.startswith("levers_")]
     assert said and all(f"{n:,} of {len(frame):,} conversations selected" in s and f"task = {task}" in s for s in said), said
+
+
+@needs_local
+def test_export_catalog_is_made_once_per_dataset_and_filters(cached_runs_of, monkeypatch):
+    """A second tab builds no standard set again; a filter gives the set of the filtered rows
+    (the counts table's total is the filtered N, counted with pandas)."""
+    from dashboard.exports import report
+    from dashboard.widgets import cached
+
+    cached_runs_of(LOCAL.name)
+    cached._shared.clear()
+    made = _count(monkeypatch, report, ("catalog",))
+    _open("views/export.py")
+    assert made == Counter({"catalog": 1})
+    made.clear()
+    at = _open("views/export.py")
+    assert made == Counter(), made
+    frame = pd.read_parquet(LOCAL / "conversations.parquet")
+    task = sorted(frame["task"].dropna().astype(str).unique())[-1]
+    at.multiselect(key="filter_task").set_value([task]).run()
+    assert not at.exception
+    assert made == Counter({"catalog": 1})
+    counts = next(d.value for d in at.dataframe if "conversations" in d.value.columns)
+    assert counts["conversations"].sum() == int((frame["task"].astype(str) == task).sum())
+
+
+@needs_local
+def test_data_page_counts_and_availability_follow_the_selection(cached_runs_of):
+    """The model × task counts are pandas' crosstab of the filtered rows; ``cached.availability``
+    equals ``datasets.availability`` of the dataset."""
+    from dashboard.page_data import datasets
+    from dashboard.widgets import cached
+    from engine.datasets import Dataset
+
+    cached_runs_of(LOCAL.name)
+    frame = pd.read_parquet(LOCAL / "conversations.parquet")
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    assert not at.exception
+    totals = next(d.value for d in at.dataframe if "total" in d.value.columns)
+    assert totals.loc["total", "total"] == len(frame)
+    model = sorted(frame["model"].dropna().astype(str).unique())[0]
+    at.multiselect(key="filter_model").set_value([model]).run()
+    assert not at.exception
+    totals = next(d.value for d in at.dataframe if "total" in d.value.columns)
+    chosen = frame[frame["model"].astype(str) == model]
+    expected = pd.crosstab(chosen["model"], chosen["task"], margins=True, margins_name="total")
+    assert totals.loc["total", "total"] == len(chosen)
+    assert totals.loc[model].to_dict() == expected.loc[model].to_dict()
+    dataset = Dataset.load(LOCAL)
+    assert cached.availability(dataset) == datasets.availability(dataset)

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard.page_data import datasets, import_summary, uploads
 from dashboard.pilot import history as pilot_history
-from dashboard.widgets import notebook_button, session, ui
+from dashboard.widgets import cached, notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.errors import InputError
 
@@ -77,8 +77,11 @@ if missing:
 
 if {"source", "model", "task"} <= set(frame.columns):
     st.subheader("Conversations by model and task")
-    ui.table(st, pd.crosstab(frame["model"].fillna(datasets.MISSING_LABEL), frame["task"].fillna(datasets.MISSING_LABEL),
-                             margins=True, margins_name="total"), key="data_counts")
+    by_model_and_task = cached.kept(
+        "data_counts", (cached.content_key(dataset), cached.selection_key(session.current_selections())),
+        lambda: pd.crosstab(frame["model"].fillna(datasets.MISSING_LABEL), frame["task"].fillna(datasets.MISSING_LABEL),
+                            margins=True, margins_name="total"))
+    ui.table(st, by_model_and_task, key="data_counts")
 
 st.subheader("Rows")
 ui.table(st, frame.head(500), key="data_rows", hide_index=True)

@@ -12,7 +12,10 @@ from dashboard.widgets import cached, notebook_button, session, ui
 
 st.title("Export")
 dataset, frame, have = ui.page_context()
-items = report.catalog(dataset, frame, have, compute=cached, selections=session.current_selections())
+selections = session.current_selections()
+# the standard set is made once per dataset content and filters (its figures included)
+items = list(cached.shared("export_catalog", (cached.content_key(dataset), cached.selection_key(selections)),
+                           lambda: report.catalog(dataset, frame, have, compute=cached, selections=selections)))
 shown = report.shown_as_items(ui.shown_items())
 context = report.selection_context(dataset, frame, session.current_selections())
 

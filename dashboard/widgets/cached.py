@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard.page_data import analyses, beside, fidelity, trajectories
+from dashboard.page_data import analyses, beside, datasets, fidelity, trajectories
 from engine import samples
 from engine.datasets import Dataset
 from engine.stats import interaction_share
@@ -200,3 +200,39 @@ def kept(kind: str, key: tuple, build):
     out as a copy (``st.cache_data``). ``key`` must hold everything the result depends on (for a
     whole dataset's table, ``frame_fingerprint``)."""
     return _kept(kind, key, build)
+
+
+def content_key(dataset: Dataset) -> tuple:
+    """What a dataset's pages rest on, as a short cache key: its name, its conversation table's
+    content (``frame_fingerprint``) and its manifest (the dataset's caveats and provenance)."""
+    import hashlib
+    import json
+
+    manifest = hashlib.sha1(json.dumps(dataset.manifest, sort_keys=True, default=str).encode()).hexdigest()
+    return dataset.name, frame_fingerprint(dataset.conversations), manifest
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _shared(kind: str, key: tuple, _build):
+    return _build()
+
+
+def shared(kind: str, key: tuple, build):
+    """What ``build()`` makes, made once per ``(kind, key)`` and handed out as it is (not copied,
+    as ``figure``): for results holding figures, which a copy would validate again. Pages only
+    read them; ``key`` must hold everything they depend on."""
+    return _shared(kind, key, build)
+
+
+def selection_key(selections: dict[str, list[str]]) -> tuple:
+    """The sidebar's filters as a cache key (labels as text, as ``datasets.apply_filters`` compares them)."""
+    return tuple((column, tuple(map(str, chosen))) for column, chosen in selections.items())
+
+
+def availability(dataset: Dataset) -> datasets.Availability:
+    """``datasets.availability``, kept per dataset content (every page asks on every render)."""
+    corpus = None if dataset.corpus is None else len(dataset.corpus)
+    embeddings = None if dataset.turn_embeddings is None else tuple(dataset.turn_embeddings.shape)
+    turns = None if dataset.turn_index is None else len(dataset.turn_index)
+    return kept("availability", (content_key(dataset), corpus, embeddings, turns),
+                lambda: datasets.availability(dataset))

@@ -53,7 +53,7 @@ def page_context():
     if frame.empty:
         st.warning("The sidebar filters leave no conversation: widen them.")
         st.stop()
-    return dataset, frame, datasets.availability(dataset)
+    return dataset, frame, cached.availability(dataset)
 
 
 HEADING_KEY = "last_block_heading"
@@ -116,8 +116,7 @@ def selection_provenance() -> str:
     if dataset is None:
         return ""
     selections = session.current_selections()
-    key = (dataset.name, cached.frame_fingerprint(dataset.conversations),
-           tuple((column, tuple(map(str, chosen))) for column, chosen in selections.items()))
+    key = (dataset.name, cached.frame_fingerprint(dataset.conversations), cached.selection_key(selections))
     return cached.kept("selection_provenance", key, lambda: _provenance(dataset, selections))
 
 
