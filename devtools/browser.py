@@ -3,9 +3,10 @@ with its executable path set: no browser download). Used by the browser test and
 ``python -m devtools.screenshots``.
 
 ``served_dashboard()`` starts ``streamlit run dashboard/app.py`` on a free localhost port
-and stops it (by its own process id) on exit; ``visit_pages()`` clicks every page in the
-sidebar navigation, waits for the script to finish, checks for Streamlit's exception box
-and saves a screenshot per page.
+and stops it (by its own process id) on exit; ``chromium_page(url)`` opens it in the browser
+(``dashboard_page(env)`` does both, for a test that drives the app); ``visit_pages()`` clicks
+every page in the sidebar navigation, waits for the script to finish, checks for
+Streamlit's exception box and saves a screenshot per page.
 """
 
 from __future__ import annotations
@@ -72,6 +73,30 @@ def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0, a
         log.close()
 
 
+@contextlib.contextmanager
+def chromium_page(url: str, *, width: int = 1280, height: int = 900):
+    """Yield a page of headless Chromium opened at ``url`` (a served dashboard), its first
+    script run finished; the browser is closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(url, wait_until="domcontentloaded")
+            wait_until_idle(page)
+            yield page
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def dashboard_page(env: dict[str, str] | None = None, *, width: int = 1280, height: int = 900):
+    """``served_dashboard(env)`` opened in ``chromium_page``: yield the page."""
+    with served_dashboard(env=env) as url, chromium_page(url, width=width, height=height) as page:
+        yield page
+
+
 def wait_until_idle(page, timeout_ms: int = 120_000) -> None:
     """Wait for the app to finish its script run (no running indicator, main block shown)."""
     page.wait_for_selector("[data-testid='stMain']", timeout=timeout_ms)
@@ -107,45 +132,36 @@ def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 100
     text and screenshot path; ``inspect(page)`` adds its answer under ``"inspected"``;
     ``at_first_chart`` scrolls the page's first chart to the top of the window before the
     screenshot (pages without a chart are shot from their top)."""
-    from playwright.sync_api import sync_playwright
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict] = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.goto(url, wait_until="domcontentloaded")
+    with chromium_page(url, width=width, height=height) as page:
+        for title in titles:
+            link = page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
+            link.click()
+            page.wait_for_function(
+                "(t) => { const h = document.querySelector(\"[data-testid='stMain'] h1\"); "
+                "return h && h.innerText.trim().length > 0 && h.innerText.includes(t.split(' ')[0]); }",
+                arg=title if title != "Data" else "Data", timeout=120_000)
             wait_until_idle(page)
-            for title in titles:
-                link = page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
-                link.click()
-                page.wait_for_function(
-                    "(t) => { const h = document.querySelector(\"[data-testid='stMain'] h1\"); "
-                    "return h && h.innerText.trim().length > 0 && h.innerText.includes(t.split(' ')[0]); }",
-                    arg=title if title != "Data" else "Data", timeout=120_000)
-                wait_until_idle(page)
-                exceptions = [e.inner_text() for e in page.locator("[data-testid='stException']").all()]
-                heading = page.locator("[data-testid='stMain'] h1").first.inner_text()
-                shot = out_dir / f"{page_slug(title)}.png"
-                if full_page:
+            exceptions = [e.inner_text() for e in page.locator("[data-testid='stException']").all()]
+            heading = page.locator("[data-testid='stMain'] h1").first.inner_text()
+            shot = out_dir / f"{page_slug(title)}.png"
+            if full_page:
+                _grow(page, width, height)
+            elif at_first_chart:
+                page.evaluate("() => { const c = document.querySelector(\"[data-testid='stPlotlyChart']\"); "
+                              "if (c) c.scrollIntoView({block: 'start'}); }")
+                page.wait_for_timeout(800)
+            page.screenshot(path=str(shot))
+            results[title] = {"exceptions": exceptions, "heading": heading, "screenshot": shot,
+                              "text": page.locator("[data-testid='stMain']").inner_text()}
+            if inspect is not None:  # every chart drawn: the window as tall as the page, same width
+                if not full_page:
                     _grow(page, width, height)
-                elif at_first_chart:
-                    page.evaluate("() => { const c = document.querySelector(\"[data-testid='stPlotlyChart']\"); "
-                                  "if (c) c.scrollIntoView({block: 'start'}); }")
-                    page.wait_for_timeout(800)
-                page.screenshot(path=str(shot))
-                results[title] = {"exceptions": exceptions, "heading": heading, "screenshot": shot,
-                                  "text": page.locator("[data-testid='stMain']").inner_text()}
-                if inspect is not None:  # every chart drawn: the window as tall as the page, same width
-                    if not full_page:
-                        _grow(page, width, height)
-                    results[title]["inspected"] = inspect(page)
-                if full_page or inspect is not None:
-                    page.set_viewport_size({"width": width, "height": height})
-        finally:
-            browser.close()
+                results[title]["inspected"] = inspect(page)
+            if full_page or inspect is not None:
+                page.set_viewport_size({"width": width, "height": height})
     return results
 
 

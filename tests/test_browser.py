@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import PAGE_TITLES, chromium_path, served_dashboard, visit_pages
+from devtools.browser import (PAGE_TITLES, chromium_path, dashboard_page, served_dashboard, visit_pages,
+                              wait_until_idle)
 from tests.cached_runs import cached_runs_folder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,49 +64,38 @@ LOCAL = REPO / "cached_runs" / "local_smollm2"
 def test_lasso_on_the_embedding_map_fills_the_table(tmp_path):
     """Drag a lasso over the middle of the Trajectories map in Chromium: the page reruns and
     lists the lassoed turns (Plotly selection events through st.plotly_chart(on_select=...))."""
-    from playwright.sync_api import sync_playwright
-
-    from devtools.browser import CHROMIUM_ARGS, wait_until_idle
-
     _, env = cached_runs_folder(tmp_path, LOCAL.name)
-    with served_dashboard(env=env) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(url, wait_until="domcontentloaded")
-            wait_until_idle(page)
-            page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
-            page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=120_000)
-            wait_until_idle(page)
-            plot = page.locator(".js-plotly-plot").first
-            plot.scroll_into_view_if_needed()
-            # the map spans the main column (it was ~340 px at 1280 wide, a quarter column beside a picker)
-            main = page.locator("[data-testid='stMainBlockContainer']").first.bounding_box()
-            assert plot.bounding_box()["width"] >= 0.9 * (main["width"] - 2 * 48)
-            plot.hover()  # the toolbar shows on hover; drag pans by default, the lasso is one click away
-            page.locator(".js-plotly-plot .modebar-btn[data-val='lasso']").first.click()
-            box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
-            cx, cy, w, h = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, box["width"], box["height"]
-            page.mouse.move(cx - 0.3 * w, cy - 0.3 * h)
-            page.mouse.down()
-            for fx, fy in ((0.3, -0.3), (0.3, 0.3), (-0.3, 0.3), (-0.3, -0.28)):
-                page.mouse.move(cx + fx * w, cy + fy * h, steps=8)
-            page.mouse.up()
-            page.wait_for_function(
-                "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('in the selection')",
-                timeout=120_000)
-            wait_until_idle(page)
-            text = page.locator("[data-testid='stMain']").inner_text()
-            import re
+    with dashboard_page(env) as page:
+        page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
+        page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=120_000)
+        wait_until_idle(page)
+        plot = page.locator(".js-plotly-plot").first
+        plot.scroll_into_view_if_needed()
+        # the map spans the main column (it was ~340 px at 1280 wide, a quarter column beside a picker)
+        main = page.locator("[data-testid='stMainBlockContainer']").first.bounding_box()
+        assert plot.bounding_box()["width"] >= 0.9 * (main["width"] - 2 * 48)
+        plot.hover()  # the toolbar shows on hover; drag pans by default, the lasso is one click away
+        page.locator(".js-plotly-plot .modebar-btn[data-val='lasso']").first.click()
+        box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+        cx, cy, w, h = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, box["width"], box["height"]
+        page.mouse.move(cx - 0.3 * w, cy - 0.3 * h)
+        page.mouse.down()
+        for fx, fy in ((0.3, -0.3), (0.3, 0.3), (-0.3, 0.3), (-0.3, -0.28)):
+            page.mouse.move(cx + fx * w, cy + fy * h, steps=8)
+        page.mouse.up()
+        page.wait_for_function(
+            "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('in the selection')",
+            timeout=120_000)
+        wait_until_idle(page)
+        text = page.locator("[data-testid='stMain']").inner_text()
+        import re
 
-            found = re.search(r"([\d,]+) turns\s+of\s+([\d,]+) conversations\s+in the selection", text)
-            assert found, text[:2000]
-            n_turns = int(found.group(1).replace(",", ""))
-            assert n_turns > 0
-            assert page.locator("[data-testid='stException']").count() == 0
-            page.screenshot(path=str(tmp_path / "lasso.png"), full_page=True)
-        finally:
-            browser.close()
+        found = re.search(r"([\d,]+) turns\s+of\s+([\d,]+) conversations\s+in the selection", text)
+        assert found, text[:2000]
+        n_turns = int(found.group(1).replace(",", ""))
+        assert n_turns > 0
+        assert page.locator("[data-testid='stException']").count() == 0
+        page.screenshot(path=str(tmp_path / "lasso.png"), full_page=True)
 
 
 def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(tmp_path):
@@ -113,50 +103,36 @@ def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(tmp_path)
     enabled; Cancel stops the run and the turns received stay on the page."""
     import re
 
-    from playwright.sync_api import sync_playwright
-
-    from devtools.browser import CHROMIUM_ARGS, wait_until_idle
-
     _, env = cached_runs_folder(tmp_path, "paper_release")
-    with served_dashboard(env=env) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(url, wait_until="domcontentloaded")
-            wait_until_idle(page)
-            page.locator("[data-testid='stSidebarNav'] a", has_text="Pilot").first.click()
-            run = page.get_by_role("button", name="Run pilot")
-            cancel = page.get_by_role("button", name="Cancel")
-            run.wait_for(timeout=120_000)
-            assert run.is_enabled() and cancel.is_disabled()
-            run.click()
-            main = page.locator("[data-testid='stMain']")
-            page.wait_for_function(
-                "() => /[1-9][0-9]* turns received/.test(document.querySelector(\"[data-testid='stMain']\").innerText)",
-                timeout=300_000)
-            assert run.is_disabled() and cancel.is_enabled()
-            assert page.get_by_label(re.compile(r"^Agents")).first.is_disabled()
-            cancel.click()
-            page.wait_for_function(
-                "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('Cancelled by the user')",
-                timeout=300_000)
-            wait_until_idle(page)
-            text = main.inner_text()
-            kept = int(re.search(r"Cancelled by the user: the (\d+) turns received are kept", text).group(1))
-            assert kept >= 1
-            assert "left out of the diagnosis" in text
-            assert page.locator("[data-testid='stException']").count() == 0
-            assert run.is_enabled()  # the form is usable again
-        finally:
-            browser.close()
+    with dashboard_page(env) as page:
+        page.locator("[data-testid='stSidebarNav'] a", has_text="Pilot").first.click()
+        run = page.get_by_role("button", name="Run pilot")
+        cancel = page.get_by_role("button", name="Cancel")
+        run.wait_for(timeout=120_000)
+        assert run.is_enabled() and cancel.is_disabled()
+        run.click()
+        main = page.locator("[data-testid='stMain']")
+        page.wait_for_function(
+            "() => /[1-9][0-9]* turns received/.test(document.querySelector(\"[data-testid='stMain']\").innerText)",
+            timeout=300_000)
+        assert run.is_disabled() and cancel.is_enabled()
+        assert page.get_by_label(re.compile(r"^Agents")).first.is_disabled()
+        cancel.click()
+        page.wait_for_function(
+            "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('Cancelled by the user')",
+            timeout=300_000)
+        wait_until_idle(page)
+        text = main.inner_text()
+        kept = int(re.search(r"Cancelled by the user: the (\d+) turns received are kept", text).group(1))
+        assert kept >= 1
+        assert "left out of the diagnosis" in text
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert run.is_enabled()  # the form is usable again
 
 
 def test_urls_in_turns_tasks_and_models_are_no_links_in_chromium(tmp_path):
     """Streamlit's GitHub-flavoured markdown links URLs and e-mail addresses it finds in text,
     escaped or not; the Trajectories page (transcript reader caption, tables) shows them as text."""
-    from playwright.sync_api import sync_playwright
-
-    from devtools.browser import CHROMIUM_ARGS, wait_until_idle
     from engine.corpus import Conversation, Corpus, Turn
     from engine.datasets import dataset_from_corpus
     from engine.embed import Embedder
@@ -170,21 +146,14 @@ def test_urls_in_turns_tasks_and_models_are_no_links_in_chromium(tmp_path):
     root.mkdir()
     dataset_from_corpus(corpus, Embedder(cache=tmp_path / "embeddings.sqlite"), name="urls").save(root / "urls")
     env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
-    with served_dashboard(env=env) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(url, wait_until="domcontentloaded")
-            wait_until_idle(page)
-            page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
-            page.wait_for_function(
-                "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('Transcript reader')",
-                timeout=180_000)
-            wait_until_idle(page)
-            text = page.locator("[data-testid='stMain']").inner_text()
-            assert "task http://task.example" in text.replace("\u2060", "")  # shown, as text
-            links = page.locator("[data-testid='stMain'] a").evaluate_all("nodes => nodes.map(n => n.href)")
-            assert [href for href in links if "example" in href] == [], links
-            assert page.locator("[data-testid='stException']").count() == 0
-        finally:
-            browser.close()
+    with dashboard_page(env) as page:
+        page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
+        page.wait_for_function(
+            "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('Transcript reader')",
+            timeout=180_000)
+        wait_until_idle(page)
+        text = page.locator("[data-testid='stMain']").inner_text()
+        assert "task http://task.example" in text.replace("\u2060", "")  # shown, as text
+        links = page.locator("[data-testid='stMain'] a").evaluate_all("nodes => nodes.map(n => n.href)")
+        assert [href for href in links if "example" in href] == [], links
+        assert page.locator("[data-testid='stException']").count() == 0

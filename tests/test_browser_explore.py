@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from devtools.browser import CHROMIUM_ARGS, chromium_path, served_dashboard, settle_time, wait_until_idle
+from devtools.browser import chromium_path, dashboard_page, settle_time, wait_until_idle
 from tests.cached_runs import cached_runs_folder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,21 +63,12 @@ def _plain(html_text: str) -> str:
 
 @pytest.fixture
 def trajectories_page(tmp_path):
-    from playwright.sync_api import sync_playwright
-
     _, env = cached_runs_folder(tmp_path, LOCAL.name)
-    with served_dashboard(env=env) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1440, "height": 900})
-            page.goto(url, wait_until="domcontentloaded")
-            wait_until_idle(page)
-            settle_time(page, lambda: page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories")
-                        .first.click(), heading="Trajectories")
-            page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
-            yield page
-        finally:
-            browser.close()
+    with dashboard_page(env, width=1440, height=900) as page:
+        settle_time(page, lambda: page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories")
+                    .first.click(), heading="Trajectories")
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        yield page
 
 
 def test_a_click_on_a_point_opens_the_reader_at_that_turn(trajectories_page, tmp_path):

@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from devtools.browser import CHROMIUM_ARGS, chromium_path, served_dashboard, wait_until_idle
+from devtools.browser import chromium_path, dashboard_page, wait_until_idle
 from tests.tiled_dataset import LOCAL, tiled_dataset
 
 pytestmark = [
@@ -33,8 +33,6 @@ MAP_STATE = """() => {
 
 
 def test_a_box_on_the_aggregated_map_selects_every_turn_inside_it(tmp_path):
-    from playwright.sync_api import sync_playwright
-
     from engine.datasets import Dataset
     from engine.projection import project_turns
 
@@ -43,43 +41,36 @@ def test_a_box_on_the_aggregated_map_selects_every_turn_inside_it(tmp_path):
     dataset = Dataset.load(folder, with_corpus=False)
     total = len(dataset.turn_index)
     env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
-    with served_dashboard(env=env) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(url, wait_until="domcontentloaded")
-            wait_until_idle(page)
-            page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
-            page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=300_000)
-            wait_until_idle(page)
-            main_text = page.locator("[data-testid='stMain']").inner_text()
-            assert f"all {total:,} turns are aggregated into the image" in main_text
-            before = page.evaluate(MAP_STATE)
-            assert before["images"] == 1
-            assert 0 < len(before["drawn"]) <= 5_000 < total
-            plot = page.locator(".js-plotly-plot").first
-            plot.scroll_into_view_if_needed()
-            plot.hover()
-            page.locator(".js-plotly-plot .modebar-btn[data-val='select']").first.click()
-            box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
-            cx, cy, w, h = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, box["width"], box["height"]
-            page.mouse.move(cx - 0.25 * w, cy - 0.25 * h)
-            page.mouse.down()
-            page.mouse.move(cx + 0.1 * w, cy + 0.2 * h, steps=10)
-            page.mouse.up()
-            page.wait_for_function(
-                "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('in the selection')",
-                timeout=120_000)
-            wait_until_idle(page)
-            text = page.locator("[data-testid='stMain']").inner_text()
-            found = re.search(r"([\d,]+) turns\s+of\s+([\d,]+) conversations\s+in the selection", text)
-            assert found, text[:2000]
-            shown = int(found.group(1).replace(",", ""))
-            (rectangle,) = page.evaluate(MAP_STATE)["selections"]
-            page.screenshot(path=str(tmp_path / "aggregated_map.png"), full_page=False)
-            assert page.locator("[data-testid='stException']").count() == 0
-        finally:
-            browser.close()
+    with dashboard_page(env) as page:
+        page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
+        page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=300_000)
+        wait_until_idle(page)
+        main_text = page.locator("[data-testid='stMain']").inner_text()
+        assert f"all {total:,} turns are aggregated into the image" in main_text
+        before = page.evaluate(MAP_STATE)
+        assert before["images"] == 1
+        assert 0 < len(before["drawn"]) <= 5_000 < total
+        plot = page.locator(".js-plotly-plot").first
+        plot.scroll_into_view_if_needed()
+        plot.hover()
+        page.locator(".js-plotly-plot .modebar-btn[data-val='select']").first.click()
+        box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+        cx, cy, w, h = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, box["width"], box["height"]
+        page.mouse.move(cx - 0.25 * w, cy - 0.25 * h)
+        page.mouse.down()
+        page.mouse.move(cx + 0.1 * w, cy + 0.2 * h, steps=10)
+        page.mouse.up()
+        page.wait_for_function(
+            "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('in the selection')",
+            timeout=120_000)
+        wait_until_idle(page)
+        text = page.locator("[data-testid='stMain']").inner_text()
+        found = re.search(r"([\d,]+) turns\s+of\s+([\d,]+) conversations\s+in the selection", text)
+        assert found, text[:2000]
+        shown = int(found.group(1).replace(",", ""))
+        (rectangle,) = page.evaluate(MAP_STATE)["selections"]
+        page.screenshot(path=str(tmp_path / "aggregated_map.png"), full_page=False)
+        assert page.locator("[data-testid='stException']").count() == 0
     # the count the page shows is every turn inside the drawn box: worked out here from the
     # projection the page uses (PCA, seed 42), against the box Plotly holds
     projected = project_turns(dataset.turn_embeddings, dataset.turn_index, method="pca", seed=42)

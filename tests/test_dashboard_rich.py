@@ -192,8 +192,10 @@ def test_ratings_views_top_share_and_regression(env):
 def test_embedding_map_search_feeds_the_table_picker_and_reader(env):
     """Search selects turns (as a lasso would): the table lists exactly the turns whose text
     holds the phrase, the picker draws their conversations (capped at 8, and says so), and the
-    reader shows a conversation's turns with the cosine distance to the previous turn."""
-    at = open_page("trajectories", widgets=lambda at: at.text_input(key="traj_search").input("seaweed"))
+    reader shows a conversation's turns with the cosine distance to the previous turn (in its
+    table, shown on request)."""
+    at = open_page("trajectories", widgets=lambda at: (at.text_input(key="traj_search").input("seaweed"),
+                                                         at.toggle(key="traj_table_on").set_value(True)))
     turns = env.corpus.turns_frame()
     trajectory = env.turn_index.merge(turns, on=["conversation_id", "turn"])
     expected = trajectory[trajectory["text"].str.contains("seaweed", case=False)]

@@ -14,22 +14,9 @@ from dashboard.page_data import uploads
 from dashboard.page_data.datasets import apply_filters, availability, filter_options
 from engine.datasets import Dataset
 from engine.errors import InputError
+from tests.hash_embedder import HashEmbedder
 
 RELEASE_CSV = "/work/shared/data/paper_release/comprehensive_trajectory_metrics.csv"
-
-
-class HashEmbedder:
-    """Deterministic unit vectors from a text's characters (test double for the embedder)."""
-
-    model_name = "hash-test"
-
-    def encode(self, texts, progress=False):
-        out = []
-        for text in texts:
-            rng = np.random.default_rng(sum(ord(c) * (i + 1) for i, c in enumerate(text)) % (2 ** 32))
-            vector = rng.normal(size=16)
-            out.append(vector / np.linalg.norm(vector))
-        return np.asarray(out)
 
 
 @pytest.mark.parametrize("name, payload, fragment", [

@@ -97,7 +97,7 @@ def test_imported_csv_with_separators_writes_a_readable_jsonl(tmp_path):
 
 def test_dashboard_upload_of_a_corpus_whose_first_line_holds_separators():
     from dashboard.page_data import uploads
-    from tests.test_dashboard_uploads import HashEmbedder
+    from tests.hash_embedder import HashEmbedder
 
     corpus_line = json.dumps({"conversation_id": "c1", "turns": [{"speaker": "A", "text": NASTY},
                                                                  {"speaker": "B", "text": "ok"}]},

@@ -15,23 +15,10 @@ from dashboard.page_data.datasets import availability
 from dashboard.page_data.import_summary import summary_lines
 from dashboard.page_data.trajectories import transcript
 from engine.conditions import add_condition
+from tests.hash_embedder import HashEmbedder
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
-
-
-class HashEmbedder:
-    """Deterministic unit vectors from a text's characters (test double for the embedder)."""
-
-    model_name = "hash-test"
-
-    def encode(self, texts, progress=False):
-        out = []
-        for text in texts:
-            rng = np.random.default_rng(sum(ord(c) * (i + 1) for i, c in enumerate(text)) % (2 ** 32))
-            vector = rng.normal(size=16)
-            out.append(vector / np.linalg.norm(vector))
-        return np.asarray(out)
 
 
 def debate_rows(n_conversations: int = 3, rounds: int = 3) -> list[dict]:

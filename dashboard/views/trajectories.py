@@ -183,11 +183,11 @@ def reader(points) -> None:
             st.markdown(f"**Reading turn {focus_turn}** of {ui.escape(reading)} · {ui.escape(focused['header'])}")
             st.markdown(ui.escape(trajectories.as_paragraphs(focused["text"])))
     with st.container(height=420, key="traj_reader_all"):
-        for block in blocks:
+        for block in blocks:  # one element per turn: the browser lays out half as many
             mark = "▶ " if block["focused"] else ""
-            st.markdown(f"{mark}**turn {block['turn']}** · {ui.escape(block['header'])}")
-            st.markdown(ui.escape(trajectories.as_paragraphs(block["text"])))
-    with st.expander("The conversation as a table (distance of each turn to the previous one)"):
+            st.markdown(f"{mark}**turn {block['turn']}** · {ui.escape(block['header'])}\n\n"
+                        + ui.escape(trajectories.as_paragraphs(block["text"])))
+    if st.toggle("The conversation as a table (distance of each turn to the previous one)", key="traj_table_on"):
         ui.table(st, turns, key="traj_transcript", hide_index=True)
 
 
