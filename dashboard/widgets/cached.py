@@ -184,8 +184,10 @@ def frame_fingerprint(frame: pd.DataFrame) -> str:
     if entry is not None and entry[0]() is frame:
         return entry[1]
     digest = hashlib.sha1(pickle.dumps(frame, protocol=5)).hexdigest()
-    for gone in [k for k, (ref, _) in _FINGERPRINTS.items() if ref() is None]:
-        del _FINGERPRINTS[gone]
+    # sessions run in threads of one process: a snapshot of the entries, and no error when
+    # another session has already dropped one
+    for gone in [k for k, (ref, _) in list(_FINGERPRINTS.items()) if ref() is None]:
+        _FINGERPRINTS.pop(gone, None)
     _FINGERPRINTS[id(frame)] = (weakref.ref(frame), digest)
     return digest
 
