@@ -276,3 +276,38 @@ def test_data_page_counts_and_availability_follow_the_selection(cached_runs_of):
     assert totals.loc[model].to_dict() == expected.loc[model].to_dict()
     dataset = Dataset.load(LOCAL)
     assert cached.availability(dataset) == datasets.availability(dataset)
+
+
+@needs_local
+def test_paper_a_tables_fit_once_per_selection_table_sample_and_stars(cached_runs_of, monkeypatch):
+    """A second tab fits nothing again; other stars, or a sidebar filter, fit again and show
+    what they ask for (the stars' levels; the filtered N, counted with pandas)."""
+    from dashboard.widgets import cached
+    from engine.stats import paper_tables
+
+    cached_runs_of(LOCAL.name)
+    cached._shared.clear()
+    cached._kept.clear()
+    fits = _count(monkeypatch, paper_tables, ("build",))
+    first = _open("views/paper_a_tables.py")
+    fitted = fits["build"]
+    assert fitted == 1, fits
+    second = _open("views/paper_a_tables.py")
+    assert fits["build"] == fitted
+    assert [c.value for c in second.caption] == [c.value for c in first.caption]
+    second.selectbox(key="pat_stars").set_value("conventional").run()
+    assert not second.exception
+    assert fits["build"] == fitted + 1
+    said = lambda: [c.value.replace("\\", "") for c in second.caption]  # noqa: E731 (captions are escaped)
+    assert any("* p < 0.05, ** p < 0.01, *** p < 0.001" in c for c in said()), said()
+    from engine import samples
+
+    frame = pd.read_parquet(LOCAL / "conversations.parquet")
+    before = len(samples.sample("trajectory").select(frame))
+    assert any(f"The sample has {before:,} rows" in c for c in said()), said()
+    discussion = samples.sample("trajectory").select(frame)["discussion"].astype(str).value_counts().index[0]
+    second.multiselect(key="filter_discussion").set_value([discussion]).run()
+    assert not second.exception
+    after = len(samples.sample("trajectory").select(frame[frame["discussion"].astype(str) == discussion]))
+    assert after != before and fits["build"] == fitted + 2
+    assert any(f"The sample has {after:,} rows" in c for c in said()), said()

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard.page_data import beside
 from dashboard.page_data.analyses import small_model
-from dashboard.widgets import notebook_button, ui
+from dashboard.widgets import cached, notebook_button, session, ui
 from engine import samples
 from engine.errors import InputError
 from engine.stats import paper_tables, published_a
@@ -20,16 +20,24 @@ dataset, frame, have = ui.page_context()
 keys = list(paper_tables.TABLES)
 
 
+def _built(result):
+    """A fitted table with its tables beside the paper's and their text (``beside.beside``)."""
+    return result, [(table, table.formatted()) for table in beside.beside(result)]
+
+
 def _name(key: str) -> str:
     definition = paper_tables.TABLES[key]
     return f"{'Figure 1' if key == 'fig1' else 'Table ' + key}: {definition.title}"
 
 
 left, middle, right = st.columns([2, 2, 1])
-labels = {k: paper_tables.picker_label(k, frame) for k in keys}  # what the data lack, before choosing
+# the selection's tables and labels, kept per dataset content and sidebar filters
+selection = (cached.content_key(dataset), cached.selection_key(session.current_selections()))
+labels = cached.kept("pat_labels", selection,  # what the data lack, before choosing
+                     lambda: {k: paper_tables.picker_label(k, frame) for k in keys})
 key = left.selectbox("Table", keys, format_func=labels.get, key="pat_table")
 definition = paper_tables.table_def(key)
-choices = samples.available(frame) or [definition.sample]
+choices = list(cached.kept("samples_available", selection, lambda: samples.available(frame))) or [definition.sample]
 if definition.sample not in choices:
     choices = [definition.sample, *choices]
 if st.session_state.get("pat_sample_for") != key:  # a new table starts on the paper's sample
@@ -58,7 +66,9 @@ if lacking:
 else:
     try:
         with st.spinner("Fitting…"):
-            result = paper_tables.build(key, frame, stars=stars, sample=sample_name)
+            result, compared = cached.shared(
+                "paper_a_table", (selection, key, stars, sample_name),
+                lambda: _built(paper_tables.build(key, frame, stars=stars, sample=sample_name)))
     except InputError as error:
         st.warning(ui.escape(f"Cannot compute {_name(key)} on this selection: {error}"))
 
@@ -71,14 +81,13 @@ if result is not None:
     if made_by:  # a small model's numbers beside the paper's: said before the first table
         sample_title += f" ({made_by})"
         ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {result.n:,} rows"), "caption")
-    compared = beside.beside(result)
-    for position, table in enumerate(compared):
+    for position, (table, text) in enumerate(compared):
         ui.beside(f"{_name(key)}, {table.title}: {dataset.name}, {sample_title}, N fitted = {table.n_ours}",
                   f"{where} (N = {table.n_published or 'not printed'})")
         st.caption(ui.escape(f"{table.caption}. The sample has {result.n:,} rows; rows missing a value a fit "
                              f"needs are left out of it. Ours rounded to the decimals the paper prints; "
                              f"stars: * p < {levels[0]:g}, ** p < {levels[1]:g}, *** p < {levels[2]:g}."))
-        ui.table(st, table.formatted(), key=f"pat_beside_{key}_{position}", hide_index=True,
+        ui.table(st, text, key=f"pat_beside_{key}_{position}", hide_index=True,
                  outcome=beside.outcome_of(key), sample=sample_title, n=f"{table.n_ours} fitted")
     title = "Ours in full (every column, unrounded)" if compared else None
     box = st.expander(title) if title else st.container()
