@@ -118,11 +118,14 @@ if not 2 <= group_size <= 15:
 
 
 @st.cache_data(show_spinner="Embedding final outputs…", max_entries=8)
-def diversity_groups(keys: tuple[str, ...], size: int):
-    return comparison.diversity_groups({k: frames[k] for k in keys}, get_embedder().encode, group_size=size)
+def diversity_groups(keys: tuple[tuple[str, str], ...], size: int):
+    """Kept per runs' names and contents (``runs``): a dataset uploaded again under the same
+    name with other outputs is embedded again."""
+    return comparison.diversity_groups({name: frames[name] for name, _ in keys}, get_embedder().encode,
+                                       group_size=size)
 
 
-groups = diversity_groups(tuple(picked), int(group_size))
+groups = diversity_groups(runs, int(group_size))
 table = cached.kept("compare_diversity", (runs, int(group_size)),
                     lambda: comparison.diversity_summary(frames, None, int(group_size), groups=groups))
 ui.ours(f"Vendi and Div-BLEU in groups of {int(group_size)} runs of one task and discussion, averaged over "
