@@ -163,3 +163,11 @@ def test_the_banded_polygon_test_agrees_with_the_plain_ray_count():
     expected = crossings % 2 == 1
     assert 1_000 < expected.sum() < 19_000
     assert (map_selection.inside_polygon(x, y, star) == expected).all()
+
+
+def test_the_selection_digest_tells_selections_apart_by_their_turns():
+    points = pd.DataFrame({"point_id": [3, 7, 9]})
+    digest = trajectories.selection_digest_of_points
+    assert digest(points) == digest(points.copy())
+    assert digest(points) != digest(points.iloc[:2]) != digest(points.iloc[[0, 2]])
+    assert digest(points).startswith("3:")

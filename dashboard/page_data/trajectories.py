@@ -152,6 +152,13 @@ def selection_digest(frame: pd.DataFrame) -> str:
     return hashlib.sha1("\n".join(map(str, frame["conversation_id"])).encode()).hexdigest()
 
 
+def selection_digest_of_points(points: pd.DataFrame) -> str:
+    """A short digest of which turns (``point_id``) are picked, in order: what the page keeps to
+    tell a new selection from the same one again (a selection may hold millions of turns)."""
+    ids = np.ascontiguousarray(points["point_id"].to_numpy(np.int64))
+    return f"{len(ids)}:{hashlib.sha1(ids.tobytes()).hexdigest()}"
+
+
 def conversation_labels(frame: pd.DataFrame) -> dict[str, str]:
     """``{conversation_id: "id · discussion · task · model · N turns"}`` (ids alone are opaque);
     missing values are left out. Built once per rerun for the pickers' ``format_func``."""

@@ -128,7 +128,7 @@ def explore() -> None:
     if not picked.empty:
         source = "selection" if not selected.empty else "search"
         in_selection = list(dict.fromkeys(picked["conversation_id"]))
-        signature = (source, tuple(zip(picked["conversation_id"], picked["turn"])))
+        signature = (source, trajectories.selection_digest_of_points(picked))  # short, for millions of turns
         if st.session_state.get("traj_last_selection") != signature:
             st.session_state["traj_last_selection"] = signature
             st.session_state["traj_conversations"] = in_selection[:MAX_PATHS]
