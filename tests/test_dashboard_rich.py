@@ -331,3 +331,28 @@ def test_trajectories_say_when_umap_was_fitted_on_a_sample(env, monkeypatch):
     finally:
         cached._turn_points.clear()
         cached._map_frames.clear()
+
+
+def test_trajectories_pickers_past_their_limit_list_the_kept_ones_and_find_any_by_id(env, monkeypatch):
+    """With the pickers' limit lowered to 5 conversations, every picker lists 5 (the chosen ones
+    first), and an id typed in the find box joins every picker and opens in the reader; an id
+    not in the selection is said, not picked."""
+    from dashboard.page_data import trajectories
+
+    monkeypatch.setattr(trajectories, "PICKER_LIMIT", 5)
+    ids = [c for c in env.conversations["conversation_id"] if c in set(env.turn_index["conversation_id"])]
+    assert len(ids) > 6
+    at = open_page("trajectories")
+    chosen = at.multiselect(key="traj_conversations").value
+    assert len(at.multiselect(key="traj_conversations").options) == 5
+    assert len(at.selectbox(key="traj_left").options) == 5 and len(at.selectbox(key="traj_reader").options) == 5
+    assert any("list 5 of the" in c.value for c in at.caption)
+    far = ids[-1]
+    assert far not in chosen and far not in ids[:5]
+    at.text_input(key="traj_find").input(far).run()
+    assert not at.exception
+    assert at.selectbox(key="traj_reader").value == far
+    labels = trajectories.conversation_labels(env.conversations)
+    assert labels[far] in at.selectbox(key="traj_left").options
+    at.text_input(key="traj_find").input("nosuchconversation").run()
+    assert any("No conversation “nosuchconversation”" in w.value for w in at.warning)

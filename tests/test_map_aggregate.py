@@ -171,3 +171,10 @@ def test_the_selection_digest_tells_selections_apart_by_their_turns():
     assert digest(points) == digest(points.copy())
     assert digest(points) != digest(points.iloc[:2]) != digest(points.iloc[[0, 2]])
     assert digest(points).startswith("3:")
+
+
+def test_pickers_list_the_kept_conversations_first_then_the_dataset_order_up_to_the_limit():
+    ids = [f"c{i}" for i in range(10)]
+    assert trajectories.picker_options(ids, ["c9"], limit=10) == ids  # within the limit: as they are
+    assert trajectories.picker_options(ids, ["c7", "zz", None, "c1", "c7"], limit=4) == ["c7", "c1", "c0", "c2"]
+    assert trajectories.picker_options(ids, ["c5", "c6", "c8"], limit=2) == ["c5", "c6", "c8"]  # kept ones stay

@@ -159,6 +159,24 @@ def selection_digest_of_points(points: pd.DataFrame) -> str:
     return f"{len(ids)}:{hashlib.sha1(ids.tobytes()).hexdigest()}"
 
 
+PICKER_LIMIT = 2_000  # conversations a picker lists: every option goes to the browser on each rerun
+
+
+def picker_options(ids: list[str], keep=(), limit: int | None = None) -> list[str]:
+    """The conversations a picker lists: ``ids`` as they are up to ``limit`` (default
+    ``PICKER_LIMIT``); above, the ones in ``keep`` that are in ``ids`` (chosen, selected, found
+    by id) first, then the others in the order of ``ids``, ``limit`` in all (more when ``keep``
+    alone holds more)."""
+    limit = PICKER_LIMIT if limit is None else limit
+    if len(ids) <= limit:
+        return list(ids)
+    known = set(ids)
+    kept = [c for c in dict.fromkeys(keep) if c is not None and c in known]
+    taken = set(kept)
+    rest = [c for c in ids[: limit + len(kept)] if c not in taken]
+    return kept + rest[: max(0, limit - len(kept))]
+
+
 def conversation_labels(frame: pd.DataFrame) -> dict[str, str]:
     """``{conversation_id: "id · discussion · task · model · N turns"}`` (ids alone are opaque);
     missing values are left out. Built once per rerun for the pickers' ``format_func``."""

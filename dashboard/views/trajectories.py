@@ -53,6 +53,20 @@ if not ids:
     st.stop()
 map_key = cached.map_key(dataset, frame, method)  # the figures below are built once per selection and options
 conversation_label = trajectories.conversation_labels(frame).__getitem__  # one dict, not a lookup per option
+found = []  # a conversation found by its id: every picker lists it
+if len(ids) > trajectories.PICKER_LIMIT:
+    wanted = st.text_input(f"Find a conversation by its id (any of the {len(ids):,})", key="traj_find").strip()
+    st.caption(f"The conversation pickers below list {trajectories.PICKER_LIMIT:,} of the {len(ids):,} "
+               "conversations (those chosen, selected on the map or found here first, then the dataset's order): "
+               "every option goes to the browser on each rerun. Find any other by its id.")
+    if wanted and wanted in set(ids):
+        found = [wanted]
+        if st.session_state.get("traj_found_last") != wanted:  # a new find opens in the reader
+            st.session_state["traj_found_last"] = wanted
+            st.session_state["traj_reader"] = wanted
+            st.session_state.pop("traj_reader_turn", None)
+    elif wanted:
+        st.warning(f"No conversation “{ui.escape(wanted)}” in this selection.")
 
 
 def _reset_reader_turn() -> None:
@@ -151,8 +165,9 @@ def explore() -> None:
     default_pair = cached.contrasting_pair(frame[frame["conversation_id"].isin(ids)], map_key)
     if "traj_conversations" not in st.session_state:
         st.session_state["traj_conversations"] = list(default_pair)
-    chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", ids, key="traj_conversations",
-                            max_selections=MAX_PATHS, format_func=conversation_label)
+    path_options = trajectories.picker_options(ids, [*st.session_state["traj_conversations"], *found])
+    chosen = st.multiselect(f"Conversations drawn as paths (at most {MAX_PATHS})", path_options,
+                            key="traj_conversations", max_selections=MAX_PATHS, format_func=conversation_label)
     ui.chart(st, cached.figure("paths", (*map_key, tuple(chosen)), lambda: explore_map.paths_on_density(
         points, chosen, points, title=f"Chosen conversations as paths ({method.upper()})")), key="traj_map")
 
@@ -161,7 +176,8 @@ def reader(points) -> None:
     """The transcript reader: the focused turn in full, then the whole conversation, wrapped."""
     st.subheader("Transcript reader")
     chosen = st.session_state.get("traj_conversations") or []
-    reader_options = list(dict.fromkeys([*chosen, *ids]))
+    reader_options = trajectories.picker_options(list(dict.fromkeys([*chosen, *ids])),
+                                                 [*found, st.session_state.get("traj_reader"), *chosen])
     if st.session_state.get("traj_reader") not in reader_options:
         st.session_state["traj_reader"] = reader_options[0]
     left, right = st.columns([3, 1])
@@ -196,8 +212,11 @@ explore()
 st.subheader("Side by side (as Figure 4)")
 default_pair = cached.contrasting_pair(frame[frame["conversation_id"].isin(ids)], map_key)
 a_col, b_col = st.columns(2)
-first = a_col.selectbox("Left", ids, index=ids.index(default_pair[0]), key="traj_left", format_func=conversation_label)
-second = b_col.selectbox("Right", ids, index=ids.index(default_pair[1]), key="traj_right",
+pair_options = trajectories.picker_options(ids, [*default_pair, st.session_state.get("traj_left"),
+                                                 st.session_state.get("traj_right"), *found])
+first = a_col.selectbox("Left", pair_options, index=pair_options.index(default_pair[0]), key="traj_left",
+                        format_func=conversation_label)
+second = b_col.selectbox("Right", pair_options, index=pair_options.index(default_pair[1]), key="traj_right",
                          format_func=conversation_label)
 ui.chart(st, cached.figure("pair", (*map_key, first, second), lambda: charts.trajectory_pair(
     all_points, first, second, title=f"Two conversations on shared axes ({method.upper()})")), key="traj_pair")
