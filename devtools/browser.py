@@ -208,3 +208,34 @@ def settle_time(page, action, *, heading: str | None = None, quiet_s: float = 1.
 def nav_link(page, title: str):
     """The sidebar navigation link of the page ``title``."""
     return page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
+
+
+def drag_on_map(page, tool: str, path, *, steps: int = 8) -> None:
+    """Pick ``tool`` (Plotly's ``lasso`` or ``select``, the box) in the first chart's toolbar
+    and drag along ``path``: points as fractions of the plot area's width and height from its
+    centre, the first where the button goes down, the last where it comes up."""
+    page.locator(".js-plotly-plot").first.hover()  # the toolbar shows on hover
+    page.locator(f".js-plotly-plot .modebar-btn[data-val='{tool}']").first.click()
+    box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+    cx, cy, w, h = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, box["width"], box["height"]
+    (fx, fy), *rest = path
+    page.mouse.move(cx + fx * w, cy + fy * h)
+    page.mouse.down()
+    for fx, fy in rest:
+        page.mouse.move(cx + fx * w, cy + fy * h, steps=steps)
+    page.mouse.up()
+
+
+def selection_counts(page) -> tuple[int, int]:
+    """``(turns, conversations)`` of the Trajectories page's "N turns of M conversations in the
+    selection", once it shows (after a click, box or lasso on the map)."""
+    import re
+
+    page.wait_for_function(
+        "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('in the selection')",
+        timeout=120_000)
+    wait_until_idle(page)
+    text = page.locator("[data-testid='stMain']").inner_text()
+    found = re.search(r"([\d,]+) turns\s+of\s+([\d,]+) conversations\s+in the selection", text)
+    assert found, text[:2000]
+    return int(found.group(1).replace(",", "")), int(found.group(2).replace(",", ""))

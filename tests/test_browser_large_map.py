@@ -6,12 +6,10 @@ real conversations repeated 40 times (49,920 turns; ``tests.tiled_dataset``)."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
-from devtools.browser import chromium_path, dashboard_page, wait_until_idle
+from devtools.browser import chromium_path, dashboard_page, drag_on_map, selection_counts, wait_until_idle
 from tests.tiled_dataset import LOCAL, tiled_dataset
 
 pytestmark = [
@@ -52,22 +50,8 @@ def test_a_box_on_the_aggregated_map_selects_every_turn_inside_it(tmp_path):
         assert 0 < len(before["drawn"]) <= 5_000 < total
         plot = page.locator(".js-plotly-plot").first
         plot.scroll_into_view_if_needed()
-        plot.hover()
-        page.locator(".js-plotly-plot .modebar-btn[data-val='select']").first.click()
-        box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
-        cx, cy, w, h = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, box["width"], box["height"]
-        page.mouse.move(cx - 0.25 * w, cy - 0.25 * h)
-        page.mouse.down()
-        page.mouse.move(cx + 0.1 * w, cy + 0.2 * h, steps=10)
-        page.mouse.up()
-        page.wait_for_function(
-            "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('in the selection')",
-            timeout=120_000)
-        wait_until_idle(page)
-        text = page.locator("[data-testid='stMain']").inner_text()
-        found = re.search(r"([\d,]+) turns\s+of\s+([\d,]+) conversations\s+in the selection", text)
-        assert found, text[:2000]
-        shown = int(found.group(1).replace(",", ""))
+        drag_on_map(page, "select", [(-0.25, -0.25), (0.1, 0.2)], steps=10)
+        shown, _ = selection_counts(page)
         (rectangle,) = page.evaluate(MAP_STATE)["selections"]
         page.screenshot(path=str(tmp_path / "aggregated_map.png"), full_page=False)
         assert page.locator("[data-testid='stException']").count() == 0

@@ -16,24 +16,12 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.figures import charts
 from dashboard.page_data import beside
+from tests.call_counter import count_calls
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
 LOCAL = REPO / "cached_runs" / "local_smollm2"
 needs_local = pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="local cached runs not built")
-
-
-def _count(monkeypatch, module, names) -> Counter:
-    counted = Counter()
-    for name in names:
-        original = getattr(module, name)
-
-        def wrapper(*args, _original=original, _name=name, **kwargs):
-            counted[_name] += 1
-            return _original(*args, **kwargs)
-
-        monkeypatch.setattr(module, name, wrapper)
-    return counted
 
 
 def _open(page: str) -> AppTest:
@@ -58,8 +46,8 @@ def test_design_levers_in_a_second_tab_builds_no_chart_or_table_again(cached_run
     cached_runs_of(LOCAL.name)
     cached.chart.clear()
     cached._levers_tables.clear()
-    built = _count(monkeypatch, charts, ("group_means_with_ci", "percent_heatmap"))
-    tables = _count(monkeypatch, beside, ("manipulability_beside",))
+    built = count_calls(monkeypatch, charts, ("group_means_with_ci", "percent_heatmap"))
+    tables = count_calls(monkeypatch, beside, ("manipulability_beside",))
     first = _open("views/design_levers.py")
     assert built["group_means_with_ci"] == 1 and built["percent_heatmap"] >= 3, built
     assert tables == Counter({"manipulability_beside": 1})
@@ -146,9 +134,9 @@ def test_compare_in_a_second_tab_builds_nothing_again_and_follows_reference_and_
     cached_runs_of(LOCAL.name, STEERED.name)
     cached._kept.clear()
     cached._figure.clear()
-    built = _count(monkeypatch, charts, ("distributions_by_group",))
-    built.update(_count(monkeypatch, compare_runs, ("difference_forest",)))
-    computed = _count(monkeypatch, comparison, ("run_differences", "feature_summary", "diversity_summary"))
+    built = count_calls(monkeypatch, charts, ("distributions_by_group",))
+    count_calls(monkeypatch, compare_runs, ("difference_forest",), built)  # into the same count
+    computed = count_calls(monkeypatch, comparison, ("run_differences", "feature_summary", "diversity_summary"))
     first = _compare(_open("views/compare.py"))
     assert built["distributions_by_group"] == 2 and computed["run_differences"] == 2, (built, computed)
     built.clear()
@@ -195,16 +183,9 @@ def test_frame_fingerprint_names_the_content_and_is_worked_out_once_per_table(mo
     digests = [cached.frame_fingerprint(f) for f in (frame, same, changed, retitled)]
     assert digests[0] == digests[1]
     assert len(set(digests[1:])) == 3
-    dumps = Counter()
-    original = pickle.dumps
-
-    def counting(*args, **kwargs):
-        dumps["n"] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(pickle, "dumps", counting)
+    dumps = count_calls(monkeypatch, pickle, ("dumps",))
     assert cached.frame_fingerprint(frame) == digests[0]
-    assert dumps["n"] == 0  # remembered for this table object
+    assert dumps["dumps"] == 0  # remembered for this table object
 
 
 @needs_local
@@ -235,8 +216,8 @@ def test_export_catalog_is_made_once_per_dataset_and_filters(cached_runs_of, mon
     from dashboard.widgets import cached
 
     cached_runs_of(LOCAL.name)
-    cached._shared.clear()
-    made = _count(monkeypatch, report, ("catalog",))
+    cached._figure.clear()
+    made = count_calls(monkeypatch, report, ("catalog",))
     _open("views/export.py")
     assert made == Counter({"catalog": 1})
     made.clear()
@@ -286,9 +267,9 @@ def test_paper_a_tables_fit_once_per_selection_table_sample_and_stars(cached_run
     from engine.stats import paper_tables
 
     cached_runs_of(LOCAL.name)
-    cached._shared.clear()
+    cached._figure.clear()
     cached._kept.clear()
-    fits = _count(monkeypatch, paper_tables, ("build",))
+    fits = count_calls(monkeypatch, paper_tables, ("build",))
     first = _open("views/paper_a_tables.py")
     fitted = fits["build"]
     assert fitted == 1, fits

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.figures import charts, explore_map
 from dashboard.page_data import trajectories
+from tests.call_counter import count_calls
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
@@ -21,22 +22,9 @@ LOCAL = REPO / "cached_runs" / "local_smollm2"
 
 @pytest.fixture
 def calls(monkeypatch):
-    counted = Counter()
-
-    def counting(module, name):
-        original = getattr(module, name)
-
-        def wrapper(*args, **kwargs):
-            counted[name] += 1
-            return original(*args, **kwargs)
-
-        monkeypatch.setattr(module, name, wrapper)
-
-    counting(explore_map, "turn_map")
-    counting(explore_map, "paths_on_density")
-    counting(charts, "trajectory_pair")
-    counting(trajectories, "transcript")
-    return counted
+    counted = count_calls(monkeypatch, explore_map, ("turn_map", "paths_on_density"))
+    count_calls(monkeypatch, charts, ("trajectory_pair",), counted)
+    return count_calls(monkeypatch, trajectories, ("transcript",), counted)
 
 
 @pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="local cached runs not built")
@@ -78,15 +66,7 @@ def test_a_new_session_on_the_same_data_builds_no_chart_again(cached_runs_of, mo
 
     cached_runs_of(LOCAL.name)
     cached.chart.clear()  # earlier tests in this process may have built these charts already
-    counted = Counter()
-    for name in builders:
-        original = getattr(charts, name)
-
-        def wrapper(*args, _original=original, _name=name, **kwargs):
-            counted[_name] += 1
-            return _original(*args, **kwargs)
-
-        monkeypatch.setattr(charts, name, wrapper)
+    counted = count_calls(monkeypatch, charts, builders)
     first = AppTest.from_file(APP, default_timeout=300)
     first.run()
     first.switch_page(page).run()
