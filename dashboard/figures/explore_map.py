@@ -102,16 +102,17 @@ def _level_codes(frame: pd.DataFrame, colour: str) -> tuple[np.ndarray, list[str
     return lookup[np.where(codes < 0, len(uniques), codes)], levels
 
 
-def image_of(aggregate: pd.DataFrame, colour: str) -> raster.Raster:
+def image_of(aggregate: pd.DataFrame, colour: str, coded: tuple[np.ndarray, list[str]] | None = None) -> raster.Raster:
     """Every turn of ``aggregate`` shaded by ``colour`` as ``turn_map`` colours its points:
-    the mean on ``PROGRESS_SCALE`` for a number, the categories' colours mixed otherwise."""
+    the mean on ``PROGRESS_SCALE`` for a number, the categories' colours mixed otherwise
+    (``coded``: ``_level_codes`` of ``aggregate`` when the caller has it already)."""
     x, y = aggregate["x"].to_numpy(float), aggregate["y"].to_numpy(float)
     if pd.api.types.is_numeric_dtype(aggregate[colour]):
         values = aggregate[colour].to_numpy(float)
         finite = values[np.isfinite(values)]
         span = (float(finite.min()), float(finite.max())) if len(finite) else (0.0, 1.0)
         return raster.shade_values(x, y, values, list(getattr(pc.sequential, PROGRESS_SCALE)), span)
-    codes, levels = _level_codes(aggregate, colour)
+    codes, levels = coded if coded is not None else _level_codes(aggregate, colour)
     looks = style.series_styles(levels, colour)
     return raster.shade_categories(x, y, codes, [looks[level].colour for level in levels])
 
@@ -130,6 +131,7 @@ def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series |
     every = aggregate if aggregate is not None and len(aggregate) > len(points) else None
     whole = points if every is None else every
     numeric = colour in points and pd.api.types.is_numeric_dtype(points[colour])
+    coded = None  # the categories of every turn, for the legend and the image alike
     if numeric:
         from dashboard.figures.charts import _label
 
@@ -143,7 +145,8 @@ def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series |
             text=points["_hover"], hovertemplate="%{text}<extra></extra>", showlegend=False))
     else:
         values = _levels(points, colour)
-        levels = _level_codes(whole, colour)[1]  # a level only in the image keeps its legend entry
+        coded = _level_codes(whole, colour)
+        levels = coded[1]  # a level only in the image keeps its legend entry
         looks = style.series_styles(levels, colour)
         for level in levels:
             part = points[values == level]
@@ -166,7 +169,7 @@ def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series |
     style.finish(fig, title, height=height, xaxis_title="dimension 1", yaxis_title="dimension 2",
                  dragmode="pan", clickmode="event+select", hovermode="closest", uirevision=UI_REVISION)
     if every is not None:
-        image = image_of(every, colour)
+        image = image_of(every, colour, coded)
         fig.add_layout_image(image.layout_image())
         fig.update_xaxes(range=list(image.x_range))
         fig.update_yaxes(range=list(image.y_range))

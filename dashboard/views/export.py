@@ -14,7 +14,7 @@ st.title("Export")
 dataset, frame, have = ui.page_context()
 selections = session.current_selections()
 # the standard set is made once per dataset content and filters (its figures included)
-items = list(cached.shared("export_catalog", (cached.content_key(dataset), cached.selection_key(selections)),
+items = list(cached.figure("export_catalog", (cached.content_key(dataset), cached.selection_key(selections)),
                            lambda: report.catalog(dataset, frame, have, compute=cached, selections=selections)))
 shown = report.shown_as_items(ui.shown_items())
 context = report.selection_context(dataset, frame, session.current_selections())

@@ -66,7 +66,7 @@ if lacking:
 else:
     try:
         with st.spinner("Fitting…"):
-            result, compared = cached.shared(
+            result, compared = cached.figure(
                 "paper_a_table", (selection, key, stars, sample_name),
                 lambda: _built(paper_tables.build(key, frame, stars=stars, sample=sample_name)))
     except InputError as error:

@@ -102,16 +102,17 @@ def turn_clusters(dataset: Dataset, k: int) -> pd.DataFrame:
 manipulability_percent = cached_manipulability  # the export catalog's name for it
 
 
-@st.cache_resource(show_spinner=False, max_entries=24)
+@st.cache_resource(show_spinner=False, max_entries=40)
 def _figure(kind: str, key: tuple, _build):
     return _build()
 
 
 def figure(kind: str, key: tuple, build):
-    """The chart ``build()`` makes, built once per ``(kind, key)`` and then handed out as it is
-    (not copied): building a Plotly figure of a thousand points validates every property and
-    costs a Trajectories rerun about half its time. ``key`` must hold everything the figure
-    depends on; pages and exports only read figures (an export stamps a copy)."""
+    """What ``build()`` makes (a chart, or results holding charts such as the export set),
+    made once per ``(kind, key)`` and then handed out as it is (not copied): building a Plotly
+    figure of a thousand points validates every property and costs a Trajectories rerun about
+    half its time, and a copy would validate it again. ``key`` must hold everything the result
+    depends on; pages and exports only read these (an export stamps a copy)."""
     return _figure(kind, key, build)
 
 
@@ -212,18 +213,6 @@ def content_key(dataset: Dataset) -> tuple:
 
     manifest = hashlib.sha1(json.dumps(dataset.manifest, sort_keys=True, default=str).encode()).hexdigest()
     return dataset.name, frame_fingerprint(dataset.conversations), manifest
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _shared(kind: str, key: tuple, _build):
-    return _build()
-
-
-def shared(kind: str, key: tuple, build):
-    """What ``build()`` makes, made once per ``(kind, key)`` and handed out as it is (not copied,
-    as ``figure``): for results holding figures, which a copy would validate again. Pages only
-    read them; ``key`` must hold everything they depend on."""
-    return _shared(kind, key, build)
 
 
 def selection_key(selections: dict[str, list[str]]) -> tuple:
