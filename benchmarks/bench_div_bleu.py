@@ -15,7 +15,7 @@ import time
 import numpy as np
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from engine.diversity import default_tokenize, div_bleu, self_bleu_scores
+from engine.measures.diversity import default_tokenize, div_bleu, self_bleu_scores
 
 
 def synthetic_texts(count: int, words: int = 100, seed: int = 0) -> list[str]:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.corpus import Conversation, Corpus, Turn
-from engine.embed import Embedder, embed_corpus
+from engine.embedding.embedder import Embedder, embed_corpus
 
 TARGET_SECONDS = 2.0
 TURNS_PER_CONVERSATION = 30

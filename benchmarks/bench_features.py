@@ -28,7 +28,7 @@ from scipy.spatial.distance import cosine, pdist
 from sklearn.cluster import KMeans
 
 from benchmarks.synthetic import synthetic_turns
-from engine.features import FEATURE_NAMES, features_for_corpus
+from engine.measures.trajectory import FEATURE_NAMES, features_for_corpus
 
 AUTHORS_FILE = "scripts/compute_trajectory_metrics.py"
 # our feature name -> the authors' TrajectoryAnalyzer method

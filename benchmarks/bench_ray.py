@@ -46,8 +46,8 @@ def _texts(n: int) -> list[str]:
 
 
 def _one_process(texts, blocks, workdir: Path) -> dict:
-    from engine.embed import Embedder
-    from engine.features import features_for_corpus
+    from engine.embedding.embedder import Embedder
+    from engine.measures.trajectory import features_for_corpus
 
     started = time.perf_counter()
     embedder = Embedder(cache=workdir / "one.sqlite", progress=False)
@@ -63,9 +63,9 @@ def _on_cluster(nodes: int, texts, blocks, workdir: Path) -> dict:
     import ray
 
     from benchmarks.loopback_cluster import LoopbackCluster
-    from engine.ray_cluster import connect, runtime_env
-    from engine.ray_embed import RayEmbedder
-    from engine.ray_features import features_on_cluster
+    from engine.cluster.connection import connect, runtime_env
+    from engine.cluster.embedding import RayEmbedder
+    from engine.cluster.features import features_on_cluster
 
     started = time.perf_counter()
     with LoopbackCluster(nodes=nodes, cpus=1, object_store_mb=300) as cluster:

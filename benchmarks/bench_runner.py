@@ -21,7 +21,7 @@ from benchmarks.loopback_server import LoopbackProcess
 from engine.llm import RetryPolicy
 from engine.llm.openai_backend import OpenAIBackend
 from engine.protocols import make_config, run_session
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 DELAY = 0.5  # seconds per call: a fast hosted-model reply; client overhead is ~2 ms per call
 SESSIONS = 32

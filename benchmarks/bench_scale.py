@@ -12,8 +12,8 @@ Imports and first calls (UMAP's numba compilation) happen in a small untimed war
 * ``cache``: a fully cached ``embed`` pass (the CLI's ``embed_texts``: hash every turn,
   read its vector from the SQLite embedding cache, assemble the array); filling the cache
   beforehand is not timed;
-* ``pca`` and ``umap``: ``engine.projection.project_turns`` on every turn, uncached (UMAP is
-  fitted on a seeded sample of ``engine.projection.MAX_FIT_TURNS`` turns, every turn placed);
+* ``pca`` and ``umap``: ``engine.maps.projection.project_turns`` on every turn, uncached (UMAP is
+  fitted on a seeded sample of ``engine.maps.projection.MAX_FIT_TURNS`` turns, every turn placed);
 * ``table24``: the 45 Table 24 fits (``engine.stats.manipulability``) on N conversations
   whose design factors and features are rows of the paper release drawn with replacement;
 * ``dashboard``: every page rendered by a new AppTest session on a dataset of N such
@@ -81,7 +81,7 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
     data = workdir / f"turns_{n}.npy"
     extra: dict = {}
     if stage == "features":
-        from engine.features import features_for_corpus
+        from engine.measures.trajectory import features_for_corpus
 
         turns = np.load(data, mmap_mode="r")
         features_for_corpus(turns[:8])  # warm-up: imports, first calls
@@ -94,7 +94,7 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
         input_mb = data.stat().st_size / 2**20
     elif stage == "cache":
         from engine.cli.data import embed_texts
-        from engine.embed import Embedder, EmbeddingCache, text_key
+        from engine.embedding.embedder import Embedder, EmbeddingCache, text_key
 
         texts = [f"turn {i} of the synthetic corpus" for i in range(n * N_TURNS)]
         cache = EmbeddingCache(workdir / f"cache_{n}.sqlite")
@@ -114,7 +114,7 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
         for suffix in ("", "-wal", "-shm"):
             (workdir / f"cache_{n}.sqlite{suffix}").unlink(missing_ok=True)
     elif stage in ("pca", "umap"):
-        from engine.projection import project_turns
+        from engine.maps.projection import project_turns
 
         turns = np.load(data, mmap_mode="r").reshape(-1, DIM)
         index = _turn_index(n)

@@ -20,7 +20,7 @@ import pandas as pd
 def table24_benchmark(repeats: int = 3) -> None:
     import statsmodels.formula.api as smf
 
-    from engine.features import FEATURE_NAMES
+    from engine.measures.trajectory import FEATURE_NAMES
     from engine.stats import MANIPULABILITY_COLUMNS, manipulability
     from engine.stats.reference import load_reference
 
@@ -49,7 +49,7 @@ def table24_benchmark(repeats: int = 3) -> None:
 
 
 def umap_benchmark(turns: int, dim: int) -> None:
-    from engine.projection import project_turns
+    from engine.maps.projection import project_turns
 
     rng = np.random.default_rng(0)
     n_conversations = turns // 20

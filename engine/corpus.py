@@ -17,9 +17,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 import pandas as pd
 
-from engine.durable import atomic_write_bytes, remove_stale_temp_files  # noqa: F401  (re-exported)
+from engine.storage.durable import atomic_write_bytes, remove_stale_temp_files  # noqa: F401  (re-exported)
 from engine.errors import InputError
-from engine.jsonl import INT64_MAX, INT64_MIN, iter_json_objects, to_json_line
+from engine.storage.jsonl import INT64_MAX, INT64_MIN, iter_json_objects, to_json_line
 
 SOURCES = ("llm", "human")
 # Turns recorded by the protocols that are not utterances of the discussion: idea lists of
@@ -272,7 +272,7 @@ class Corpus:
     @classmethod
     def from_jsonl(cls, path: str | Path, records: Iterable[tuple[int, dict]] | None = None) -> "Corpus":
         """The corpus of a JSON-lines file; ``records`` (``(line, object)`` pairs) when the
-        caller has read them already (``engine.durable.read_records`` for a run's own file)."""
+        caller has read them already (``engine.storage.durable.read_records`` for a run's own file)."""
         path = Path(path)
         name, meta, conversations = path.stem, {}, []
         seen: set[str] = set()
@@ -316,7 +316,7 @@ class Corpus:
     def from_parquet(cls, path: str | Path) -> "Corpus":
         import pyarrow.parquet as pq
 
-        from engine.files import check_regular
+        from engine.storage.files import check_regular
 
         path = Path(path)
         check_regular(path)  # not a FIFO or a device: pyarrow would wait or read forever
@@ -358,7 +358,7 @@ class Corpus:
 
 def _json_text(text: str | bytes, *, path: Path, row: int | None, field: str) -> Any:
     """A JSON value stored as text in a Parquet cell; not JSON -> InputError naming the cell."""
-    from engine.jsonl import loads
+    from engine.storage.jsonl import loads
 
     try:
         return loads(text)
@@ -386,5 +386,5 @@ def _parquet_schema():
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write text to a temp file in the same folder, fsync, then rename over ``path``
-    (``engine.durable.atomic_write_bytes``: any failure leaves ``path`` as it was)."""
+    (``engine.storage.durable.atomic_write_bytes``: any failure leaves ``path`` as it was)."""
     return atomic_write_bytes(path, text.encode("utf-8"))

@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text, is_trajectory_turn
-from engine.embed import embed_corpus, read_embeddings, write_embeddings
+from engine.embedding.embedder import embed_corpus, read_embeddings, write_embeddings
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES, features_for_corpus
+from engine.measures.trajectory import FEATURE_NAMES, features_for_corpus
 from engine.llm.secrets import scrub
 
 MANIFEST = "manifest.json"
@@ -52,7 +52,7 @@ class Dataset:
     path: Path | None = None
 
     def __post_init__(self) -> None:
-        # the features' embedding model travels with the table (engine.diagnose reads it)
+        # the features' embedding model travels with the table (engine.diagnosis.diagnose reads it)
         if self.manifest.get("embedding_model") and "embedding_model" not in self.conversations.attrs:
             self.conversations.attrs["embedding_model"] = self.manifest["embedding_model"]
 

@@ -11,7 +11,7 @@ PAPER_B = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creativ
 STEERED = ("steered",)
 METHODS = PAPER_A + PAPER_B + STEERED
 
-# paper B's four benchmarks (engine.benchmarks reads them; a tasks file may name one)
+# paper B's four benchmarks (engine.tasks.benchmark_tasks reads them; a tasks file may name one)
 BENCHMARKS = ("liveideabench", "aae", "macgyver", "arena_hard_creative")
 
 RELEASE_EMBEDDING = "Qwen/Qwen3-Embedding-0.6B"  # paper A's nine features in the release

@@ -4,8 +4,8 @@ has only loopback (started by ``tests/test_ray_cluster.py``; not collected on it
 The cluster (``benchmarks.loopback_cluster``: two ``ray start`` processes, one CPU and a
 bounded object store each, their own temp folders) is started once for the module and
 stopped by process id; the last check kills the worker node mid-job. Every expected value
-comes from the same computation on one machine in this process: ``engine.embed.Embedder``,
-``engine.features.features_for_corpus`` and ``engine.runner.run_grid`` without ``--ray``.
+comes from the same computation on one machine in this process: ``engine.embedding.embedder.Embedder``,
+``engine.measures.trajectory.features_for_corpus`` and ``engine.runs.runner.run_grid`` without ``--ray``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ if not os.environ.get(NAMESPACE_ENV):
 def cluster():
     import ray
 
-    from engine.ray_cluster import runtime_env
+    from engine.cluster.connection import runtime_env
 
     assert interfaces() == ["lo"]  # nothing the cluster sends can leave this machine
     with LoopbackCluster(nodes=2, cpus=1, object_store_mb=100) as nodes:  # its own /tmp folder
@@ -80,7 +80,7 @@ _MODEL = {}
 
 def reference_vectors(texts: list[str]) -> np.ndarray:
     """One machine's vectors: the bundled model in this process, no cache."""
-    from engine.embed import encode_with, load_sentence_model
+    from engine.embedding.embedder import encode_with, load_sentence_model
 
     if "model" not in _MODEL:
         _MODEL["model"] = load_sentence_model("all-MiniLM-L6-v2", progress=False)
@@ -100,7 +100,7 @@ def embedded(cluster, small_corpus, tmp_path_factory):
 
 def test_embed_on_two_nodes_equals_one_machine_and_fills_the_same_cache(cluster, small_corpus, embedded,
                                                                         tmp_path):
-    from engine.embed import Embedder, text_key
+    from engine.embedding.embedder import Embedder, text_key
 
     folder, out, err = embedded
     cache = folder / "cache.sqlite"
@@ -126,7 +126,7 @@ def test_embed_on_two_nodes_equals_one_machine_and_fills_the_same_cache(cluster,
 
 def test_features_on_two_nodes_are_bit_identical_in_input_order(cluster, embedded, tmp_path):
     from engine.cli.data import load_embeddings
-    from engine.features import FEATURE_NAMES, features_for_corpus
+    from engine.measures.trajectory import FEATURE_NAMES, features_for_corpus
 
     folder = embedded[0]
     code, _, err = cli("features", str(folder / "e.npy"), "-o", str(tmp_path / "f.parquet"),
@@ -210,8 +210,8 @@ def test_what_the_driver_keeps_in_actors_lives_on_its_node(cluster):
     three tallies would all land on the driver's node by chance 1 time in 8."""
     import ray
 
-    from engine.ray_cluster import connect, on_driver_node
-    from engine.ray_sessions import ResponseBroker
+    from engine.cluster.connection import connect, on_driver_node
+    from engine.cluster.sessions import ResponseBroker
 
     def node_of(actor) -> str:
         return ray.get(actor.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id()))
@@ -228,9 +228,9 @@ def test_what_the_driver_keeps_in_actors_lives_on_its_node(cluster):
 
 def test_a_worker_node_killed_mid_embed_leaves_the_job_to_the_head(cluster, small_corpus, tmp_path):
     """Runs last: it kills the worker node (every one of its processes, by id)."""
-    from engine.embed import text_key
-    from engine.ray_cluster import connect
-    from engine.ray_embed import RayEmbedder
+    from engine.embedding.embedder import text_key
+    from engine.cluster.connection import connect
+    from engine.cluster.embedding import RayEmbedder
 
     corpus = Corpus.from_parquet(CORPUS).trajectory_view()
     texts = [t.text for c in list(corpus)[-20:] for t in c.turns]

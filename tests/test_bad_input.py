@@ -22,7 +22,7 @@ import pytest
 from engine.cli import main
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats.reference import default_release_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,7 +57,7 @@ def alias_bomb(levels: int = 7, width: int = 10) -> str:
 
 
 def test_grid_yaml_that_is_not_utf8_names_file_and_line(tmp_path):
-    from engine.grid import load_grid
+    from engine.runs.grid import load_grid
 
     path = tmp_path / "grid.yaml"
     path.write_bytes(GOOD_GRID.replace("name: g", "name: caf\xe9").encode("latin-1"))
@@ -69,7 +69,7 @@ def test_grid_yaml_that_is_not_utf8_names_file_and_line(tmp_path):
 
 @pytest.mark.timeout(60)  # a hang guard, not a timing: the refusal comes before any deep parse
 def test_deeply_nested_grid_yaml_is_refused_quickly(tmp_path):
-    from engine.grid import load_grid
+    from engine.runs.grid import load_grid
 
     path = tmp_path / "deep.yaml"
     path.write_text("conditions: " + "[" * 50_000 + "]" * 50_000 + "\n")
@@ -80,7 +80,7 @@ def test_deeply_nested_grid_yaml_is_refused_quickly(tmp_path):
 
 @pytest.mark.timeout(30)  # a hang guard: expanding the bomb would not finish in time
 def test_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
-    from engine.grid import load_grid
+    from engine.runs.grid import load_grid
     from engine.stats.spec import load_specs
 
     path = tmp_path / "bomb.yaml"
@@ -92,7 +92,7 @@ def test_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
 
 
 def test_yaml_with_a_repeated_key_is_refused_not_silently_overwritten(tmp_path):
-    from engine.grid import load_grid
+    from engine.runs.grid import load_grid
 
     path = tmp_path / "grid.yaml"
     path.write_text(GOOD_GRID + "model: gpt-4o\n")  # model given twice: which one?
@@ -102,7 +102,7 @@ def test_yaml_with_a_repeated_key_is_refused_not_silently_overwritten(tmp_path):
 
 
 def test_grid_condition_error_names_the_grid_file(tmp_path):
-    from engine.grid import load_grid
+    from engine.runs.grid import load_grid
 
     path = tmp_path / "grid.yaml"
     path.write_text(GOOD_GRID.replace("{method: direct}", "{method: direct, rounds: many}"))
@@ -169,7 +169,7 @@ def test_pilot_csv_with_a_ragged_later_row_names_the_row(tmp_path, capsys):
 
 
 def test_pilot_features_are_read_exactly(tmp_path):
-    from engine.diagnose import load_pilot
+    from engine.diagnosis.diagnose import load_pilot
 
     table = pilot_frame()
     table.loc[2, "revisit_score"] = np.nan  # a missing feature stays missing, not an error
@@ -213,10 +213,10 @@ def write_run_folder(folder: Path) -> Corpus:
 
 
 def test_diagnose_accepts_a_run_folder_and_measures_its_turns(tmp_path, capsys, monkeypatch):
-    import engine.embed
+    import engine.embedding.embedder
 
     corpus = write_run_folder(tmp_path / "run")
-    from engine.diagnose import load_pilot
+    from engine.diagnosis.diagnose import load_pilot
 
     pilot = load_pilot(tmp_path / "run", HashEmbedder)
     assert list(pilot.table["conversation_id"]) == [f"open-plastic_waste-r{i}" for i in range(4)]
@@ -225,7 +225,7 @@ def test_diagnose_accepts_a_run_folder_and_measures_its_turns(tmp_path, capsys, 
         e = HashEmbedder().encode(conversation.texts)  # by hand: sum of consecutive cosine distances
         assert path_length == pytest.approx(sum(1 - e[k] @ e[k + 1] for k in range(len(e) - 1)))
 
-    monkeypatch.setattr(engine.embed, "Embedder", lambda *a, **k: HashEmbedder())
+    monkeypatch.setattr(engine.embedding.embedder, "Embedder", lambda *a, **k: HashEmbedder())
     code, out, err = run_cli(["analyze", "diagnose", "--pilot", tmp_path / "run",
                               "--reference", RELEASE], capsys)
     assert code == 0, err
@@ -321,9 +321,9 @@ def test_map_accepts_comma_separated_pairs_and_source_default_is_stated(tmp_path
 
 
 def test_features_takes_map(tmp_path, capsys, monkeypatch):
-    import engine.embed
+    import engine.embedding.embedder
 
-    monkeypatch.setattr(engine.embed, "Embedder", lambda *a, **k: HashEmbedder())
+    monkeypatch.setattr(engine.embedding.embedder, "Embedder", lambda *a, **k: HashEmbedder())
     monkeypatch.setattr("engine.cli.data._embedder", lambda args, cluster=None: _CachedHash())
     path = renamed_example(tmp_path)
     code, out, err = run_cli(["features", path, "--map", "dialog=conversation_id,utterance=text",
@@ -407,7 +407,7 @@ def test_paper_release_csv_with_a_ragged_row_is_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("value", ["yes", "true", "'3'", "2.0"])
 def test_grid_count_that_is_not_an_integer_is_refused(tmp_path, value):
-    from engine.grid import load_grid
+    from engine.runs.grid import load_grid
 
     path = tmp_path / "grid.yaml"
     path.write_text(GOOD_GRID.replace("{method: direct}", f"{{method: direct, replicates: {value}}}"))

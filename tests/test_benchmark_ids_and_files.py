@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from engine.benchmarks import load_benchmark, rubric_for
+from engine.tasks.benchmark_tasks import load_benchmark, rubric_for
 from engine.errors import InputError
 from engine.llm import ScriptedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 from engine.tasks import Task
 from tests.cli_run import cli, refused
 
@@ -36,7 +36,7 @@ def test_colliding_readable_ids_get_a_hash_of_their_own_text(tmp_path):
 
 
 def test_unique_ids_by_hand():
-    from engine.benchmarks import unique_ids
+    from engine.tasks.benchmark_tasks import unique_ids
 
     assert unique_ids("x", ["a", "b"]) == ["x-a", "x-b"]
     assert unique_ids("x", ["a/b", "a?b", "a_b"]) == [f"x-a_b-{short('a/b')}", f"x-a_b-{short('a?b')}", "x-a_b"]

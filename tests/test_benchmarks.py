@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.benchmarks import BENCHMARKS, GENERAL_RUBRIC, load_benchmark, rubric_for
+from engine.tasks.benchmark_tasks import BENCHMARKS, GENERAL_RUBRIC, load_benchmark, rubric_for
 from engine.errors import InputError
-from engine.grid import load_grid, plan
+from engine.runs.grid import load_grid, plan
 from engine.tasks import load_tasks_file
 
 DATA = Path(__file__).parent / "data" / "benchmarks"

@@ -14,7 +14,7 @@ import statsmodels.formula.api as smf
 from streamlit.testing.v1 import AppTest
 
 from dashboard.page_data import analyses, beside
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats import paper_tables, published_a
 from tests.ideas_fixture import RELEASE as RELEASE_CSV
 

@@ -119,7 +119,7 @@ def test_urls_in_turns_tasks_and_models_are_no_links_in_chromium(tmp_path):
     escaped or not; the Trajectories page (transcript reader caption, tables) shows them as text."""
     from engine.corpus import Conversation, Corpus, Turn
     from engine.datasets import dataset_from_corpus
-    from engine.embed import Embedder
+    from engine.embedding.embedder import Embedder
 
     corpus = Corpus([Conversation(f"c{i}", [Turn("AB"[t % 2], f"idea {i}.{t}: see http://evil.example/{i} or "
                                                               f"www.evil{i}.example.com, mail bob@evil.example")

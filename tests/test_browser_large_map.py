@@ -32,7 +32,7 @@ MAP_STATE = """() => {
 
 def test_a_box_on_the_aggregated_map_selects_every_turn_inside_it(tmp_path):
     from engine.datasets import Dataset
-    from engine.projection import project_turns
+    from engine.maps.projection import project_turns
 
     root = tmp_path / "cached_runs"
     folder = tiled_dataset(root / "tiled_local", COPIES)

@@ -9,7 +9,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from engine.cli import main
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 RELEASE = Path(__file__).resolve().parents[2] / "shared/data/paper_release/comprehensive_trajectory_metrics.csv"
 needs_release = pytest.mark.skipif(not RELEASE.exists(), reason=f"paper release not at {RELEASE}")

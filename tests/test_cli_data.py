@@ -17,7 +17,7 @@ import pytest
 
 from engine.cli import main
 from engine.corpus import Conversation, Corpus, Turn
-from engine.embed import DEFAULT_MODEL, EmbeddingCache, text_key
+from engine.embedding.embedder import DEFAULT_MODEL, EmbeddingCache, text_key
 
 RELEASE = Path("/work/shared/data/paper_release/comprehensive_trajectory_metrics.csv")
 if not RELEASE.exists():

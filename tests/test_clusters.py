@@ -1,4 +1,4 @@
-"""engine.clusters: c-TF-IDF weights worked out by hand on a tiny corpus."""
+"""engine.maps.topic_labels: c-TF-IDF weights worked out by hand on a tiny corpus."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.clusters import cluster_turns, ctfidf
+from engine.maps.topic_labels import cluster_turns, ctfidf
 from engine.errors import InputError
 
 

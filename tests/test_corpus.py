@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from engine import durable
+from engine.storage import durable
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
 

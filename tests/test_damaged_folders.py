@@ -25,7 +25,7 @@ import pytest
 from engine.cli import main
 from engine.errors import InputError
 from engine.llm import ScriptedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 GRID = {"name": "d", "model": "scripted", "seed": 0, "tasks": ["plastic_waste"],
         "conditions": [{"method": "direct", "replicates": 2}]}
@@ -78,7 +78,7 @@ def test_a_quality_file_that_is_a_folder_is_one_line(run_dir, capsys):
 # -- the pilot --------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def pilot_study(tmp_path_factory):
-    from engine.pilot import BUDGETS, Budget, run_pilot_study
+    from engine.diagnosis.prescribe import BUDGETS, Budget, run_pilot_study
     from tests.test_pilot import FakeEmbedder, scripted_backend, synthetic_reference
 
     BUDGETS["tiny"] = Budget("tiny", ("plastic_waste",), 2, 3, dict(BUDGETS["small"].defaults),
@@ -92,7 +92,7 @@ def pilot_study(tmp_path_factory):
 
 
 def rerun(out, reference, backend=None):
-    from engine.pilot import run_pilot_study
+    from engine.diagnosis.prescribe import run_pilot_study
     from tests.test_pilot import FakeEmbedder
 
     return run_pilot_study(out, budget="tiny", backend=backend or ScriptedBackend([]), embedder=FakeEmbedder(),
@@ -146,7 +146,7 @@ def test_an_immutable_report_is_one_line(pilot_study, tmp_path):
 
 
 def test_a_baseline_the_release_lacks_is_refused_before_any_call(tmp_path, capsys):
-    from engine.pilot import run_pilot_study
+    from engine.diagnosis.prescribe import run_pilot_study
 
     backend = ScriptedBackend(responder=lambda m: "idea")
     with pytest.raises(InputError, match="baseline 'creative_mad' is not in the paper release"):

@@ -39,7 +39,7 @@ def patch_backend(monkeypatch, backend):
         return backend
 
     import engine.llm
-    import engine.runner  # noqa: F401  imported first, so it keeps the real make_backend after the test
+    import engine.runs.runner  # noqa: F401  imported first, so it keeps the real make_backend after the test
 
     monkeypatch.setattr(engine.llm, "make_backend", fake_make_backend)
     return calls
@@ -301,7 +301,7 @@ def test_cancel_keeps_the_turns_received():
     import time
 
     from dashboard.pilot.job import CANCELLED, PilotJob
-    from engine.runner import run_pilot
+    from engine.runs.runner import run_pilot
 
     gate = threading.Semaphore(0)
     counter = itertools.count()

@@ -52,7 +52,7 @@ def table_with(at: AppTest, column: str) -> pd.DataFrame:
 
 
 def test_quality_diversity_page_numbers_come_from_the_data(paper_b_root):
-    from engine.embed import Embedder
+    from engine.embedding.embedder import Embedder
 
     at = open_page()
     conversations = pd.read_parquet(DATASET / "conversations.parquet")
@@ -94,7 +94,7 @@ def test_quality_diversity_page_numbers_come_from_the_data(paper_b_root):
 def test_quality_diversity_page_warm_render_embeds_nothing_again(paper_b_root, monkeypatch):
     """A second session's first render reuses the cached final-output vectors: no text reaches
     the model again (its time is measured by ``benchmarks.bench_dashboard``, not here)."""
-    from engine.embed import Embedder
+    from engine.embedding.embedder import Embedder
 
     open_page()  # cold: loads the dataset, embeds the final outputs once (cached)
     encoded = []

@@ -54,7 +54,7 @@ def make_corpus(seed: int = 7) -> Corpus:
 def rich(tmp_path_factory):
     """(cached_runs root, Dataset) with the rich dataset saved as the only dataset."""
     from engine.datasets import dataset_from_corpus
-    from engine.embed import Embedder
+    from engine.embedding.embedder import Embedder
 
     base = tmp_path_factory.mktemp("rich")
     with pytest.MonkeyPatch.context() as patch:
@@ -103,7 +103,7 @@ def vendi_by_hand(vectors: np.ndarray) -> float:
 
 
 def test_diversity_page_vendi_matches_hand_computation(env):
-    from engine.embed import Embedder
+    from engine.embedding.embedder import Embedder
 
     at = open_page("diversity")
     table = next(d.value for d in at.dataframe if "vendi" in d.value.columns)
@@ -312,10 +312,10 @@ def test_sample_conversations_keeps_everything_under_the_cap_and_whole_conversat
 def test_trajectories_say_when_umap_was_fitted_on_a_sample(env, monkeypatch):
     """With the fit cap lowered to 100 turns (the rich corpus has ~320), the page states the
     sample: 100 of every turn fitted, every turn still on the map."""
-    import engine.projection
+    import engine.maps.projection
     from dashboard.widgets import cached
 
-    monkeypatch.setattr(engine.projection, "MAX_FIT_TURNS", 100)
+    monkeypatch.setattr(engine.maps.projection, "MAX_FIT_TURNS", 100)
     cached._turn_points.clear()
     cached._map_frames.clear()
     try:

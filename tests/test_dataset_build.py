@@ -16,7 +16,7 @@ import pytest
 from benchmarks.loopback_server import shaped_reply
 from engine.datasets import Dataset
 from engine.llm import ScriptedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT.parent / "shared" / "data" / "paper_release"

@@ -15,7 +15,7 @@ from engine.errors import InputError
 from engine.llm import ScriptedBackend
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.debate import closest_peers, most_distant_peers, random_peers
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 TASK = "plastic_waste"
 PICK = "Answer only 'Response N'"
@@ -194,7 +194,7 @@ def test_lenses_on_and_off_for_any_debate_method():
 
 
 def test_new_options_at_default_keep_old_session_ids():
-    from engine.grid import options_hash
+    from engine.runs.grid import options_hash
 
     config = make_config("creative_mad", agents=4, rounds=1, k=2, temperature=1.0, max_tokens=56,
                          idea_words="25-40")
@@ -252,7 +252,7 @@ def test_mixed_team_for_a_paper_a_structure():
 
 
 def test_pilot_takes_per_agent_backends():
-    from engine.runner import run_pilot
+    from engine.runs.runner import run_pilot
 
     backends = {n: ScriptedBackend(responder=lambda m, n=n: "Response 1" if PICK in m[-1]["content"] else f"by {n}",
                                    model=n) for n in ("x", "y")}

@@ -1,4 +1,4 @@
-"""engine.diagnose: evidence numbers by hand, flags, recommendation from the reference."""
+"""engine.diagnosis.diagnose: evidence numbers by hand, flags, recommendation from the reference."""
 
 from pathlib import Path
 
@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from engine.diagnose import diagnose
+from engine.diagnosis.diagnose import diagnose
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats.reference import load_reference
 
 RELEASE = Path(__file__).resolve().parents[2] / "shared/data/paper_release/comprehensive_trajectory_metrics.csv"
@@ -214,7 +214,7 @@ def test_release_and_datasets_record_their_embedding_model(reference):
 
 
 def test_a_dataset_folder_pilot_brings_its_manifest_embedding_model():
-    from engine.diagnose import load_pilot
+    from engine.diagnosis.diagnose import load_pilot
 
     folder = Path(__file__).resolve().parents[1] / "cached_runs" / "local_smollm2"
     pilot = load_pilot(folder)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from engine.diversity import (default_tokenize, div_bleu, inter_session_diversity,
+from engine.measures.diversity import (default_tokenize, div_bleu, inter_session_diversity,
                               intra_session_diversity, self_bleu_scores, split_into_groups,
                               vendi_score, vendi_score_from_kernel)
 

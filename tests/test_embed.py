@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.corpus import Conversation, Corpus, Turn
-from engine.embed import DEFAULT_MODEL, EmbeddingCache, Embedder, embed_corpus, text_key
+from engine.embedding.embedder import DEFAULT_MODEL, EmbeddingCache, Embedder, embed_corpus, text_key
 
 SENTENCES = [
     "The cat sat on the mat.",

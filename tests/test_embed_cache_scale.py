@@ -11,8 +11,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import engine.embed as embed
-from engine.embed import EmbeddingCache, encode_through_cache, text_key
+import engine.embedding.embedder as embed
+from engine.embedding.embedder import EmbeddingCache, encode_through_cache, text_key
 from engine.llm import BackendError
 
 

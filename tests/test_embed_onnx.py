@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.embed import Embedder, EmbeddingCache, resolve_model_path
+from engine.embedding.embedder import Embedder, EmbeddingCache, resolve_model_path
 
 pytestmark = pytest.mark.slow
 SENTENCES = ["The cat sat on the mat.", "A kitten is sitting on a rug.",
@@ -38,7 +38,7 @@ def torch_vectors(model_copy):
 
 
 def test_onnx_export_gives_torchs_vectors(model_copy, torch_vectors):
-    from engine.embed_onnx import OnnxSentenceModel
+    from engine.embedding.onnx_runtime import OnnxSentenceModel
 
     onnx = OnnxSentenceModel(model_copy)
     assert onnx.onnx_file == model_copy / "onnx" / "cdl-fp32.onnx" and onnx.onnx_file.exists()
@@ -50,7 +50,7 @@ def test_onnx_export_gives_torchs_vectors(model_copy, torch_vectors):
 
 
 def test_int8_fidelity_recorded_is_the_cosine_measured_against_torch(model_copy, torch_vectors):
-    from engine.embed_onnx import FIDELITY_SENTENCES, OnnxSentenceModel, fidelity
+    from engine.embedding.onnx_runtime import FIDELITY_SENTENCES, OnnxSentenceModel, fidelity
 
     int8 = OnnxSentenceModel(model_copy, quantized=True)
     assert int8.onnx_file.name == "cdl-int8.onnx"

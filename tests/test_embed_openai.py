@@ -1,4 +1,4 @@
-"""Embeddings through an OpenAI-compatible /v1/embeddings endpoint (engine.embed_openai),
+"""Embeddings through an OpenAI-compatible /v1/embeddings endpoint (engine.embedding.openai_endpoint),
 against the loopback fake server (real HTTP; the vectors it answers are a known function
 of the text, ``embedding_of``) — batching, order, cache, retries, secrets and the CLI."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from benchmarks.loopback_server import LoopbackServer, embedding_of
-from engine.embed import EmbeddingCache
-from engine.embed_openai import OpenAIEmbedder
+from engine.embedding.embedder import EmbeddingCache
+from engine.embedding.openai_endpoint import OpenAIEmbedder
 from engine.llm import BackendError, RetryPolicy
 
 TEXTS = ["a refill network", "deposit tokens", "a refill network", "seaweed packaging", "river drones"]

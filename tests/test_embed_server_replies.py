@@ -26,9 +26,9 @@ def corpus_path(tmp_path):
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch):
     """The embedder's retries without their waits (a dead server is retried, then named)."""
-    import engine.embed_openai
+    import engine.embedding.openai_endpoint
 
-    monkeypatch.setattr(engine.embed_openai, "RetryPolicy",
+    monkeypatch.setattr(engine.embedding.openai_endpoint, "RetryPolicy",
                         lambda max_attempts=6, **_: RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02))
 
 

@@ -18,7 +18,7 @@ from dashboard.exports import formats as export
 from dashboard.exports import report
 from dashboard.exports.stamp import Stamp
 from dashboard.figures import charts
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")

@@ -13,7 +13,7 @@ import pytest
 
 from engine.cli import main
 from engine.corpus import Conversation, Corpus, Turn, atomic_write_text
-from engine.embed import DEFAULT_MODEL, EmbeddingCache, text_key
+from engine.embedding.embedder import DEFAULT_MODEL, EmbeddingCache, text_key
 
 
 def _corpus(tag: str) -> Corpus:
@@ -111,7 +111,7 @@ def test_two_processes_sharing_the_cache_can_both_write_after_reading(tmp_path):
     'database is locked' when another connection (another process) had written meanwhile."""
     import numpy as np
 
-    from engine.embed import EmbeddingCache
+    from engine.embedding.embedder import EmbeddingCache
 
     path = tmp_path / "embeddings.sqlite"
     first, second = EmbeddingCache(path), EmbeddingCache(path)

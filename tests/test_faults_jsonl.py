@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.corpus import Conversation, Corpus, Turn
-from engine.jsonl import iter_json_objects, to_json_line
+from engine.storage.jsonl import iter_json_objects, to_json_line
 from engine.llm import ScriptedBackend
-from engine.run_store import RunStore
-from engine.runner import run_grid
+from engine.storage.run_folder import RunStore
+from engine.runs.runner import run_grid
 
 NASTY = "line\u2028sep para\u2029sep next\u0085line end"
 GRID = {"name": "t", "model": "scripted", "seed": 1, "concurrency": 2, "tasks": ["plastic_waste"],
@@ -108,7 +108,7 @@ def test_dashboard_upload_of_a_corpus_whose_first_line_holds_separators():
 
 
 def test_quality_file_holds_separators_and_reads_back(tmp_path):
-    from engine.quality import QualityStore
+    from engine.judging.quality import QualityStore
 
     store = QualityStore(tmp_path)
     record = {"key": "k1", "judge": "j", "kind": "rubric", "reply": NASTY + " \udc80"}
@@ -120,7 +120,7 @@ def test_hashes_of_text_holding_a_lone_surrogate_do_not_crash():
     # identical to plain UTF-8 for ordinary text (cache keys unchanged), defined for the rest
     import hashlib
 
-    from engine.embed import text_key
+    from engine.embedding.embedder import text_key
     from engine.llm import prompt_hash
     from engine.llm.cache import cache_key
     from engine.tasks import Task
@@ -133,7 +133,7 @@ def test_hashes_of_text_holding_a_lone_surrogate_do_not_crash():
 
 
 ANY_TEXT = st.text(st.characters(codec=None, categories=None), max_size=40)  # surrogates included
-INT64 = st.integers(-(2 ** 63), 2 ** 63 - 1)  # files here hold 64-bit integers (engine.jsonl.loads)
+INT64 = st.integers(-(2 ** 63), 2 ** 63 - 1)  # files here hold 64-bit integers (engine.storage.jsonl.loads)
 JSON_VALUES = st.recursive(st.none() | st.booleans() | INT64 | ANY_TEXT,
                            lambda inner: st.lists(inner, max_size=4)
                            | st.dictionaries(ANY_TEXT, inner, max_size=4), max_leaves=12)

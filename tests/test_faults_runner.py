@@ -11,7 +11,7 @@ import pytest
 from engine.corpus import Corpus
 from engine.errors import InputError
 from engine.llm import ScriptedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 SPORT = "Invent a new team sport for people who hate running."
 

@@ -23,11 +23,11 @@ import pytest
 
 from benchmarks.loopback_server import FAULTS, NOT_ERRORS, SEPARATORS, LoopbackServer, shaped_reply
 from engine.corpus import Corpus
-from engine.grid import load_grid, plan
+from engine.runs.grid import load_grid, plan
 from engine.llm import RetryPolicy
 from engine.llm.openai_backend import OpenAIBackend
 from engine.protocols import expected_calls
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-faults-FAKE-0"  # fake

@@ -86,7 +86,7 @@ def test_a_hanging_server_is_abandoned_at_the_deadline_and_retried():
 
 def test_cli_timeout_reaches_the_grid_and_is_checked(tmp_path, monkeypatch, capsys):
     from engine.cli import main
-    import engine.runner
+    import engine.runs.runner
 
     seen = {}
 
@@ -94,7 +94,7 @@ def test_cli_timeout_reaches_the_grid_and_is_checked(tmp_path, monkeypatch, caps
         seen["timeout"] = grid.request_timeout
         return {}
 
-    monkeypatch.setattr(engine.runner, "run_grid", fake_run_grid)
+    monkeypatch.setattr(engine.runs.runner, "run_grid", fake_run_grid)
     assert main(["run", "--method", "direct", "--task", "plastic_waste", "--timeout", "2.5",
                  "--out", str(tmp_path), "--dry-run"]) == 0
     assert seen["timeout"] == 2.5

@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial.distance import cosine, pdist
 from sklearn.cluster import KMeans
 
-from engine.features import (FEATURE_NAMES, batched_kmeans_labels, features_for_corpus,
+from engine.measures.trajectory import (FEATURE_NAMES, batched_kmeans_labels, features_for_corpus,
                              trajectory_features)
 
 E1, E2, E3 = np.eye(3)
@@ -194,7 +194,7 @@ def test_trajectory_view_keeps_only_discussion_turns():
 def test_streamed_chunks_equal_one_conversation_at_a_time():
     # a generator (read once) of mixed lengths, computed in chunks of 4 and with a tiny
     # waiting budget, so groups are cut both by the chunk size and by the budget
-    import engine.features as features_module
+    import engine.measures.trajectory as features_module
 
     rng = np.random.default_rng(11)
     conversations = [rng.normal(size=(int(rng.integers(1, 12)), 8)).astype(np.float32)

@@ -81,7 +81,7 @@ BOTH = pytest.mark.parametrize("fidelity", ["paper", "release"])
 
 # -- the option ----------------------------------------------------------------------------------
 def test_fidelity_is_an_option_of_paper_a_recorded_in_id_and_meta():
-    from engine.grid import options_hash
+    from engine.runs.grid import options_hash
 
     assert make_config("open").fidelity == "paper"
     assert make_config("open", fidelity="release").fidelity == "release"

@@ -16,7 +16,7 @@ from statsmodels.stats.multitest import multipletests
 from dashboard.page_data import fidelity as page
 from engine.cli import main
 from engine.datasets import Dataset
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats.fidelity import mode_differences, mode_mechanics
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """A full disk never cuts a record in half and never locks a folder out of its own data.
 
-The disk is simulated by replacing ``engine.durable._write`` (every byte the project writes
+The disk is simulated by replacing ``engine.storage.durable._write`` (every byte the project writes
 to a run folder goes through it) with one that stores K more bytes and then fails with
 ENOSPC, after a short write, for many K; once more on a real tmpfs of a few pages where the
 machine allows mounting one. Held to: the run stops with the one line of the README, every
@@ -24,7 +24,7 @@ from engine.corpus import Corpus
 from engine.errors import InputError
 from engine.llm import ScriptedBackend
 from engine.llm.cache import CachedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 SESSIONS = 24
 GRID = {"name": "disk", "model": "scripted", "seed": 0, "concurrency": 3, "tasks": ["plastic_waste"],
@@ -90,7 +90,7 @@ def reference(tmp_path_factory):
 
 
 def bytes_of_a_whole_run(tmp_path, monkeypatch) -> int:
-    from engine import durable
+    from engine.storage import durable
 
     disk = FillingDisk(float("inf"))
     monkeypatch.setattr(durable, "_write", disk.write)
@@ -107,7 +107,7 @@ def budgets(total: int) -> list[int]:
 
 def test_a_full_disk_after_k_bytes_loses_nothing_and_a_rerun_finishes_exactly_the_rest(
         reference, tmp_path, monkeypatch):
-    from engine import durable
+    from engine.storage import durable
 
     total = bytes_of_a_whole_run(tmp_path, monkeypatch)
     ideas, _ = reference
@@ -169,7 +169,7 @@ def test_a_disk_full_for_a_moment_never_glues_records(reference, tmp_path, monke
     """Short write then space: the record is finished by the next write. ENOSPC then space:
     the run stops in one line with whole records; the re-run finishes. Either way the judge
     and the re-run read the folder."""
-    from engine import durable
+    from engine.storage import durable
 
     ideas, _ = reference
     total = bytes_of_a_whole_run(tmp_path, monkeypatch)
@@ -194,7 +194,7 @@ def test_a_disk_full_for_a_moment_never_glues_records(reference, tmp_path, monke
 
 
 def test_a_failed_fsync_takes_the_record_back(tmp_path, monkeypatch):
-    from engine import durable
+    from engine.storage import durable
 
     path = tmp_path / "records.jsonl"
     durable.append_line(path, '{"n": 1}')
@@ -245,7 +245,7 @@ def test_a_torn_last_line_is_reported_never_fatal(reference, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"line {SESSIONS + 2}: a record cut short" in err and "at the end of the file" in err
     assert f"{SESSIONS} rubric calls" in err and "not valid JSON" not in err
-    from engine.run_store import read_run_corpus
+    from engine.storage.run_folder import read_run_corpus
 
     assert {c.conversation_id for c in read_run_corpus(folder)} == set(ideas)
 
@@ -264,7 +264,7 @@ def judge_backend_factory(cache_of_folder, calls):
 @pytest.mark.parametrize("budget", [0, 150, 900, 2500, 3500])
 def test_judge_on_a_full_disk_stops_in_one_line_and_resumes_without_paying_twice(
         reference, tmp_path, monkeypatch, capsys, budget):
-    from engine import durable
+    from engine.storage import durable
 
     ideas, source = reference
     folder = tmp_path / "judged"
@@ -293,7 +293,7 @@ def test_import_on_a_full_disk_is_one_line(tmp_path, monkeypatch, capsys):
     source = tmp_path / "chat.csv"
     source.write_text("conversation_id,turn,speaker,text\nd1,0,ann,hello\nd1,1,bob,hi\n")
     out = tmp_path / "corpus.jsonl"
-    from engine import durable
+    from engine.storage import durable
 
     monkeypatch.setattr(durable, "_write", FillingDisk(10).write)
     assert main(["import", str(source), str(out)]) == 2

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 pytestmark = pytest.mark.timeout(300)  # the whole module; each case is held to 10 s below
 N_EXAMPLES = {"grid": 120, "spec": 100, "tasks": 80, "pilot": 100, "parquet": 60, "upload": 100}
@@ -136,7 +136,7 @@ GRID_PATHS = [("name",), ("model",), ("seed",), ("concurrency",), ("tasks",), ("
 @fuzz_settings("grid")
 @given(data=st.data())
 def test_generated_grid_files(data):
-    from engine.grid import load_grid
+    from engine.runs.grid import load_grid
 
     kind = data.draw(st.sampled_from(["mutated", "mutated", "raw", "bytes"]))
     if kind == "mutated":
@@ -222,7 +222,7 @@ BAD_CELLS = ["abc", "inf", "-inf", "Infinity", "1e308", "-1e308", "1e7", "0x10",
 @fuzz_settings("pilot")
 @given(data=st.data())
 def test_generated_pilot_tables(data):
-    from engine.diagnose import load_pilot
+    from engine.diagnosis.diagnose import load_pilot
 
     n = data.draw(st.integers(1, 5))
     tokens = st.sampled_from([*GOOD_CELLS, *BAD_CELLS])

@@ -39,7 +39,7 @@ from benchmarks.loopback_server import EMBEDDING_FAULTS, LoopbackServer, embeddi
 from engine.corpus import Conversation, Corpus, Turn
 from engine.llm import ScriptedBackend
 from engine.llm.retry import RetryPolicy
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 from tests.cli_run import Outcome, cli
 
 pytestmark = pytest.mark.timeout(600)
@@ -244,10 +244,10 @@ def embed_server():
        script=st.lists(st.sampled_from(SERVER_FAULTS), max_size=3), batch=st.integers(1, 4),
        dead=st.integers(0, 19))
 def test_embedding_server_replies(embed_server, texts, script, batch, dead):
-    import engine.embed_openai
+    import engine.embedding.openai_endpoint
 
     with folder() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(engine.embed_openai, "RetryPolicy",
+        patch.setattr(engine.embedding.openai_endpoint, "RetryPolicy",
                       lambda max_attempts=6, **_: RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.002))
         corpus = Corpus([Conversation("c1", [Turn("AB"[i % 2], text) for i, text in enumerate(texts)])])
         path = corpus.to_jsonl(tmp / "corpus.jsonl")
@@ -404,7 +404,7 @@ def test_benchmark_files(name, items, as_jsonl):
             refused(outcome, *where(path, *expected[1:3]), expected[3])
         else:
             accepted(outcome)
-            from engine.benchmarks import load_benchmark
+            from engine.tasks.benchmark_tasks import load_benchmark
 
             tasks = load_benchmark(name, path)
             assert len({t.id for t in tasks}) == len(tasks)  # unique ids, always

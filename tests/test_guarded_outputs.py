@@ -95,7 +95,7 @@ def test_ladder_refuses_each_rung_on_its_own():
 
 
 def test_manipulability_guards_each_column():
-    from engine.features import FEATURE_NAMES
+    from engine.measures.trajectory import FEATURE_NAMES
     from engine.stats.manipulability import adjusted_r2, guard_lines, manipulability
 
     rng = np.random.default_rng(2)

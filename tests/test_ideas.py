@@ -14,7 +14,7 @@ from scipy import stats as scipy_stats
 
 from engine.cli import main
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.importers.kinds import table_kind
 from engine.importers.paper_release import read_metrics
 from engine.importers.ratings import ideas_with_metrics, read_ideas

@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from engine.judge import (combine_swapped, pairwise_win_rate, rate_ideas, rubric_scores,
+from engine.judging.judge import (combine_swapped, pairwise_win_rate, rate_ideas, rubric_scores,
                           scale_within_task)
 from engine.llm import ScriptedBackend
 
@@ -102,7 +102,7 @@ def test_pairwise_win_rate_swaps_positions():
 
 
 # -- consensual assessment ------------------------------------------------------------------
-from engine.judge import parse_batch, rate_together  # noqa: E402
+from engine.judging.judge import parse_batch, rate_together  # noqa: E402
 
 
 def batch_ideas(prompt):

@@ -13,10 +13,10 @@ import pytest
 
 from engine.corpus import Corpus
 from engine.errors import InputError
-from engine.judge import rate_together
+from engine.judging.judge import rate_together
 from engine.llm import BackendError, ScriptedBackend
 from engine.protocols import expected_calls, make_config, run_session
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 IDEAS = [f"idea number {i} about bottles" for i in range(7)]
 

@@ -103,7 +103,7 @@ def test_an_old_mac_csv_reads_like_a_unix_one(tmp_path):
     read = [[(t.speaker, t.text) for t in c.turns] for c in Corpus.from_jsonl(tmp_path / "m.jsonl")]
     assert read == [[("A", "hello, you"), ("B", "there")], [("A", "again")]]
     from dashboard.page_data.uploads import read_upload
-    from engine.features import FEATURE_NAMES
+    from engine.measures.trajectory import FEATURE_NAMES
 
     table = "conversation_id,source," + ",".join(FEATURE_NAMES) + "\rc1,llm," + ",".join(["0.5"] * 9) + \
         "\rc2,human," + ",".join(["0.25"] * 9) + "\r"
@@ -190,7 +190,7 @@ def test_dev_zero_is_refused_unread(tmp_path, where):
 
 
 def test_a_tasks_file_over_its_size_limit_is_refused_unread(tmp_path):
-    from engine.files import MAX_TASKS_BYTES
+    from engine.storage.files import MAX_TASKS_BYTES
 
     tasks = tmp_path / "tasks.jsonl"
     with open(tasks, "wb") as handle:  # sparse: no disk used

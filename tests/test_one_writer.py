@@ -22,7 +22,7 @@ from engine.corpus import Corpus
 from engine.errors import InputError
 from engine.llm import ScriptedBackend
 from engine.llm.cache import CachedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = {"name": "w", "model": "scripted", "seed": 0, "tasks": ["plastic_waste"],
@@ -48,7 +48,7 @@ class Holder:
     """Another process writing ``folder``: it sits inside ``RunStore`` until stopped."""
 
     def __init__(self, folder: Path):
-        code = ("import sys, time\nfrom engine.run_store import RunStore\n"
+        code = ("import sys, time\nfrom engine.storage.run_folder import RunStore\n"
                 "with RunStore(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(120)\n")
         self.process = subprocess.Popen([sys.executable, "-c", code, str(folder)], cwd=ROOT,
                                         stdout=subprocess.PIPE, text=True)
@@ -98,7 +98,7 @@ def test_dataset_build_and_pilot_are_refused_on_a_folder_being_written(run_dir, 
         assert not (out / "manifest.json").exists()
     finally:
         holder.stop()
-    from engine.pilot import run_pilot_study
+    from engine.diagnosis.prescribe import run_pilot_study
     from tests.test_pilot import FakeEmbedder, synthetic_reference
 
     pilot_out = tmp_path / "pilot"
@@ -115,7 +115,7 @@ def test_dataset_build_and_pilot_are_refused_on_a_folder_being_written(run_dir, 
 
 @pytest.mark.parametrize("concurrency", [1, 8])
 def test_identical_requests_in_flight_are_sent_once(tmp_path, concurrency):
-    from engine import quality
+    from engine.judging import quality
     from engine.tasks import get_task
 
     texts = [f"idea number {i}" for i in range(72)]
@@ -130,7 +130,7 @@ def test_identical_requests_in_flight_are_sent_once(tmp_path, concurrency):
 
 
 def test_judge_per_round_pays_once_per_distinct_request(run_dir, monkeypatch, capsys):
-    from engine import quality
+    from engine.judging import quality
 
     items = quality.rubric_items(Corpus.from_jsonl(run_dir / "corpus.jsonl"), per_round=True)
     distinct = {(item.task, item.text) for item in items}

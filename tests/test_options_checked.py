@@ -10,9 +10,9 @@ import json
 import pytest
 
 from engine.errors import InputError
-from engine.grid import load_grid
+from engine.runs.grid import load_grid
 from engine.llm import ScriptedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 from tests.cli_run import cli, refused
 
 TASK = "plastic_waste"
@@ -60,9 +60,9 @@ def test_judge_options_in_range_still_plan(run_dir):
 
 
 def test_the_python_api_refuses_the_same_values(run_dir):
-    from engine import quality
+    from engine.judging import quality
     from engine.corpus import Corpus
-    from engine.judge import rubric_scores
+    from engine.judging.judge import rubric_scores
 
     corpus = Corpus.from_jsonl(run_dir / "corpus.jsonl")
     with pytest.raises(InputError, match="per_round_limit"):
@@ -139,7 +139,7 @@ def test_grid_values_in_range_are_kept_as_written(tmp_path):
                                      "defaults: {idea_words: '40', rounds: 1, temperature: 0.5}"))
     grid = load_grid(path)
     assert grid.prices["local"] == (0.0, 2.5) and grid.request_timeout == 30.0 and grid.seed == 7
-    from engine.grid import condition_config
+    from engine.runs.grid import condition_config
 
     options = condition_config(grid, 0)
     assert (options.idea_words, options.rounds, options.temperature) == ("40", 1, 0.5)

@@ -16,7 +16,7 @@ from statsmodels.stats.anova import anova_lm
 
 from engine.cli import main
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.importers.paper_release import read_release
 from engine.importers.ratings import ideas_with_metrics, read_ideas
 from engine.stats import paper_tables, published_a

@@ -1,4 +1,4 @@
-"""Prescribe and verify (engine.pilot): each verdict branch from constructed feature shifts,
+"""Prescribe and verify (engine.diagnosis.prescribe): each verdict branch from constructed feature shifts,
 the needed N and the predicted shift worked out by hand, and a whole study on a scripted
 backend that resumes without a call."""
 
@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.llm import ScriptedBackend
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from engine.pilot import (BUDGETS, needed_n, overall_verdict, predict_shifts, run_pilot_study, verdict,
+from engine.diagnosis.prescribe import (BUDGETS, needed_n, overall_verdict, predict_shifts, run_pilot_study, verdict,
                           verify)
 
 
@@ -217,7 +217,7 @@ def test_whole_study_on_a_scripted_backend_resumes_without_calls(tmp_path, monke
 
 
 def test_recommend_scores_by_hand_and_keeps_the_baseline_when_nothing_helps():
-    from engine.pilot import recommend
+    from engine.diagnosis.prescribe import recommend
 
     prediction = pd.DataFrame([
         {"design": "iterative", "feature": "global_coherence", "predicted": 1.1},

@@ -1,13 +1,13 @@
-"""engine.projection: PCA equals scikit-learn's, fit_on subsets, seeded UMAP, on-disk cache."""
+"""engine.maps.projection: PCA equals scikit-learn's, fit_on subsets, seeded UMAP, on-disk cache."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.decomposition import PCA
 
-import engine.projection as projection
+import engine.maps.projection as projection
 from engine.errors import InputError
-from engine.projection import project_turns, trajectory_paths
+from engine.maps.projection import project_turns, trajectory_paths
 
 
 @pytest.fixture
@@ -250,7 +250,7 @@ class _MapThatDiesInAWorker:
 
 
 def test_blocks_a_dead_worker_did_not_return_are_placed_here_and_said():
-    from engine.projection import place_blocks
+    from engine.maps.projection import place_blocks
 
     x = np.arange(40, dtype=float).reshape(10, 4)
     blocks = [np.arange(0, 4), np.arange(4, 8), np.arange(8, 10)]

@@ -78,7 +78,7 @@ def test_each_protocol_runs_on_the_local_model(method, fidelity, cache_path):
 
 
 def test_judge_on_the_local_model():
-    from engine.judge import rate_ideas
+    from engine.judging.judge import rate_ideas
 
     backend = make_backend("local")
     frame = rate_ideas(["Give everyone a free kazoo so they hum instead of saying sorry.",

@@ -54,10 +54,10 @@ def test_task_prompts_are_the_releases_texts():
 
 
 def test_minilm_is_not_said_to_be_paper_bs_model():
-    import engine.embed
+    import engine.embedding.embedder
 
-    assert "the 22M model paper B uses" not in engine.embed.__doc__
-    assert "approximately 22M parameters" in engine.embed.__doc__
+    assert "the 22M model paper B uses" not in engine.embedding.embedder.__doc__
+    assert "approximately 22M parameters" in engine.embedding.embedder.__doc__
 
 
 @pytest.mark.skipif(not RELEASE.exists(), reason=f"paper release not at {RELEASE}")

@@ -9,10 +9,10 @@ import re
 import pandas as pd
 import pytest
 
-from engine import quality
+from engine.judging import quality
 from engine.corpus import Corpus
 from engine.llm import ScriptedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 from engine.tasks import get_task
 
 TASK = "plastic_waste"

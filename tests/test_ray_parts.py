@@ -12,9 +12,9 @@ import pytest
 
 from engine.llm.base import ChatResult, Usage
 from engine.llm.cache import ResponseCache
-from engine.ray_cluster import Tally
-from engine.ray_features import shard_bounds
-from engine.ray_sessions import ResponseBroker, write_replies
+from engine.cluster.connection import Tally
+from engine.cluster.features import shard_bounds
+from engine.cluster.sessions import ResponseBroker, write_replies
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,8 +105,8 @@ def test_shards_of_one_machines_chunks_give_its_features_bit_for_bit():
     each shard was computed as a corpus of its own)."""
     import numpy as np
 
-    from engine.features import features_for_corpus
-    from engine.ray_features import feature_shard, shards_of_chunks
+    from engine.measures.trajectory import features_for_corpus
+    from engine.cluster.features import feature_shard, shards_of_chunks
 
     rng = np.random.default_rng(0)
     conversations = [rng.normal(size=(int(rng.integers(1, 12)), 16)).astype(np.float32) for _ in range(300)]
@@ -123,7 +123,7 @@ def test_shards_of_one_machines_chunks_give_its_features_bit_for_bit():
 
 HEAD_LOST = """
 import socket, time
-from engine.ray_cluster import HeadWatch
+from engine.cluster.connection import HeadWatch
 server = socket.create_server(("127.0.0.1", 0))
 port = server.getsockname()[1]
 watch = HeadWatch(f"127.0.0.1:{port}", lost_after=0.6, poll=0.1)
@@ -177,7 +177,7 @@ class ScriptedPasses:
 
 
 def gather(script, n=10, passes=3):
-    from engine.ray_embed import embed_in_passes
+    from engine.cluster.embedding import embed_in_passes
 
     stored: list[int] = []
     run = ScriptedPasses(script)
@@ -216,7 +216,7 @@ def test_a_lost_actor_reported_after_every_text_came_back_ends_the_job_normally(
 def test_when_every_pass_loses_an_actor_the_error_goes_up_and_what_came_back_stays(capsys):
     import ray
 
-    from engine.ray_embed import embed_in_passes
+    from engine.cluster.embedding import embed_in_passes
 
     stored: list[int] = []
     run = ScriptedPasses([([[0, 1]], True), ([[2, 3]], True), ([[4]], True)])

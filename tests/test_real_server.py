@@ -43,7 +43,7 @@ def test_homo_mad_session_runs_and_resumes(llama_server, tmp_path, monkeypatch):
 
 
 def test_judge_rates_ideas_through_the_server(llama_server):  # noqa: F811
-    from engine.judge import rate_ideas
+    from engine.judging.judge import rate_ideas
     from engine.llm import make_backend
 
     backend = make_backend(llama_server.model, base_url=llama_server.base_url, max_attempts=2)
@@ -57,8 +57,8 @@ def test_judge_rates_ideas_through_the_server(llama_server):  # noqa: F811
 
 
 def test_embeddings_api_pools_and_caches(llama_server, tmp_path):  # noqa: F811
-    from engine.embed import EmbeddingCache
-    from engine.embed_openai import OpenAIEmbedder
+    from engine.embedding.embedder import EmbeddingCache
+    from engine.embedding.openai_endpoint import OpenAIEmbedder
 
     texts = ["a refill network for shampoo", "deposit tokens for bottles", "a refill network for shampoo"]
     embedder = OpenAIEmbedder(llama_server.model, base_url=llama_server.base_url, batch_size=1,

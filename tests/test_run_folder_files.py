@@ -13,7 +13,7 @@ import re
 import pytest
 
 from engine.llm import ScriptedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 from tests.cli_run import cli, refused
 
 pytestmark = pytest.mark.timeout(60)  # a reader waiting on a FIFO fails here instead of hanging

@@ -21,7 +21,7 @@ from engine.cli import main
 from engine.errors import InputError
 from engine.llm import ScriptedBackend
 from engine.llm.cache import CachedBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 SPORT = "Invent a new sport for two players that needs no equipment."
 EDITED = "Invent a new board game for the whole family."
@@ -135,7 +135,7 @@ def test_cli_resume_with_another_seed_is_one_line(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def pilot_study(tmp_path_factory):
-    from engine.pilot import BUDGETS, Budget, run_pilot_study
+    from engine.diagnosis.prescribe import BUDGETS, Budget, run_pilot_study
     from tests.test_pilot import FakeEmbedder, scripted_backend, synthetic_reference
 
     BUDGETS["tiny"] = Budget("tiny", ("plastic_waste",), 2, 3, dict(BUDGETS["small"].defaults),
@@ -149,7 +149,7 @@ def pilot_study(tmp_path_factory):
 
 
 def test_a_pilot_with_another_seed_is_refused_before_any_call(pilot_study, tmp_path):
-    from engine.pilot import run_pilot_study
+    from engine.diagnosis.prescribe import run_pilot_study
     from tests.test_pilot import FakeEmbedder
 
     source, _, reference = pilot_study

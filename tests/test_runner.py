@@ -16,9 +16,9 @@ import pytest
 from benchmarks.loopback_server import LoopbackServer, shaped_reply
 from engine.corpus import Corpus
 from engine.errors import InputError
-from engine.grid import load_grid, plan
+from engine.runs.grid import load_grid, plan
 from engine.llm import BackendError, ScriptedBackend
-from engine.runner import run_grid, run_pilot
+from engine.runs.runner import run_grid, run_pilot
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-runner-SECRET-ab"  # fake
@@ -286,7 +286,7 @@ def test_a_folder_of_another_model_or_a_busy_folder_is_refused(tmp_path):
     run_grid(grid, tmp_path, backend=echo_backend(), progress=False, cache=False)
     with pytest.raises(InputError, match="holds a run of model 'scripted'"):
         run_grid({**grid, "model": "other"}, tmp_path, backend=echo_backend(), progress=False, cache=False)
-    from engine.run_store import RunStore
+    from engine.storage.run_folder import RunStore
 
     with RunStore(tmp_path / "busy"):
         with pytest.raises(InputError, match="another run"):

@@ -47,7 +47,7 @@ def test_ideas_sample_is_paper_a_teams_and_humans(local):
 
 
 def test_trajectory_on_the_release_gives_the_papers_n(release):
-    from engine.features import FEATURE_NAMES
+    from engine.measures.trajectory import FEATURE_NAMES
 
     llm = samples.select(release, "trajectory", source="llm").dropna(subset=list(FEATURE_NAMES))
     human = samples.select(release, "trajectory", source="human").dropna(subset=list(FEATURE_NAMES))

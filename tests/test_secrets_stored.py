@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 KEY = "sk-echo-SECRET-0123456789abcdef"  # fake
 USER, PASSWORD = "alice", "pa55word-Zq81x"  # fake

@@ -7,9 +7,9 @@ import pytest
 
 from benchmarks.loopback_server import LoopbackServer
 from engine.errors import InputError
-from engine.grid import load_grid
+from engine.runs.grid import load_grid
 from engine.llm.secrets import looks_like_key_variable, redact_url, scrub
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 
 URL_KEY = "QueryKey0x5Ecret"      # fake
 PASSWORD = "Pa55w0rdInUrl"        # fake
@@ -97,7 +97,7 @@ def test_errors_naming_the_server_hide_url_credentials():
 
 def test_manifest_is_scrubbed_as_a_whole(tmp_path):
     from engine.llm.secrets import remember_secret
-    from engine.run_store import RunStore
+    from engine.storage.run_folder import RunStore
 
     remember_secret("tok-registered-4242")
     with RunStore(tmp_path) as store:

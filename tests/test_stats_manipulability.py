@@ -8,7 +8,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.importers.paper_release import published_reference, read_metrics
 from engine.stats import MANIPULABILITY_COLUMNS, interaction_share, manipulability
 

@@ -14,7 +14,7 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats import RegressionSpec, compare_results, fit, hierarchical_specs, stars, vif
 
 RELEASE = Path(__file__).resolve().parents[2] / "shared/data/paper_release/comprehensive_trajectory_metrics.csv"

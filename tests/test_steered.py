@@ -12,7 +12,7 @@ import pytest
 
 from engine.corpus import Corpus
 from engine.errors import InputError
-from engine.features import trajectory_features
+from engine.measures.trajectory import trajectory_features
 from engine.llm import ScriptedBackend
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.steered import DEFAULT_TARGETS

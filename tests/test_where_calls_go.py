@@ -8,11 +8,11 @@ import pytest
 
 from benchmarks.loopback_server import LoopbackServer
 from engine.errors import InputError
-from engine.grid import load_grid
+from engine.runs.grid import load_grid
 from engine.llm import RetryPolicy, ScriptedBackend, make_backend
 from engine.llm.errors import BackendError
 from engine.llm.openai_backend import OpenAIBackend
-from engine.runner import run_grid
+from engine.runs.runner import run_grid
 from tests.cli_run import cli, refused
 
 KEY = "sk-where-FAKE-0123456789"  # fake

@@ -417,7 +417,7 @@ def _short(text, limit: int = 140) -> str:
 
 
 def _is_condition(levels) -> bool:
-    """True when the levels are conditions (``engine.conditions`` labels) or method names:
+    """True when the levels are conditions (``engine.runs.conditions`` labels) or method names:
     they are drawn by code, with a key."""
     from engine.names import METHODS
 
@@ -542,7 +542,7 @@ def quality_diversity_scatter(summary: pd.DataFrame, diversity: str, label: str,
 def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot sits in the reference") -> go.Figure:
     """Each feature's pilot position as a percentile rank within the reference distribution.
 
-    ``evidence`` is ``engine.diagnose``'s table (``feature, percentile, pilot_mean,
+    ``evidence`` is ``engine.diagnosis.diagnose``'s table (``feature, percentile, pilot_mean,
     reference_p10/p50/p90, flag, creativity_direction``). Bands: the reference's 10th-90th
     and 25th-75th percentiles; tick: its median; dot: the pilot's mean percentile rank.
     """

@@ -91,11 +91,11 @@ charts.scatter_map(points.fillna({colour: "(none)"}), colour, "Conversations by 
             code('page_numbers = {"points": len(points), "map": points[["conversation_id", "x", "y"]].round(6)}'),
         ]
     return [
-        md("## Turns in semantic space\n\nEvery turn's embedding projected to 2-D (`engine.projection."
+        md("## Turns in semantic space\n\nEvery turn's embedding projected to 2-D (`engine.maps.projection."
            "project_turns`, PCA or UMAP with seed 42, cached on disk), the map the page draws (every "
            "turn up to `MAX_MAP_POINTS`; above, every turn in an image and whole conversations sampled with "
            "seed 0 drawn over it), cluster labels (k-means of the "
-           "embeddings named by c-TF-IDF keywords, `engine.clusters`), search, paths and the Figure 4 pair."),
+           "embeddings named by c-TF-IDF keywords, `engine.maps.topic_labels`), search, paths and the Figure 4 pair."),
         code('''
 from dashboard.figures import charts, explore_map
 from dashboard.page_data import trajectories
@@ -183,7 +183,7 @@ def regression(selection) -> list:
 from dashboard.figures import charts, labels
 from dashboard.page_data import analyses
 from engine import samples, stats
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 frame = samples.sample(OPTIONS.get("sample", "all")).select(frame)
 if OPTIONS.get("embedding") == "4B":  # the release's Qwen3-Embedding-4B features (Table 26)
@@ -256,7 +256,7 @@ for table in (beside.beside(result) if result is not None else []):
 
 DIVERSITY_SETUP = '''
 from dashboard.page_data import diversity as diversity_data
-from engine.embed import Embedder
+from engine.embedding.embedder import Embedder
 
 embed = Embedder().encode  # the bundled all-MiniLM-L6-v2, through the project's embedding cache
 '''
@@ -266,7 +266,7 @@ def diversity(selection) -> list:
     return [
         md("## Diversity (paper B, sections 6 and 7)\n\nVendi Score and Div-BLEU of the final outputs of each "
            "full condition and task, in groups of runs (paper B: 15 runs, 3 groups of 5), "
-           "`engine.diversity.diversity_by_condition` through `dashboard.page_data.diversity`."),
+           "`engine.measures.diversity.diversity_by_condition` through `dashboard.page_data.diversity`."),
         code(DIVERSITY_SETUP + '''
 from engine.stats import published_b
 
@@ -337,10 +337,10 @@ differences
 def pilot(selection) -> list:
     return [
         md("## Pilot\n\nThe pilot this session ran (kept in the run history), diagnosed against the reference "
-           "dataset (`engine.diagnose.diagnose`: each feature's percentile within the reference's LLM "
+           "dataset (`engine.diagnosis.diagnose.diagnose`: each feature's percentile within the reference's LLM "
            "conversations). Without a pilot, the settings of the form and the command that runs one."),
         code('''
-from engine.diagnose import diagnose
+from engine.diagnosis.diagnose import diagnose
 
 evidence = None
 print("pilot settings:", OPTIONS.get("settings"))
@@ -376,8 +376,8 @@ def compare(selection) -> list:
         code('''
 from dashboard.figures import charts, compare_runs
 from dashboard.page_data import comparison
-from engine.embed import Embedder
-from engine.features import FEATURE_NAMES
+from engine.embedding.embedder import Embedder
+from engine.measures.trajectory import FEATURE_NAMES
 
 runs = {name: Dataset.load(path) for name, path in OPTIONS["runs"].items()}
 frames = {name: d.conversations for name, d in runs.items()}

@@ -12,7 +12,7 @@ import pandas as pd
 
 from engine import stats
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats.paper_tables import MIN_ROWS, constant_factors  # noqa: F401  (used by the pages)
 
 

@@ -4,7 +4,7 @@
   embedding model its features come from);
 * ``feature_summary`` / ``rating_summary``: mean, SD and N of each column per dataset;
 * ``diversity_summary``: paper B's inter-session diversity of each dataset's final outputs
-  per task (``engine.diversity.inter_session_diversity``, groups of ``group_size`` runs),
+  per task (``engine.measures.diversity.inter_session_diversity``, groups of ``group_size`` runs),
   averaged over tasks, with the number of groups it rests on.
 
 Features computed with different embedding models are not comparable in absolute terms; the
@@ -28,8 +28,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from engine.diversity import inter_session_diversity
-from engine.features import FEATURE_NAMES
+from engine.measures.diversity import inter_session_diversity
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats import guards
 
 RATINGS = ("novelty", "usefulness", "creativity")

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from engine.datasets import Dataset
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.names import (
     PAPER_B as PAPER_B_METHODS,  # paper A's samples are in engine.samples
 )
@@ -92,8 +92,8 @@ def demonstration(manifest: dict) -> str | None:
 
 def custom_debates(frame: pd.DataFrame) -> tuple[str, ...]:
     """Protocol names of imported debates kept as conditions of their own
-    (``debate_as == "custom"``, ``engine.conditions``), sorted."""
-    from engine.conditions import CUSTOM, DEBATE_AS
+    (``debate_as == "custom"``, ``engine.runs.conditions``), sorted."""
+    from engine.runs.conditions import CUSTOM, DEBATE_AS
 
     if DEBATE_AS not in frame.columns or "discussion" not in frame.columns:
         return ()

@@ -1,12 +1,12 @@
 """Paper B's diversity measures on a dataset (section 6 and Figures of section 7).
 
 * ``inter_session_table``: per full condition (method, lenses, peers, k, N, R, model,
-  temperature, consensus: ``engine.conditions``) and task, Vendi Score and Div-BLEU of the
+  temperature, consensus: ``engine.runs.conditions``) and task, Vendi Score and Div-BLEU of the
   final outputs of independent sessions, in groups of 5 runs (paper B's protocol: 15 runs
-  -> 3 groups of 5), mean and SD across groups (``engine.diversity.inter_session_diversity``);
+  -> 3 groups of 5), mean and SD across groups (``engine.measures.diversity.inter_session_diversity``);
   a cell with fewer runs than one group is kept with a ``warning``;
 * ``intra_session_table``: per session and debate round, diversity among the agents'
-  responses (``engine.diversity.intra_session_diversity``);
+  responses (``engine.measures.diversity.intra_session_diversity``);
 * ``final_output_map``: PCA of the final outputs' embeddings, for the inter-session picture.
 
 ``embed`` is any callable texts -> (n, dim) unit vectors (the cached project embedder).
@@ -19,9 +19,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from engine.conditions import add_condition
+from engine.runs.conditions import add_condition
 from engine.datasets import Dataset
-from engine.diversity import diversity_by_condition, intra_session_diversity
+from engine.measures.diversity import diversity_by_condition, intra_session_diversity
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -39,7 +39,7 @@ def paper_b_rows(frame: pd.DataFrame, methods) -> pd.DataFrame:
 
 def inter_session_table(frame: pd.DataFrame, methods, embed: Embed, group_size: int = 5) -> pd.DataFrame:
     """One row per (condition, task) of the paper-B sessions of ``methods``
-    (``engine.diversity.diversity_by_condition``)."""
+    (``engine.measures.diversity.diversity_by_condition``)."""
     return diversity_by_condition(paper_b_rows(frame, methods), embed, group_size=group_size)
 
 

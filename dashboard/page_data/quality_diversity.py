@@ -3,7 +3,7 @@
 * ``load_quality``: the dataset's judge records (``quality.parquet``, written by
   ``engine.dataset_builds.run_folder`` from ``python -m engine judge``): rubric scores (final and
   per round) and pairwise comparisons.
-* ``condition_summary``: per condition (``engine.conditions``), over tasks: Vendi and
+* ``condition_summary``: per condition (``engine.runs.conditions``), over tasks: Vendi and
   Div-BLEU over the diversity groups (paper B: groups of 5 runs), the rubric score over
   sessions, each with a 95% interval inside the score's range (``engine.stats.guards``:
   Vendi in [1, group size], Div-BLEU in [0, 1], rubric in [1, 10]; Student t on the logit of
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from engine.datasets import Dataset
-from engine.quality import rubric_table, win_rates
+from engine.judging.quality import rubric_table, win_rates
 from engine.stats.guards import (MIN_GROUPS_FOR_INTERVAL, mean_interval, score_range, too_few_text,
                                  wilson_interval)
 
@@ -118,7 +118,7 @@ def ablation_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def consensus_table(conversations: pd.DataFrame) -> pd.DataFrame:
     """Per condition: sessions with a pick, unparsed picks, and how often each agent was chosen."""
-    from engine.conditions import add_condition
+    from engine.runs.conditions import add_condition
 
     frame = add_condition(conversations)
     if "consensus_choice" not in frame:

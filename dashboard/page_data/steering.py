@@ -36,7 +36,7 @@ from engine.dataset_builds.steered import (  # noqa: F401
     INTERVENTIONS,
     METHODS,
 )
-from engine.diversity import div_bleu, split_into_groups, vendi_score
+from engine.measures.diversity import div_bleu, split_into_groups, vendi_score
 from engine.protocols.steering_targets import TRACKED
 from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL, mean_interval, score_range, welch
 
@@ -127,9 +127,9 @@ def intervention_counts(records: pd.DataFrame) -> pd.DataFrame:
 
 def trajectory_with_marks(vectors: np.ndarray, conversation_id: str,
                           records: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A session's trajectory in 2D (PCA of its own turn embeddings, engine.projection) and
+    """A session's trajectory in 2D (PCA of its own turn embeddings, engine.maps.projection) and
     its interventions placed at the turn after which they fired."""
-    from engine.projection import project_turns
+    from engine.maps.projection import project_turns
 
     index = pd.DataFrame({"conversation_id": conversation_id, "turn": range(len(vectors))})
     points = project_turns(np.asarray(vectors, float), index, method="pca", use_cache=False)

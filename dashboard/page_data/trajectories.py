@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 from engine.datasets import Dataset
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 
 def projection_cache_dir() -> Path:
-    from engine.embed import default_cache_path
+    from engine.embedding.embedder import default_cache_path
 
     return default_cache_path().parent / "projections"
 
@@ -36,9 +36,9 @@ def dataset_key(dataset: Dataset) -> str:
 
 
 def projected_turns(dataset: Dataset, method: str) -> pd.DataFrame:
-    """Projected turns of the whole dataset with speaker and text (``engine.projection``, which
+    """Projected turns of the whole dataset with speaker and text (``engine.maps.projection``, which
     also keeps the projection on disk)."""
-    from engine.projection import project_turns
+    from engine.maps.projection import project_turns
 
     projected = project_turns(dataset.turn_embeddings, dataset.turn_index, method=method, seed=42,
                               cache_dir=projection_cache_dir())
@@ -52,7 +52,7 @@ def projected_turns(dataset: Dataset, method: str) -> pd.DataFrame:
 
 def umap_fit_note(points: pd.DataFrame, method: str) -> str:
     """One sentence when UMAP was fitted on a seeded sample of the turns (above
-    ``engine.projection.MAX_FIT_TURNS``), else ``""``. Numbers only: no user text."""
+    ``engine.maps.projection.MAX_FIT_TURNS``), else ``""``. Numbers only: no user text."""
     if method != "umap":
         return ""
     attrs = points.attrs
@@ -281,8 +281,8 @@ def transcript(dataset: Dataset, conversation_id: str) -> pd.DataFrame:
 
 def turn_clusters(dataset: Dataset, k: int) -> pd.DataFrame:
     """``conversation_id, turn, cluster`` (label "c: keyword, keyword"): k-means of the turn
-    embeddings named by c-TF-IDF keywords (``engine.clusters``)."""
-    from engine.clusters import cluster_turns
+    embeddings named by c-TF-IDF keywords (``engine.maps.topic_labels``)."""
+    from engine.maps.topic_labels import cluster_turns
 
     texts = turn_texts(dataset)
     index = dataset.turn_index.reset_index(drop=True)

@@ -32,7 +32,7 @@ import pandas as pd
 from engine.corpus import Corpus
 from engine.datasets import Dataset
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 DEFAULT_MAX_MB = 50.0
 METADATA_FIELDS = ("source", "task", "model", "discussion")
@@ -171,7 +171,7 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None
         return Dataset(name=name, conversations=_apply_metadata_to_table(read_metrics(path), {}, metadata, path),
                        manifest=manifest)
     if "conversation_id" in columns and "turn" not in columns and columns & set(FEATURE_NAMES):
-        from engine.feature_table import read_feature_table
+        from engine.measures.feature_table import read_feature_table
 
         table = read_feature_table(path) if not mapping else \
             (pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv")
@@ -192,7 +192,7 @@ def _from_table(table: pd.DataFrame, name: str, manifest: dict, path: Path) -> D
     if "conversation_id" not in table.columns:
         raise InputError("a conversation table needs a 'conversation_id' column",
                          path=str(path), field="conversation_id")
-    from engine.feature_table import check_features
+    from engine.measures.feature_table import check_features
 
     if "source" not in table.columns:
         table = table.assign(source="llm")
@@ -238,7 +238,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _first_json_object(path: Path) -> dict:
-    from engine.jsonl import NumberOutOfRange, loads, out_of_range_field, read_text, split_lines
+    from engine.storage.jsonl import NumberOutOfRange, loads, out_of_range_field, read_text, split_lines
 
     for row, line in enumerate(split_lines(read_text(path)), start=1):  # "\n" only, as written
         if line.strip():
@@ -263,7 +263,7 @@ def csv_header(path: Path, delimiter: str = ",") -> list[str]:
 def _csv_header(path: Path, delimiter: str) -> list[str]:
     import csv
 
-    from engine.files import read_bytes, universal_newlines
+    from engine.storage.files import read_bytes, universal_newlines
 
     try:
         text = read_bytes(path).decode("utf-8-sig")

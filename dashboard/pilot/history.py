@@ -42,7 +42,7 @@ def pilot_manifest(settings: dict, *, started: float, backend: dict | None, erro
     failed = [c for c in conversations if c.status == "failed"]
     return {"description": f"pilot: {settings['method']} on {settings['task']}, "
                            f"{settings['replicates']} replicate(s)",
-            "source": "engine.runner.run_pilot from the dashboard",
+            "source": "engine.runs.runner.run_pilot from the dashboard",
             "made_by": "dashboard Pilot page", "settings": settings,
             "created": datetime.fromtimestamp(started).isoformat(timespec="seconds"),
             "backend": backend, "error": None if error is None else scrub(error),

@@ -104,7 +104,7 @@ class PilotJob:
             return list(self.turns), len(self.sessions)
 
     def start(self, run: Callable[["PilotJob"], Corpus]) -> "PilotJob":
-        """Run ``run(job)`` (which calls ``engine.runner.run_pilot`` with our callbacks)."""
+        """Run ``run(job)`` (which calls ``engine.runs.runner.run_pilot`` with our callbacks)."""
         def target():
             try:
                 self.corpus = run(self)

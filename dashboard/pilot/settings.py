@@ -66,7 +66,7 @@ def check_settings(settings: dict[str, Any]) -> list[str]:
 
 
 def protocol_options(settings: dict[str, Any]) -> dict[str, Any]:
-    """The options handed to ``engine.runner.run_pilot`` besides method, task and team."""
+    """The options handed to ``engine.runs.runner.run_pilot`` besides method, task and team."""
     options = {"max_tokens": int(settings["max_tokens"]), "temperature": float(settings["temperature"])}
     if settings["method"] in TURN_LIMITED:
         options["turn_limit"] = int(settings["turn_limit"])

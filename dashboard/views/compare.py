@@ -11,7 +11,7 @@ from dashboard.figures.labels import readable_term
 from dashboard.page_data import comparison
 from dashboard.widgets import cached, notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats import guards
 
 st.title("Compare runs")

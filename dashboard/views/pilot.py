@@ -1,5 +1,5 @@
 """Pilot page: run a few sessions of one protocol on a real model, watch the turns arrive,
-read the diagnosis of ``engine.diagnose`` against a reference dataset, save the pilot as a
+read the diagnosis of ``engine.diagnosis.diagnose`` against a reference dataset, save the pilot as a
 dataset. The API key typed here lives only in this session's memory."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dashboard.pilot import settings as pilot_settings
 from dashboard.pilot.job import PilotJob
 from dashboard.widgets import notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
-from engine.diagnose import too_few_sessions_text
+from engine.diagnosis.diagnose import too_few_sessions_text
 from engine.errors import InputError
 from engine.protocols.config import METHODS
 from engine.tasks import TASK_IDS
@@ -148,7 +148,7 @@ if start:
                     "temperature": float(temperature)}
 
         def run(job: PilotJob):
-            from engine.runner import run_pilot
+            from engine.runs.runner import run_pilot
 
             return run_pilot(method, task, pilot_settings.team(settings), pilot_settings.rounds(settings),
                              int(replicates), job.guard(backend), on_turn=job.on_turn,
@@ -227,7 +227,7 @@ if job is not None:
         else:
             status.update(label="Pilot finished", state="complete")
         judged = (job.corpus.meta.get("judge") if job.corpus is not None else None) or {}
-        if judged:  # consensual assessment of the final ideas (engine.judge.rate_together)
+        if judged:  # consensual assessment of the final ideas (engine.judging.judge.rate_together)
             st.text(f"Judge: {judged.get('ideas', 0)} final ideas rated together in batches of at most "
                     f"{judged.get('batch_size')} by {len(judged.get('raters', []))} rater(s); "
                     f"irrelevant (rated 0, left out of the scaling): {judged.get('irrelevant', 0)}; "
@@ -296,7 +296,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
         if "source" in reference.columns:
             reference = reference[reference["source"] == "llm"]
         try:
-            from engine.diagnose import diagnose
+            from engine.diagnosis.diagnose import diagnose
 
             # the two manifests name the embedding models; diagnose compares by percentile
             # ranks only when they differ (or one is not recorded) and says so

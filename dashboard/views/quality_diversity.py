@@ -12,7 +12,7 @@ from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data import quality_diversity as qd
 from dashboard.widgets import cached, notebook_button, ui
 from dashboard.widgets.resources import get_embedder
-from engine.quality import per_round_table
+from engine.judging.quality import per_round_table
 from engine.stats import published_b
 from engine.stats.guards import not_comparable
 

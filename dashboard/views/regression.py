@@ -13,7 +13,7 @@ from dashboard.page_data import analyses
 from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples, stats
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats import published_a
 from engine.stats.guards import SampleTooSmall, headline_r2, not_comparable
 

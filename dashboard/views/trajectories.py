@@ -12,7 +12,7 @@ from dashboard.figures import charts, explore_map, raster
 from dashboard.page_data import trajectories
 from dashboard.widgets import cached, notebook_button, ui
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 st.title("Trajectories")
 dataset, frame, have = ui.page_context()
@@ -79,7 +79,7 @@ def explore() -> None:
     controls = st.columns([1, 2, 1])
     clusters_on = controls[2].toggle("Cluster labels", key="traj_clusters",
                                      help="k-means of the turn embeddings, each cluster named by its c-TF-IDF "
-                                          "keywords (engine.clusters), the names written on the map.")
+                                          "keywords (engine.maps.topic_labels), the names written on the map.")
     if clusters_on:
         k = controls[2].number_input("Clusters (k)", value=8, step=1, key="traj_k",
                                      help=f"2 to {min(30, len(points))}")

@@ -72,7 +72,7 @@ def _turn_points(_dataset: Dataset, key: str, method: str) -> pd.DataFrame:
 
 def turn_points(dataset: Dataset, method: str) -> pd.DataFrame:
     """``trajectories.projected_turns``, kept per dataset and method (and on disk by
-    ``engine.projection``)."""
+    ``engine.maps.projection``)."""
     return _turn_points(dataset, trajectories.dataset_key(dataset), method)
 
 

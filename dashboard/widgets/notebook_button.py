@@ -25,7 +25,7 @@ def dataset_folder(dataset) -> Path:
         return Path(dataset.path)
     import hashlib
 
-    from engine.embed import default_cache_path
+    from engine.embedding.embedder import default_cache_path
 
     digest = hashlib.sha1(dataset.conversations.to_csv(index=False).encode("utf-8")).hexdigest()[:12]
     folder = default_cache_path().parent / "notebook_datasets" / f"{dataset.name}-{digest}"

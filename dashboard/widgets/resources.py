@@ -8,6 +8,6 @@ import streamlit as st
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def get_embedder():
     """The project's cached sentence embedder (bundled all-MiniLM-L6-v2, offline)."""
-    from engine.embed import Embedder
+    from engine.embedding.embedder import Embedder
 
     return Embedder()

@@ -4,7 +4,7 @@
 * ``engine.cli.analyze``: analyze {regress, manipulability, compare, diagnose} (statistics)
 * ``engine.cli.run``: run (the debate engine)
 * ``engine.cli.judge``: judge {quality, pairwise} (paper B's quality side on a run folder)
-* ``engine.cli.pilot``: pilot (prescribe a design for a model and verify it, ``engine.pilot``)
+* ``engine.cli.pilot``: pilot (prescribe a design for a model and verify it, ``engine.diagnosis.prescribe``)
 * ``engine.cli.dataset``: dataset {build, release} (the datasets the dashboard reads)
 Errors meant for people (``InputError``) print one line and exit 2, never a traceback; so
 does a full disk wherever it is met ("disk full while writing FILE; nothing was lost, ...").

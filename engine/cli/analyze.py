@@ -123,7 +123,7 @@ def csv_header(path: Path) -> list[str]:
     """The column names on a CSV file's first line (a regular file: never a FIFO's wait)."""
     import csv
 
-    from engine.files import check_regular, first_line
+    from engine.storage.files import check_regular, first_line
 
     check_regular(path)
     try:
@@ -150,7 +150,7 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
         from engine.datasets import Dataset
 
         return Dataset.load(path, with_corpus=False).conversations, f"dataset {path}"
-    from engine.files import check_regular
+    from engine.storage.files import check_regular
 
     check_regular(path)  # a FIFO would wait forever, a device never end
     if path.suffix == ".parquet":
@@ -173,7 +173,7 @@ def load_table(metrics: str | None = None, dataset: str | None = None) -> tuple[
         from engine.importers.ratings import read_ideas
 
         return read_ideas(path), str(path)
-    from engine.feature_table import read_feature_table  # strict: ragged rows, bad cells named
+    from engine.measures.feature_table import read_feature_table  # strict: ragged rows, bad cells named
 
     return read_feature_table(path), str(path)
 
@@ -566,11 +566,11 @@ def run_fidelity(args) -> int:
 # ---------------------------------------------------------------- diagnose
 
 def run_diagnose(args) -> int:
-    from engine.diagnose import diagnose, load_pilot
+    from engine.diagnosis.diagnose import diagnose, load_pilot
     from engine.stats.reference import load_reference
 
     def embedder():
-        from engine.embed import Embedder
+        from engine.embedding.embedder import Embedder
 
         return Embedder(args.embedding_model, cache=args.cache)
 

@@ -169,7 +169,7 @@ def guess_kind(source: Path) -> str:
 
         from engine.importers.kinds import table_kind
 
-        from engine.files import first_line
+        from engine.storage.files import first_line
 
         header = next(csv.reader([first_line(source, limit=100_000)]), [])
         kind = table_kind(header, path=str(source))
@@ -271,7 +271,7 @@ def _trajectory_corpus(corpus: Corpus, args: argparse.Namespace) -> Corpus:
 def run_embed(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from engine.embed import write_embeddings
+    from engine.embedding.embedder import write_embeddings
 
     check_embed_options(args)
     output = Path(args.output)
@@ -342,18 +342,18 @@ def check_embed_options(args: argparse.Namespace) -> None:
 def _embedder(args: argparse.Namespace, cluster=None):
     check_embed_options(args)
     if cluster is not None:
-        from engine.ray_embed import RayEmbedder
+        from engine.cluster.embedding import RayEmbedder
 
         return RayEmbedder(cluster, args.model, backend=args.embed_backend, cache=args.cache,
                            batch_size=args.batch_size, ray_batch=args.ray_batch_size,
                            actors=args.ray_actors, gpus_per_actor=args.ray_gpus,
                            progress=not getattr(args, "no_progress", False))
     if args.embed_backend != "torch":
-        from engine.embed import Embedder
+        from engine.embedding.embedder import Embedder
 
         return Embedder(args.model, cache=args.cache, batch_size=args.batch_size,
                         progress=not getattr(args, "no_progress", False), backend=args.embed_backend)
-    from engine.embed_openai import make_embedder
+    from engine.embedding.openai_endpoint import make_embedder
 
     model = args.embed_model or args.model if args.embed_base_url else args.model
     return make_embedder(model, base_url=args.embed_base_url, api_key_env=args.embed_api_key_env,
@@ -369,7 +369,7 @@ def cluster_for(args: argparse.Namespace):
     if not getattr(args, "ray", None):
         return contextlib.nullcontext(None)
     check_embed_options(args)
-    from engine.ray_cluster import connect
+    from engine.cluster.connection import connect
 
     return connect(args.ray)
 
@@ -379,8 +379,8 @@ def say_backend(embedder) -> None:
     backend = getattr(embedder, "backend", "torch")
     if backend == "torch":
         return
-    from engine.embed import resolve_model_path
-    from engine.embed_onnx import fidelity
+    from engine.embedding.embedder import resolve_model_path
+    from engine.embedding.onnx_runtime import fidelity
 
     measured = fidelity(resolve_model_path(embedder.base_model)).get(
         "int8" if backend == "onnx-int8" else "fp32")
@@ -409,7 +409,7 @@ def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[n
     were already in the cache."""
     import numpy as np
 
-    from engine.embed import text_key
+    from engine.embedding.embedder import text_key
 
     if not texts:
         raise InputError("nothing to embed: the corpus has no turns")
@@ -458,7 +458,7 @@ def _register_features(subparsers) -> None:
 def run_features(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from engine.features import FEATURE_NAMES, features_for_corpus
+    from engine.measures.trajectory import FEATURE_NAMES, features_for_corpus
 
     source = Path(args.input)
     progress = not args.no_progress
@@ -488,7 +488,7 @@ def run_features(args: argparse.Namespace) -> int:
         if cluster is None:
             features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
         else:
-            from engine.ray_features import features_on_cluster
+            from engine.cluster.features import features_on_cluster
 
             features, work = features_on_cluster(cluster, arrays, kmeans=args.kmeans,
                                                  shard_turns=args.ray_shard_turns, progress=progress)
@@ -544,7 +544,7 @@ def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], Tur
     import numpy as np
     import pandas as pd
 
-    from engine.embed import read_embeddings
+    from engine.embedding.embedder import read_embeddings
 
     index_path = index_path or default_index_path(path)
     vectors, index, verified = read_embeddings(path, index_path, mmap=True)
@@ -600,13 +600,13 @@ def _register_diversity(subparsers) -> None:
 def run_diversity(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from engine.diversity import div_bleu, inter_session_diversity, vendi_score
+    from engine.measures.diversity import div_bleu, inter_session_diversity, vendi_score
 
     if args.group_size < 2:
         raise InputError("must be at least 2", field="--group-size")
     table = load_texts(Path(args.input), args.text_column, args.text, column_mapping(args.map))
     if any(c in table.columns for c in ("protocol", "method", "discussion")):
-        from engine.conditions import add_condition
+        from engine.runs.conditions import add_condition
 
         table = add_condition(table)
     wanted = [c.strip() for c in args.group_by.split(",") if c.strip()]
@@ -703,7 +703,7 @@ def _is_corpus(path: Path) -> bool:
     if suffix == ".parquet":
         return True
     if suffix == ".jsonl" and path.exists():
-        from engine.files import first_line
+        from engine.storage.files import first_line
 
         first = first_line(path)
         return '"__corpus__"' in first or '"turns"' in first

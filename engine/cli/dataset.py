@@ -49,8 +49,8 @@ def register(subparsers) -> None:
 
 def build_command(args: argparse.Namespace) -> int:
     """One writer per folder: the dataset folder is locked while it is written."""
-    from engine.folder_lock import FolderLock
-    from engine.run_store import CORPUS_FILE, MANIFEST_FILE
+    from engine.storage.folder_lock import FolderLock
+    from engine.storage.run_folder import CORPUS_FILE, MANIFEST_FILE
 
     for name in (CORPUS_FILE, MANIFEST_FILE):
         if not (args.run_dir / name).is_file():
@@ -73,7 +73,7 @@ def _build(args: argparse.Namespace) -> Path:
         folder = steered.build(args.run_dir, args.out, grid)
     else:
         from engine.dataset_builds import run_folder
-        from engine.embed import DEFAULT_MODEL
+        from engine.embedding.embedder import DEFAULT_MODEL
 
         paper_b = args.kind == "paper-b"
         folder = run_folder.build(args.run_dir, args.out, embedding_model=args.embedding_model or DEFAULT_MODEL,
@@ -84,7 +84,7 @@ def _build(args: argparse.Namespace) -> Path:
 
 def release_command(args: argparse.Namespace) -> int:
     from engine.dataset_builds import paper_release
-    from engine.folder_lock import FolderLock
+    from engine.storage.folder_lock import FolderLock
 
     out = args.out or paper_release.DEFAULT_OUT
     with FolderLock(out, "dataset release"):

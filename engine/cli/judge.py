@@ -65,7 +65,7 @@ def judge_name(model: str, base_url: str | None) -> str:
 def judge_command(args: argparse.Namespace) -> int:
     """One writer per run folder: the judge holds the folder's lock while it writes
     ``quality.jsonl`` and the response cache (``--dry-run`` only reads)."""
-    from engine.run_store import CORPUS_FILE
+    from engine.storage.run_folder import CORPUS_FILE
 
     if getattr(args, "per_round_limit", None) is not None and not args.per_round:
         raise InputError("applies to the round answers: add --per-round",
@@ -75,16 +75,16 @@ def judge_command(args: argparse.Namespace) -> int:
         raise InputError(f"no {CORPUS_FILE}: not a run folder", path=str(folder))
     if args.dry_run:
         return _judge(args, folder)
-    from engine.folder_lock import FolderLock
+    from engine.storage.folder_lock import FolderLock
 
     with FolderLock(folder, f"judge {args.judge_command}"):
         return _judge(args, folder)
 
 
 def _judge(args: argparse.Namespace, folder: Path) -> int:
-    from engine import quality
+    from engine.judging import quality
     from engine.llm import make_backend, run_sync
-    from engine.run_store import MANIFEST_FILE, read_manifest, read_run_corpus, recorded_tasks
+    from engine.storage.run_folder import MANIFEST_FILE, read_manifest, read_run_corpus, recorded_tasks
 
     corpus = read_run_corpus(folder)
     manifest = read_manifest(folder / MANIFEST_FILE)

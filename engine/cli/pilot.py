@@ -1,5 +1,5 @@
 """``python -m engine pilot``: prescribe and verify a discussion design for a model
-(``engine.pilot``): a budgeted pilot, the diagnosis against the paper release, a predicted
+(``engine.diagnosis.prescribe``): a budgeted pilot, the diagnosis against the paper release, a predicted
 shift per candidate design, and a verification run with a verdict.
 
     python -m engine pilot --model local --budget small --out runs/pilot_local --dry-run
@@ -14,7 +14,7 @@ import json
 
 from engine.cli.checks import server_url, whole
 
-MAX_SEED = 2 ** 63 - 2  # the verification runs on seed + 1 (engine.grid.MAX_SEED)
+MAX_SEED = 2 ** 63 - 2  # the verification runs on seed + 1 (engine.runs.grid.MAX_SEED)
 
 
 def register(subparsers) -> None:
@@ -35,7 +35,7 @@ def register(subparsers) -> None:
 
 
 def pilot_command(args: argparse.Namespace) -> int:
-    from engine.pilot import recommended_text, run_pilot_study
+    from engine.diagnosis.prescribe import recommended_text, run_pilot_study
 
     study = run_pilot_study(args.out, model=args.model, budget=args.budget, baseline=args.baseline,
                             seed=args.seed, base_url=args.base_url, api_key_env=args.api_key_env,

@@ -26,7 +26,7 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "m
                       "models", "steer", "fidelity", "reply_attempts", "candidates",
                       "judge_paraphrase", "judge_order")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-MAX_SEED = 2 ** 63 - 1  # engine.grid.MAX_SEED (not imported: the grid module is heavy for --help)
+MAX_SEED = 2 ** 63 - 1  # engine.runs.grid.MAX_SEED (not imported: the grid module is heavy for --help)
 MAX_CONCURRENCY = 1024
 MAX_REQUESTS = 65_536
 MAX_TIMEOUT_S = 86_400.0
@@ -249,8 +249,8 @@ def _positive_timeout(seconds: float) -> float:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from engine.grid import load_grid
-    from engine.runner import run_grid
+    from engine.runs.grid import load_grid
+    from engine.runs.runner import run_grid
 
     if args.grid:
         given = [name for name in SINGLE_RUN_OPTIONS

@@ -11,7 +11,7 @@ bundled all-MiniLM-L6-v2, computes the nine Table 19 features and writes the dat
 The run manifest is copied in; it holds no API key (local model). When the run folder has
 a ``quality.jsonl`` (``python -m engine judge quality|pairwise``), it is kept as
 ``quality.parquet`` and each session's final rubric score joins its row (``rubric_score``);
-the manifest reports the consensus bias check (``engine.consensus``). ``--paper-b`` writes
+the manifest reports the consensus bias check (``engine.judging.consensus_check``). ``--paper-b`` writes
 the description of the paper-B ablation dataset instead of the all-protocols one.
 """
 
@@ -21,15 +21,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine import durable
-from engine.consensus import consensus_summary
+from engine.storage import durable
+from engine.judging.consensus_check import consensus_summary
 from engine.dataset_builds import fidelity
 from engine.corpus import Corpus, atomic_write_bytes
 from engine.datasets import dataset_from_corpus
-from engine.embed import DEFAULT_MODEL, Embedder
-from engine.judge import attach_ratings, scale_within_task
-from engine.quality import QUALITY_FILE, QualityStore
-from engine.run_store import FAILED_FILE, MANIFEST_FILE, read_manifest, read_run_corpus
+from engine.embedding.embedder import DEFAULT_MODEL, Embedder
+from engine.judging.judge import attach_ratings, scale_within_task
+from engine.judging.quality import QUALITY_FILE, QualityStore
+from engine.storage.run_folder import FAILED_FILE, MANIFEST_FILE, read_manifest, read_run_corpus
 
 REGENERATE = "make cached-runs"
 QUALITY_TABLE = "quality.parquet"

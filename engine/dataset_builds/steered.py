@@ -68,10 +68,10 @@ def planned_run(run_dir: Path, grid: Path, into: Path) -> tuple[Path, int]:
     of sessions left out."""
     import shutil
 
-    from engine.grid import load_grid, plan
-    from engine import durable
-    from engine.jsonl import to_json_line
-    from engine.run_store import read_run_corpus
+    from engine.runs.grid import load_grid, plan
+    from engine.storage import durable
+    from engine.storage.jsonl import to_json_line
+    from engine.storage.run_folder import read_run_corpus
 
     wanted = {spec.conversation_id for spec in plan(load_grid(grid))}
     corpus = read_run_corpus(run_dir)
@@ -93,9 +93,9 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
     from engine.corpus import atomic_write_bytes
     from engine.dataset_builds.run_folder import build as build_dataset
     from engine.datasets import Dataset
-    from engine.embed import Embedder
+    from engine.embedding.embedder import Embedder
 
-    from engine.run_store import read_manifest
+    from engine.storage.run_folder import read_manifest
 
     run_manifest = read_manifest(run_dir / "manifest.json")
     extra = {"can_show": CAN_SHOW, "cannot_show": CANNOT_SHOW,
@@ -123,7 +123,7 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
     np.save(buffer, np.asarray(vectors, dtype=np.float32))
     atomic_write_bytes(folder / FINAL_EMBEDDINGS, buffer.getvalue())
     atomic_write_bytes(folder / FINAL_IDS, json.dumps(ids).encode("utf-8"))
-    from engine.run_store import read_run_corpus
+    from engine.storage.run_folder import read_run_corpus
 
     ok_ids = set(ids)
 

@@ -96,7 +96,7 @@ def read_convokit(folder: str | Path, *, drop_empty_text: bool = False,
 def _read_conversation_meta(path: Path) -> dict[str, dict[str, Any]]:
     if not path.exists():
         return {}
-    from engine.jsonl import NumberOutOfRange, loads, out_of_range_field
+    from engine.storage.jsonl import NumberOutOfRange, loads, out_of_range_field
 
     text = read_text(path)
     try:

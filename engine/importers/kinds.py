@@ -16,7 +16,7 @@ readers, e.g. transcripts, apply).
 from __future__ import annotations
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 METRICS_SIGNATURE = frozenset({"file_id", "question_id", "n_turns", *FEATURE_NAMES})
 IDEAS_SIGNATURE = frozenset({"file_id", "question_id", "avg_novelty_rating",

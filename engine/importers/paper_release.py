@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 LICENCE_NOTE = (
     "Derived from the public release of 'Multi-agent AI systems outperform human teams in "
@@ -162,7 +162,7 @@ def read_release(path: str | Path) -> pd.DataFrame:
 
 def _read_csv(path: Path) -> pd.DataFrame:
     """Read a CSV as text columns, turning every pandas failure into an InputError."""
-    from engine.files import read_bytes, universal_newlines
+    from engine.storage.files import read_bytes, universal_newlines
 
     raw = read_bytes(path)
     if not raw.strip():

@@ -339,7 +339,7 @@ def ideas_with_metrics(ideas: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFra
     ``attrs["ideas_with_metrics"]``: ``ideas, with_metrics, without_metrics`` (and the
     latter by source/data_type/discussion), ``metrics_rows``, ``metrics_without_idea``.
     """
-    from engine.features import FEATURE_NAMES
+    from engine.measures.trajectory import FEATURE_NAMES
     from engine.importers.paper_release import EXTRA_METRICS
 
     for name, frame, needed in (("ideas", ideas, ("file_id", "task")),

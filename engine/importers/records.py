@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from engine.errors import InputError
-from engine.jsonl import INT64_MAX, INT64_MIN, iter_json_objects, refuse_lone_surrogates
-from engine.jsonl import read_text as read_file_text
+from engine.storage.jsonl import INT64_MAX, INT64_MIN, iter_json_objects, refuse_lone_surrogates
+from engine.storage.jsonl import read_text as read_file_text
 
 CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -92,7 +92,7 @@ def read_csv_records(path: str | Path, *, delimiter: str = ",") -> tuple[list[st
             raise InputError(error.reason + (" (in the header)" if data_row < 1 else ""),
                              path=error.path, row=data_row if data_row >= 1 else None) from None
         raise
-    from engine.files import universal_newlines
+    from engine.storage.files import universal_newlines
 
     text = universal_newlines(text)  # an old-Mac file: "\r" alone ends its lines
     previous_limit = csv.field_size_limit()

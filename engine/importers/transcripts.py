@@ -278,14 +278,14 @@ def read_any(path: str | Path, mapping: Mapping[str, str] | None = None, **defau
 
 
 def _first_line_is_corpus(path: Path) -> bool:
-    from engine.files import first_line
+    from engine.storage.files import first_line
 
     first = first_line(path)
     return '"__corpus__"' in first or '"turns"' in first
 
 
 def _looks_like_release(path: Path) -> bool:
-    from engine.files import first_line
+    from engine.storage.files import first_line
 
     first = first_line(path, limit=100_000)
     return {"file_id", "question_id", "global_coherence"} <= {c.strip() for c in first.split(",")}

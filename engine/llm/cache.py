@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from engine.llm.base import Backend, BackendError, ChatResult, Message, check_messages, prompt_hash
 from engine.llm.secrets import scrub
-from engine.sqlite_store import open_store, sqlite_write_error
+from engine.storage.sqlite_store import open_store, sqlite_write_error
 
 
 class CacheMiss(BackendError):

@@ -56,7 +56,7 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
     try:
         final = await protocol_module(config.method).run(session)
         conversation.final_idea = final
-    except WriteError:  # the disk, not the session: the run stops in one line (engine.durable)
+    except WriteError:  # the disk, not the session: the run stops in one line (engine.storage.durable)
         raise
     except Exception as error:  # a failed session is data, kept with its turns
         conversation.status = "failed"

@@ -43,7 +43,7 @@ WITH_CONSENSUS = DEBATES + ("voting",)
 PEER_STRATEGIES = ("all", "distant", "closest", "random")
 CONSENSUS_MODES = ("judge", "vote", "random", "all")
 # Options added after runs were made: left at their default they stay out of a session's
-# id (engine.grid.options_hash), so earlier runs keep their ids and resume.
+# id (engine.runs.grid.options_hash), so earlier runs keep their ids and resume.
 # ``fidelity`` is always set for paper A's structures (so their ids changed when it came in:
 # the parsing and re-asking of both modes changed with it) and unset (left out) elsewhere.
 LATER_OPTIONS = {"lenses": None, "peers": None, "consensus": "judge", "consensus_retries": 2,

@@ -56,7 +56,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from engine import prompts, prompts_release
+from engine import prompts
+
+from engine.prompts import release as prompts_release
 from engine.protocols import actions
 from engine.protocols.parsing import parse_number
 from engine.protocols.reask import (UnreadableReply, ask_all_until_read, ask_until_read, counters)

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import re
 
-from engine import prompts, prompts_release
+from engine import prompts
+
+from engine.prompts import release as prompts_release
 from engine.protocols.session import Session
 from engine.protocols.team import build_team, initial_phase, rank, rate
 

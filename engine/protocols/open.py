@@ -19,7 +19,9 @@ whole discussion, and the final idea is what follows "FINAL IDEA:" in its reply.
 
 from __future__ import annotations
 
-from engine import prompts, prompts_release
+from engine import prompts
+
+from engine.prompts import release as prompts_release
 from engine.protocols.parsing import clean_idea
 from engine.protocols.session import Session, transcript
 from engine.protocols.team import build_team, initial_phase

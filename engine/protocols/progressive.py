@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import re
 
-from engine import prompts, prompts_release
+from engine import prompts
+
+from engine.prompts import release as prompts_release
 from engine.protocols.parsing import split_ideas
 from engine.protocols.session import Ask, Session
 from engine.protocols.team import build_team, initial_phase, rank, rate, speaking_order

@@ -191,7 +191,7 @@ class Session:
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self._embedder is None:
-            from engine.embed import Embedder
+            from engine.embedding.embedder import Embedder
 
             self._embedder = Embedder().encode
         return np.asarray(await asyncio.to_thread(self._embedder, list(texts)), dtype=float)

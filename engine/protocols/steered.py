@@ -13,7 +13,7 @@ The session runs like ``open``: agents speak in the configured order for ``turn_
 turns, then one agent writes the final idea. After each discussion turn the moderator
 embeds the turn (the session's embedder: all-MiniLM-L6-v2 unless the runner injects
 another), computes the running Table 19 features of the discussion so far with
-``engine.features.trajectory_features`` and, from the ``warmup``-th turn on (and before the
+``engine.measures.trajectory.trajectory_features`` and, from the ``warmup``-th turn on (and before the
 last turn, after which nothing could act on it), fires at most one rule, first match wins:
 
 1. ``converge``: the exploration budget is spent (``explore_share`` of ``turn_limit``
@@ -52,7 +52,7 @@ import numpy as np
 
 from engine import prompts
 from engine.corpus import Turn
-from engine.features import trajectory_features
+from engine.measures.trajectory import trajectory_features
 from engine.protocols.parsing import clean_idea
 from engine.protocols.session import Agent, Session, transcript
 from engine.protocols.team import build_team, initial_phase
@@ -99,7 +99,7 @@ class Moderator:
         self.speakers.append(speaker)
 
     def running_features(self) -> dict[str, float]:
-        """The tracked Table 19 features of the discussion so far (engine.features)."""
+        """The tracked Table 19 features of the discussion so far (engine.measures.trajectory)."""
         values = trajectory_features(np.stack(self.vectors))
         return {name: values[name] for name in TRACKED}
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 
 def vif(df: pd.DataFrame, columns=FEATURE_NAMES) -> pd.DataFrame:

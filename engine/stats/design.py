@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 # block name -> (kind, columns). ``interaction`` blocks list the two factors crossed.
 BLOCKS: dict[str, tuple[str, tuple[str, ...]]] = {

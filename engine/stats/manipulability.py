@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats.guards import regression_guard
 
 MANIPULABILITY_COLUMNS = ("task", "task+discussion", "task+model", "additive", "interaction")

@@ -25,7 +25,7 @@ from scipy import stats as scipy_stats
 
 from engine import samples
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats import published_a
 from engine.stats.compare import compare_results
 from engine.stats.effects import simple_effects

@@ -123,7 +123,7 @@ def _star_levels(value, where: str) -> tuple[float, float, float]:
 
 def load_specs(path: str | Path) -> list[RegressionSpec]:
     """Specifications from YAML: one mapping, a list, or ``{specs: [...]}``."""
-    from engine.yaml_safe import load_yaml
+    from engine.storage.yaml_safe import load_yaml
 
     path = Path(path)
     data = load_yaml(path)

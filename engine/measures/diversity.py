@@ -9,7 +9,7 @@
 * Paper-B protocol helpers: intra-session diversity per debate round and inter-session
   diversity over G independent runs split into groups (15 runs -> 3 groups of 5), and
   ``diversity_by_condition``: that measure for every full condition and task of a table of
-  sessions (``engine.conditions``), never pooling runs that differ.
+  sessions (``engine.runs.conditions``), never pooling runs that differ.
 """
 
 from __future__ import annotations
@@ -245,14 +245,14 @@ def diversity_by_condition(frame, embed: Callable[[list[str]], np.ndarray], grou
 
     ``frame``: one row per session with ``final_idea``, ``task`` and the method
     (``discussion``/``protocol``/``method``) plus whatever run options it has
-    (``engine.conditions``), in run order. Sessions that differ in any factor are never pooled.
+    (``engine.runs.conditions``), in run order. Sessions that differ in any factor are never pooled.
     Each (condition, task) cell is split into groups of ``group_size`` (paper B: 15 runs -> 3
     groups of 5); a cell with fewer runs gets no value and a ``warning``, as does a partial
     last group (left out).
     """
     import pandas as pd
 
-    from engine.conditions import add_condition
+    from engine.runs.conditions import add_condition
 
     rows = []
     data = add_condition(frame)

@@ -62,7 +62,7 @@ class _Rows:
 def _table(path: Path) -> _Rows:
     """A CSV/TSV/JSON/JSONL/Parquet table; anything else (another extension, a folder, a FIFO,
     a device) is an InputError naming it."""
-    from engine.files import check_regular
+    from engine.storage.files import check_regular
     from engine.importers.records import read_csv_records
 
     suffix = path.suffix.lower()
@@ -94,7 +94,7 @@ def _json_list(path: Path) -> list[tuple[int, dict]]:
     """A .json file holding a list of objects; row N is its N-th object."""
     import json
 
-    from engine.jsonl import NumberOutOfRange, loads, read_text
+    from engine.storage.jsonl import NumberOutOfRange, loads, read_text
 
     try:
         value = loads(read_text(path))
@@ -177,7 +177,7 @@ def _read_liveideabench(path: Path, mapping: dict) -> list[Task]:
 
 def _essay_title(file: Path) -> str:
     """The first non-blank line of an ``essayNNN.txt`` (a regular UTF-8 file)."""
-    from engine.jsonl import read_text
+    from engine.storage.jsonl import read_text
 
     try:
         text = read_text(file, max_bytes=10 << 20)

@@ -1,12 +1,12 @@
 """Paper B's quality side on a run folder (section 3.2; per round, section 7.1).
 
-* Rubric absolute score (1-10, ``engine.judge``'s rubric prompt, or a benchmark's rubric
-  from ``engine.benchmarks``) of every session's final output; with ``per_round`` also of
+* Rubric absolute score (1-10, ``engine.judging.judge``'s rubric prompt, or a benchmark's rubric
+  from ``engine.tasks.benchmark_tasks``) of every session's final output; with ``per_round`` also of
   every debater's answer in every round (initial answers = round 0).
 * Average pairwise win rate: for each task and each pair of conditions, outputs are
   compared pair by pair (``matched``: replicate i against replicate i; ``all``: every
   pair), each comparison asked twice with the positions swapped; a double win counts 1,
-  a double loss 0, a tie or split verdict 1/2 (``engine.judge.combine_swapped``); a verdict
+  a double loss 0, a tie or split verdict 1/2 (``engine.judging.judge.combine_swapped``); a verdict
   is read strictly or from one unambiguous sentence (``parse_verdict``). A
   condition's average win rate is the mean of its win rates against each other condition.
 
@@ -28,12 +28,14 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from engine import durable, prompts
-from engine.conditions import add_condition
+from engine import prompts
+
+from engine.storage import durable
+from engine.runs.conditions import add_condition
 from engine.corpus import Conversation, Corpus
 from engine.errors import InputError
-from engine.jsonl import to_json_line
-from engine.judge import JUDGE_SEED, _ask, _parse_ab, _parse_score, combine_swapped
+from engine.storage.jsonl import to_json_line
+from engine.judging.judge import JUDGE_SEED, _ask, _parse_ab, _parse_score, combine_swapped
 from engine.llm.base import Backend
 from engine.tasks import Task
 
@@ -87,7 +89,7 @@ def _at_least_one(value: int | None, name: str) -> None:
 
 def quality_rubric(task: Task) -> Sequence[str]:
     """The rubric criteria for a task: its benchmark's, or the general one."""
-    from engine.benchmarks import rubric_for
+    from engine.tasks.benchmark_tasks import rubric_for
 
     return rubric_for(task)
 
@@ -228,7 +230,7 @@ _ORDINAL = re.compile(r"\bthe\s+(first|second)\s+(?:response|answer|option)\s+is
 
 
 def parse_verdict(text: str) -> str | None:
-    """'A', 'B' or 'tie' from a pairwise reply: the strict form (``engine.judge``), a first
+    """'A', 'B' or 'tie' from a pairwise reply: the strict form (``engine.judging.judge``), a first
     line that is only the letter, or one unambiguous sentence naming the winner ('The best
     response is A', 'Response B is better', 'The first answer is better'); else None."""
     strict = _parse_ab(text)

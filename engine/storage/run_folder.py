@@ -1,14 +1,14 @@
 """The output folder of a run: a Corpus file appended session by session, crash-safe.
 
 * ``corpus.jsonl``: a Corpus (``read_run_corpus`` reads it): a header line, then one
-  finished session per line, appended whole or not at all (``engine.durable.append_line``:
+  finished session per line, appended whole or not at all (``engine.storage.durable.append_line``:
   a full disk leaves the file as it was and says so in one line); a line cut short by a
   kill, or by an older writer on a full disk, is left out when read and set aside into
   ``corpus.jsonl.torn`` on the next open, so no partial session survives or hides the others.
 * ``failed.jsonl``: sessions that failed on their latest attempt (with their turns and the
   reason); rewritten atomically; they are retried on the next run.
 * ``manifest.json``: configuration, backend, versions, seeds and usage; rewritten atomically.
-One writer per folder (``engine.folder_lock``): a second run, judge or pilot on the same
+One writer per folder (``engine.storage.folder_lock``): a second run, judge or pilot on the same
 folder is refused.
 """
 
@@ -19,13 +19,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from engine import durable
+from engine.storage import durable
 from engine.corpus import Conversation, Corpus, atomic_write_text
 from engine.errors import InputError
-from engine.folder_lock import LOCK_FILE, FolderLock  # noqa: F401  (LOCK_FILE re-exported)
-from engine.files import read_bytes as read_regular
-from engine.jsonl import NumberOutOfRange, to_json, to_json_line
-from engine.jsonl import loads as bounded_loads
+from engine.storage.folder_lock import LOCK_FILE, FolderLock  # noqa: F401  (LOCK_FILE re-exported)
+from engine.storage.files import read_bytes as read_regular
+from engine.storage.jsonl import NumberOutOfRange, to_json, to_json_line
+from engine.storage.jsonl import loads as bounded_loads
 from engine.llm.secrets import scrub
 
 CORPUS_FILE = "corpus.jsonl"
@@ -54,7 +54,7 @@ def session_prompts_in(folder: str | Path) -> dict[str, tuple[str | None, str | 
 
 def read_run_corpus(folder: str | Path) -> Corpus:
     """The Corpus of a run folder's ``corpus.jsonl``; records cut short are left out and
-    reported in one line each (``engine.durable.read_records``), never fatal."""
+    reported in one line each (``engine.storage.durable.read_records``), never fatal."""
     path = Path(folder) / CORPUS_FILE
     return Corpus.from_jsonl(path, durable.read_records(path))
 
@@ -150,7 +150,7 @@ def _benchmarks_of_older_runs(tasks: dict, ids: list[str], manifest: dict, say) 
     if not isinstance(config, dict) or not (config.get("benchmark") or config.get("tasks_file")):
         return
     try:
-        from engine.grid import grid_tasks, load_grid
+        from engine.runs.grid import grid_tasks, load_grid
 
         current = grid_tasks(load_grid(config))
     except (InputError, OSError):
@@ -203,7 +203,7 @@ class RunStore:
     # -- reading -------------------------------------------------------------------------
     def _repair(self) -> None:
         """Create the corpus file with its header, or set aside records cut short by a kill
-        or a full disk (``engine.durable.repair``)."""
+        or a full disk (``engine.storage.durable.repair``)."""
         if not self.corpus_path.exists() or self.corpus_path.stat().st_size == 0:
             header = to_json_line({"__corpus__": {"name": self._name, "meta": self._meta}})
             atomic_write_text(self.corpus_path, header + "\n")

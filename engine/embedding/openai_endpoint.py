@@ -3,7 +3,7 @@
 The scale path for embeddings: a GPU server (vLLM ``--task embed``, Hugging Face TEI,
 Ollama, llama.cpp's server, or api.openai.com) embeds; this project batches, sends batches
 concurrently, retries like the chat backend (``engine.llm.retry``), L2-normalises (as the
-in-process ``engine.embed.Embedder``) and stores every vector in the same SQLite cache,
+in-process ``engine.embedding.embedder.Embedder``) and stores every vector in the same SQLite cache,
 keyed by ``openai:<base URL without secrets>:<model>``, so a second pass sends nothing.
 
 The key comes from the environment variable ``api_key_env`` (or memory) and is scrubbed
@@ -20,14 +20,14 @@ from typing import Sequence
 
 import numpy as np
 
-from engine.embed import EmbeddingCache, encode_through_cache
+from engine.embedding.embedder import EmbeddingCache, encode_through_cache
 from engine.llm.base import BackendError, RetryableError, run_sync_closing
 from engine.llm.retry import RetryPolicy, call_with_retries
 
 
 class OpenAIEmbedder:
     """Embed texts with ``model`` on an OpenAI-compatible server; same interface as
-    ``engine.embed.Embedder`` (``encode``, ``model_name``, ``cache``, ``model_calls``)."""
+    ``engine.embedding.embedder.Embedder`` (``encode``, ``model_name``, ``cache``, ``model_calls``)."""
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", cache: EmbeddingCache | str | Path | None = None,
@@ -180,6 +180,6 @@ def make_embedder(model: str, *, base_url: str | None = None, api_key_env: str =
     if base_url:
         return OpenAIEmbedder(model, base_url=base_url, api_key_env=api_key_env, cache=cache,
                               batch_size=batch_size, concurrency=concurrency)
-    from engine.embed import Embedder
+    from engine.embedding.embedder import Embedder
 
     return Embedder(model, cache=cache, batch_size=batch_size, progress=progress)

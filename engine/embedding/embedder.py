@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from engine.sqlite_store import open_store
+from engine.storage.sqlite_store import open_store
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _BUNDLED_ALIASES = {"default", "all-MiniLM-L6-v2", DEFAULT_MODEL, "minilm"}
@@ -192,7 +192,7 @@ EMBED_BACKENDS = ("torch", "onnx", "onnx-int8")
 
 def cache_model_name(model: str, backend: str = "torch") -> str:
     """The name vectors are cached under: the model's, plus the backend unless torch, so the
-    vectors of different backends never mix (``engine.embed_onnx`` states their fidelity)."""
+    vectors of different backends never mix (``engine.embedding.onnx_runtime`` states their fidelity)."""
     name = DEFAULT_MODEL if model in _BUNDLED_ALIASES else model
     if backend not in EMBED_BACKENDS:
         raise ValueError(f"embedding backend must be one of {EMBED_BACKENDS}, got {backend!r}")
@@ -203,7 +203,7 @@ def load_sentence_model(model_name: str, *, backend: str = "torch", device: str 
                         progress: bool = True):
     """The model object for ``model_name`` (``encode(texts, batch_size=, normalize_embeddings=,
     convert_to_numpy=, show_progress_bar=)``): sentence-transformers for ``torch``, the
-    ONNX Runtime session of ``engine.embed_onnx`` otherwise. Offline: the bundled MiniLM or
+    ONNX Runtime session of ``engine.embedding.onnx_runtime`` otherwise. Offline: the bundled MiniLM or
     a local path."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -211,7 +211,7 @@ def load_sentence_model(model_name: str, *, backend: str = "torch", device: str 
         quiet_model_loading()
     path = resolve_model_path(model_name)
     if backend != "torch":
-        from engine.embed_onnx import OnnxSentenceModel
+        from engine.embedding.onnx_runtime import OnnxSentenceModel
 
         return OnnxSentenceModel(path, quantized=backend == "onnx-int8")
     from sentence_transformers import SentenceTransformer
@@ -239,7 +239,7 @@ class Embedder:
     ``model_calls`` counts calls into the model, so callers (and tests) can check that
     a cached pass made none. The model is loaded lazily, on the first cache miss.
     ``backend`` is ``torch`` (sentence-transformers) or ``onnx``/``onnx-int8`` (ONNX
-    Runtime, ``engine.embed_onnx``); vectors are cached under ``cache_model_name``.
+    Runtime, ``engine.embedding.onnx_runtime``); vectors are cached under ``cache_model_name``.
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, cache: EmbeddingCache | str | Path | None = None,
@@ -343,7 +343,7 @@ def read_embeddings(vectors_path: str | Path, index_path: str | Path, *, mmap: b
 
     from engine.errors import InputError
 
-    from engine.files import check_regular
+    from engine.storage.files import check_regular
 
     vectors_path, index_path = Path(vectors_path), Path(index_path)
     check_regular(vectors_path, max_bytes=None)  # a FIFO would wait forever; size: memory-mapped

@@ -19,10 +19,10 @@ from engine.errors import InputError
 
 def read_text(path: str | Path, *, max_bytes: int | None = None) -> str:
     """The file's text (UTF-8, BOM allowed); unreadable, not a regular file (a FIFO, a
-    device), larger than ``max_bytes`` (default ``engine.files.MAX_FILE_BYTES``) or non-UTF-8
+    device), larger than ``max_bytes`` (default ``engine.storage.files.MAX_FILE_BYTES``) or non-UTF-8
     -> InputError. A bad byte is reported with the physical line it is on, as ``row``.
     """
-    from engine import files
+    from engine.storage import files
 
     path = Path(path)
     data = files.read_bytes(path, max_bytes=files.MAX_FILE_BYTES if max_bytes is None else max_bytes)

@@ -112,7 +112,7 @@ def equal_length_chunks(conversations, chunk: int = CHUNK_CONVERSATIONS, *, as_f
     """Yield ``(positions, array (m, n, dim))`` of at most ``chunk`` conversations of one
     shape, reading the input once, in order, holding few turns back; float64 unless
     ``as_float64`` is False (the input's own dtype: what a Ray shard ships,
-    ``engine.ray_features``). The chunks ``features_for_corpus`` computes, exactly."""
+    ``engine.cluster.features``). The chunks ``features_for_corpus`` computes, exactly."""
     waiting: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
     waiting_turns = 0
     for position, embeddings in enumerate(conversations):

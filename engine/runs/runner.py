@@ -24,21 +24,21 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from engine.consensus import consensus_summary
+from engine.judging.consensus_check import consensus_summary
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError, WriteError
-from engine.grid import GridSpec, SessionSpec, load_grid, plan
-from engine.judge import (arate_ideas, arate_together, arubric_scores, attach_ratings, judge_summary,
+from engine.runs.grid import GridSpec, SessionSpec, load_grid, plan
+from engine.judging.judge import (arate_ideas, arate_together, arubric_scores, attach_ratings, judge_summary,
                           scale_within_task)
 from engine.llm import Backend, make_backend, run_sync
 from engine.llm.pricing import cost_usd, format_cost
 from engine.llm.replicas import redact_urls
 from engine.llm.secrets import scrub
-from engine.paraphrase import aparaphrase
+from engine.judging.paraphrase import aparaphrase
 from engine.protocols import expected_calls, make_config, run_session
 from engine.protocols.config import DEBATES
 from engine.protocols.reask import reply_summary
-from engine.run_store import MANIFEST_FILE, RunStore, read_manifest, session_prompts_in, task_record
+from engine.storage.run_folder import MANIFEST_FILE, RunStore, read_manifest, session_prompts_in, task_record
 from engine.tasks import Task, get_task
 
 OnTurn = Callable[[str, Turn], None]
@@ -107,7 +107,7 @@ async def _run_specs(specs: Sequence[SessionSpec], backend: Backend, *, concurre
                      agent_backends: dict[str, Backend] | None = None) -> None:
     gate = asyncio.Semaphore(concurrency)
     if embedder is None and _needs_embeddings(specs):
-        from engine.embed import Embedder as SentenceEmbedder
+        from engine.embedding.embedder import Embedder as SentenceEmbedder
 
         # one model for every session (loaded on first use)
         embedder = SentenceEmbedder(progress=progress).encode
@@ -138,7 +138,7 @@ def run_pilot(method: str, task, agents: int | None, rounds: int | None, replica
         raise InputError("replicates must be a positive integer", field="replicates")
     config = make_config(method, agents=agents, rounds=rounds, **protocol_options)
     task = get_task(task)
-    from engine.grid import session_seed, session_stem
+    from engine.runs.grid import session_seed, session_stem
 
     stem = session_stem(config, task)
     specs = [SessionSpec(f"{stem}-r{r}", task, config, r, session_seed(seed, f"{stem}-r{r}"))
@@ -258,10 +258,10 @@ def _extra_judges(grid: GridSpec, *, cache: str | Path | None, replay: bool,
 
 def _session_on_worker(spec: SessionSpec, grid: GridSpec, judge_options: dict | None, requests: int,
                        replay: bool, broker) -> tuple[Conversation, dict, str]:
-    """One session on a Ray worker (``engine.ray_sessions``): its backends built from the grid
+    """One session on a Ray worker (``engine.cluster.sessions``): its backends built from the grid
     as on one machine, the response cache reached through the driver's broker; returns the
     conversation, its usage per backend and the node it ran on."""
-    from engine.ray_sessions import BrokerCachedBackend, node_id
+    from engine.cluster.sessions import BrokerCachedBackend, node_id
 
     def cached(b: Backend | None) -> Backend | None:
         return b if b is None or broker is None else BrokerCachedBackend(b, broker, replay=replay)
@@ -272,7 +272,7 @@ def _session_on_worker(spec: SessionSpec, grid: GridSpec, judge_options: dict | 
     agents = {name: b if b is backend else cached(b) for name, b in agents.items()}
     embedder = None
     if grid.embed_base_url and _needs_embeddings([spec]):
-        from engine.embed_openai import OpenAIEmbedder
+        from engine.embedding.openai_endpoint import OpenAIEmbedder
 
         embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
                                   api_key_env=grid.api_key_env, timeout=grid.request_timeout,
@@ -287,7 +287,7 @@ def _session_on_worker(spec: SessionSpec, grid: GridSpec, judge_options: dict | 
                 await each.aclose()
 
     if embedder is None and _needs_embeddings([spec]):
-        from engine.embed import Embedder as SentenceEmbedder
+        from engine.embedding.embedder import Embedder as SentenceEmbedder
 
         embedder = SentenceEmbedder(progress=False).encode  # this node's own embedding cache
     conversation = run_sync(session())
@@ -315,7 +315,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
              ray: str | None = None) -> GridResult | dict[str, Any]:
     """Run (or resume) every session of a grid; see the module docstring. ``ray`` (or the
     grid's ``ray`` key): the address of a Ray cluster to run the sessions on
-    (``engine.ray_sessions``); this process stays the only writer of the folder and cache."""
+    (``engine.cluster.sessions``); this process stays the only writer of the folder and cache."""
     stream = stream or sys.stderr
     if max_requests is not None and (isinstance(max_requests, bool) or not isinstance(max_requests, int)
                                      or max_requests < 1):
@@ -443,7 +443,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
                 bar.update(1)
 
         if embedder is None and grid.embed_base_url and _needs_embeddings(todo):
-            from engine.embed_openai import OpenAIEmbedder
+            from engine.embedding.openai_endpoint import OpenAIEmbedder
 
             embedder = OpenAIEmbedder(grid.embed_model or "all-MiniLM-L6-v2", base_url=grid.embed_base_url,
                                       api_key_env=grid.api_key_env, timeout=grid.request_timeout,
@@ -501,8 +501,8 @@ def _run_on_cluster(address: str, todo: Sequence[SessionSpec], grid: GridSpec, b
     """The sessions as Ray tasks; their usage added to this process's backends, so the
     manifest's usage and cost are counted as on one machine."""
     from engine.llm import is_local_model
-    from engine.ray_cluster import connect
-    from engine.ray_sessions import run_specs_on_cluster
+    from engine.cluster.connection import connect
+    from engine.cluster.sessions import run_specs_on_cluster
 
     cache = getattr(backend, "cache", None)  # the driver's ResponseCache, when there is one
 
@@ -529,7 +529,7 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
                     cache: str | Path | None = None, replay: bool = False,
                     rewriter: Backend | None = None) -> None:
     """Paper A's consensual assessment of every finished session's final idea, task by task
-    (``engine.judge.arate_together``); the corpus is rewritten with the scaled ratings and
+    (``engine.judging.judge.arate_together``); the corpus is rewritten with the scaled ratings and
     the manifest gets the raters, counts and ICC. With ``judge.paraphrase`` every idea is
     first paraphrased by that model (paper A's harmonisation; ``outcomes["paraphrased_idea"]``,
     failures counted in the summary). Re-run after new sessions (the response
@@ -551,7 +551,7 @@ def _judge_together(store: RunStore, judges: list[Backend], grid: GridSpec, task
 
     async def judge_all():
         try:
-            if rewriter is not None:  # paper A's raters read paraphrases (engine.paraphrase)
+            if rewriter is not None:  # paper A's raters read paraphrases (engine.judging.paraphrase)
                 texts, done, counts = await aparaphrase(list(frame["idea"]), rewriter,
                                                         max_tokens=spec.paraphrase_max_tokens)
                 frame["idea"] = texts

@@ -9,7 +9,7 @@ token, from ``1_Pooling/config.json``), then L2 normalisation, as sentence-trans
 
 Fidelity: at export, both files embed ``FIDELITY_SENTENCES`` and their cosine to torch's
 vectors is recorded in ``onnx/cdl-fidelity.json`` (``fidelity()``); the CLI prints it for a
-quantised model. The embedding cache keys each backend apart (``engine.embed.cache_model_name``).
+quantised model. The embedding cache keys each backend apart (``engine.embedding.embedder.cache_model_name``).
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def fidelity(model_path: str | Path) -> dict:
 
 
 class OnnxSentenceModel:
-    """``encode`` as sentence-transformers' (the arguments ``engine.embed.encode_with`` passes)."""
+    """``encode`` as sentence-transformers' (the arguments ``engine.embedding.embedder.encode_with`` passes)."""
 
     def __init__(self, model_path: str | Path, *, quantized: bool = False, onnx_file: str | Path | None = None,
                  threads: int | None = None):

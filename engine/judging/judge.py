@@ -10,7 +10,7 @@
   rated together in batches (one shuffled order shared by every rater, as the paper's five
   judges, or one each), relative to each other, 0 for irrelevant ideas (excluded before
   scaling, counted), several samples or models averaged, ICC(3,k) between them. The ideas
-  can first be paraphrased (``engine.paraphrase``), as paper A's were.
+  can first be paraphrased (``engine.judging.paraphrase``), as paper A's were.
 An unreadable verdict is asked again (``retries`` times) and then recorded as missing (NaN).
 """
 

@@ -4,7 +4,7 @@ Each session is one task (spread over the nodes, at most the grid's ``concurrenc
 once). On its worker it builds its backends from the grid, as one machine does (replicas and
 their limits included), and runs the session and its judge; it returns the finished
 ``Conversation`` and its usage. The driver appends it through the run folder's own store
-(``engine.run_store``: corpus, failed sessions, manifest), exactly as on one machine.
+(``engine.storage.run_folder``: corpus, failed sessions, manifest), exactly as on one machine.
 
 The response cache stays on the driver's machine. Workers ask a ``ResponseBroker`` actor
 placed there: it answers from the cache file (opened read-only) and from the replies that
@@ -145,7 +145,7 @@ def run_specs_on_cluster(cluster, specs: Sequence, session_fn: Callable, session
     ``cache``: the driver's ``ResponseCache`` or None. Returns what the cluster did."""
     import ray
 
-    from engine.ray_cluster import on_driver_node
+    from engine.cluster.connection import on_driver_node
 
     # on the driver's node: the replies it holds until drained are never lost with a worker node
     broker = on_driver_node(ResponseBroker, str(cache.path) if cache is not None else None)

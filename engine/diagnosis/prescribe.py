@@ -9,7 +9,7 @@ runs that loop and then tests it:
 1. **Pilot** (``<out>/pilot``, a resumable ``run_grid`` folder): the budget's designs (by
    default paper A's open and iterative structures plus paper B's Creative-MAD) on its
    tasks, ``replicates`` each.
-2. **Diagnosis** (``engine.diagnose``): the baseline design's features against the paper
+2. **Diagnosis** (``engine.diagnosis.diagnose``): the baseline design's features against the paper
    release's trajectory sample: which features sit in which tail, on how many sessions.
 3. **Prediction**: for each candidate design, the expected shift of each target feature
    (the flagged deficits; without any, the five features with a significant Table 23 LLM
@@ -29,7 +29,7 @@ runs that loop and then tests it:
    inconclusive with the reason and the N per design that 80% power at alpha .05 would need
    for the predicted shift.
 
-The diagnosis follows ``engine.diagnose``'s guards: with fewer than 5 successful baseline
+The diagnosis follows ``engine.diagnosis.diagnose``'s guards: with fewer than 5 successful baseline
 sessions it shows the raw numbers and flags nothing, and the targets are then the five
 Table 23 features (said in ``targets_from``).
 
@@ -55,9 +55,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from engine.diagnose import CREATIVITY_DIRECTION, diagnose, too_few_sessions_text
+from engine.diagnosis.diagnose import CREATIVITY_DIRECTION, diagnose, too_few_sessions_text
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 VERDICTS = ("held", "did not hold", "inconclusive")
 POWER_Z = 1.959964 + 0.841621  # two-sided alpha .05, power .80
@@ -110,7 +110,7 @@ BUDGETS = {
 # -- the plan ---------------------------------------------------------------------------------
 def stage_grid(budget: Budget, designs: Sequence[str], *, model: str, seed: int, replicates: int | dict,
                name: str, base_url=None, api_key_env: str | None = None) -> dict:
-    """The grid dict of one stage (a run folder of ``engine.runner.run_grid``); ``replicates``
+    """The grid dict of one stage (a run folder of ``engine.runs.runner.run_grid``); ``replicates``
     is one number for every design or ``{design: number}``."""
     unknown = [d for d in designs if d not in budget.designs]
     if unknown:
@@ -129,10 +129,10 @@ def stage_grid(budget: Budget, designs: Sequence[str], *, model: str, seed: int,
 
 
 def plan_text(grid: dict, label: str) -> tuple[str, dict]:
-    """One line: sessions, calls, tokens and cost of a stage (``engine.runner.estimate``)."""
-    from engine.grid import load_grid, plan
+    """One line: sessions, calls, tokens and cost of a stage (``engine.runs.runner.estimate``)."""
+    from engine.runs.grid import load_grid, plan
     from engine.llm.pricing import cost_usd, format_cost
-    from engine.runner import estimate
+    from engine.runs.runner import estimate
 
     spec = load_grid(grid)
     budget = estimate(plan(spec))
@@ -149,7 +149,7 @@ def stage_features(run_dir: Path, embedder_factory: Callable[[], Any], cache: Pa
     """Table 19 features of every finished session of a run folder, one row each, with its
     ``design`` (the protocol) and task; cached in ``cache`` keyed by the sessions' ids."""
     from engine.datasets import dataset_from_corpus
-    from engine.run_store import read_run_corpus
+    from engine.storage.run_folder import read_run_corpus
 
     corpus = read_run_corpus(run_dir).filter(lambda c: c.status == "ok")
     ids = sorted(c.conversation_id for c in corpus)
@@ -472,7 +472,7 @@ def run_pilot_study(out: str | Path, *, model: str = "local", budget: str = "sma
     if dry_run:
         _refuse_other_settings(out, _settings(model, base_url, budget, baseline, seed))
         return PilotStudy(out, report)
-    from engine.folder_lock import FolderLock
+    from engine.storage.folder_lock import FolderLock
 
     with FolderLock(out, "pilot"):  # one writer per pilot folder
         settings = _settings(model, base_url, budget, baseline, seed)
@@ -499,7 +499,7 @@ def _refuse_other_settings(out: Path, settings: dict[str, Any]) -> None:
     """A pilot folder keeps one model, server, budget, baseline and seed: its stages' sessions,
     features and prediction belong to them. Another value is refused, never written over
     (``pilot_settings.json``; a folder of an older version: its ``report.json``)."""
-    from engine.run_store import read_manifest
+    from engine.storage.run_folder import read_manifest
 
     recorded = read_manifest(out / SETTINGS_FILE) or read_manifest(out / "report.json")
     for name in SETTINGS_KEYS:
@@ -515,12 +515,12 @@ def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baselin
                 api_key_env, backend, embedder, reference, progress, started, pilot_grid,
                 candidates) -> "PilotStudy":
     """Stages 1 to 4 (see the module docstring), in a folder this process holds."""
-    from engine.runner import run_grid
+    from engine.runs.runner import run_grid
 
     def embedder_factory():
         if embedder is not None:
             return embedder
-        from engine.embed import Embedder
+        from engine.embedding.embedder import Embedder
 
         return Embedder(progress=progress)
 

@@ -13,7 +13,7 @@ employee attrition", as the release words it.
 User tasks come from ``--task-text`` or a JSONL file of ``{"id": ..., "prompt": ...}`` lines
 (``--tasks-file``): other field names are mapped with ``mapping`` (``--map id=uid``), and
 fields beyond id, prompt, title and benchmark are an error unless ``extra`` says to ``ignore`` them or ``keep`` them (in ``Task.meta``). A task
-may name the ``benchmark`` it comes from (``engine.benchmarks``), which picks its judge rubric.
+may name the ``benchmark`` it comes from (``engine.tasks.benchmark_tasks``), which picks its judge rubric.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.jsonl import iter_json_objects, refuse_lone_surrogates
+from engine.storage.jsonl import iter_json_objects, refuse_lone_surrogates
 
 CLOSING = ("You are collaborating with other team members to come up with one creative idea to "
            "{goal}. The idea will be evaluated on its creativity (i.e., it should be both novel "
@@ -125,8 +125,8 @@ def load_tasks_file(path: str | Path, *, mapping: dict[str, str] | None = None,
                          field="map")
     if extra not in EXTRA_CHOICES:
         raise InputError(f"extra must be one of {', '.join(EXTRA_CHOICES)}", field="extra")
-    from engine.files import MAX_TASKS_BYTES
-    from engine.jsonl import read_text
+    from engine.storage.files import MAX_TASKS_BYTES
+    from engine.storage.jsonl import read_text
 
     tasks, seen = [], set()
     for row, raw in iter_json_objects(path, read_text(path, max_bytes=MAX_TASKS_BYTES)):

@@ -1,6 +1,6 @@
 """Embedding on a Ray cluster: Ray Data ``map_batches`` over an actor pool of embedders.
 
-The driver alone reads and writes the SQLite embedding cache (``engine.embed``): it looks
+The driver alone reads and writes the SQLite embedding cache (``engine.embedding.embedder``): it looks
 every text up, sends only the distinct missing ones through the cluster, and stores each
 batch of vectors as it comes back, under the same keys (model name with its backend, SHA-256
 of the text) as on one machine, so a second pass makes no model call, on a cluster or not.
@@ -21,9 +21,9 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from engine.embed import (EmbeddingCache, cache_model_name, encode_through_cache, encode_with,
+from engine.embedding.embedder import (EmbeddingCache, cache_model_name, encode_through_cache, encode_with,
                           load_sentence_model)
-from engine.ray_cluster import ClusterSession, report
+from engine.cluster.connection import ClusterSession, report
 
 DEFAULT_RAY_BATCH = 256  # texts per Ray Data batch (one actor call)
 ACTOR_START_S = 900  # how long the actors may take to start and load the model
@@ -48,7 +48,7 @@ class EmbedActor:
 
 
 class RayEmbedder:
-    """Same interface as ``engine.embed.Embedder`` (``encode``, ``model_name``, ``cache``,
+    """Same interface as ``engine.embedding.embedder.Embedder`` (``encode``, ``model_name``, ``cache``,
     ``model_calls``), the model calls made by an actor pool on the cluster.
 
     ``model_calls``: Ray batches the actors embedded (one model call each); ``repeated``: texts
@@ -93,7 +93,7 @@ class RayEmbedder:
         import pyarrow as pa
         import ray
 
-        from engine.embed import text_key
+        from engine.embedding.embedder import text_key
 
         n = len(texts)
         step = self.ray_batch

@@ -1,12 +1,12 @@
 """The nine Table 19 features of paper A on a Ray cluster: one task per shard of conversations.
 
 The driver reads the conversations once, in input order, into the very chunks one machine
-computes together (``engine.features.equal_length_chunks``: up to 128 conversations of one
+computes together (``engine.measures.trajectory.equal_length_chunks``: up to 128 conversations of one
 length), gathers chunks into shards of about ``shard_turns`` turns, puts each shard in Ray's
 object store (in the input's dtype), keeps at most ``in_flight`` shards out at once (the
 object store stays bounded whatever the corpus size: a memory-mapped ``.npy`` is read shard
 by shard) and places every value at its conversation's position, so the rows come back in
-input order. A worker computes each chunk with ``engine.features.chunk_features``, the same
+input order. A worker computes each chunk with ``engine.measures.trajectory.chunk_features``, the same
 code on the same batch as on one machine, so the table is bit-identical to one machine's
 (numpy's reductions may round differently for another batch, so the batches are kept). A task lost with its node is run again by Ray (its
 retries); shards computed more than once are counted through the ``Tally``.
@@ -19,14 +19,14 @@ from typing import Sequence
 
 import numpy as np
 
-from engine.ray_cluster import ClusterSession, report
+from engine.cluster.connection import ClusterSession, report
 
 SHARD_TURNS = 60_000  # 60k turns x 384 float32 = 92 MB per shard in the object store
 
 
 def feature_shard(chunks: list[np.ndarray], kmeans: str, tally=None) -> list[np.ndarray]:
     """Features (m, 9) of each chunk of one shard (run on a worker)."""
-    from engine.features import chunk_features
+    from engine.measures.trajectory import chunk_features
 
     values = [chunk_features(chunk, kmeans) for chunk in chunks]
     report(tally, "shards", 1)
@@ -49,9 +49,9 @@ def shard_bounds(lengths: Sequence[int], shard_turns: int) -> list[tuple[int, in
 
 
 def shards_of_chunks(conversations, shard_turns: int):
-    """Yield shards: lists of ``(positions, chunk)`` from ``engine.features.equal_length_chunks``
+    """Yield shards: lists of ``(positions, chunk)`` from ``engine.measures.trajectory.equal_length_chunks``
     (the chunks one machine computes, in the input's dtype), about ``shard_turns`` turns each."""
-    from engine.features import equal_length_chunks
+    from engine.measures.trajectory import equal_length_chunks
 
     shard, turns = [], 0
     for positions, chunk in equal_length_chunks(conversations, as_float64=False):
@@ -74,7 +74,7 @@ def features_on_cluster(cluster: ClusterSession, conversations, *, kmeans: str =
     import pandas as pd
     import ray
 
-    from engine.features import FEATURE_NAMES
+    from engine.measures.trajectory import FEATURE_NAMES
 
     total = len(conversations)
     tally = cluster.tally()

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 
 FEATURE_LIMIT = 1e6
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
@@ -79,7 +79,7 @@ def read_feature_table(path: str | Path) -> pd.DataFrame:
 
 
 def read_parquet_table(path: str | Path) -> pd.DataFrame:
-    from engine.files import check_regular
+    from engine.storage.files import check_regular
 
     check_regular(path)  # not a FIFO or a device: pyarrow would wait or read forever
     try:

@@ -10,10 +10,10 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
                                 #   tasks_map: {id: uid} names its fields; tasks_extra:
                                 #   error|ignore|keep for other fields;
                                 #   task_texts: {my_task: "prompt text"}
-    benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.benchmarks
+    benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.tasks.benchmark_tasks
     defaults: {max_tokens: 200} # protocol options applied to every condition
     judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas;
-                                #   order: shared|shuffled, paraphrase: MODEL (engine.judge)
+                                #   order: shared|shuffled, paraphrase: MODEL (engine.judging.judge)
     prices: {my-model: [0.5, 1.5]}                        # USD per 1M input, output tokens
     conditions:
       - {method: homo_mad, agents: 5, rounds: 2, replicates: 5}
@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from engine.errors import InputError
 from engine.fields import Whole
 from engine.protocols.config import ProtocolConfig, make_config
-from engine.yaml_safe import load_yaml
+from engine.storage.yaml_safe import load_yaml
 from engine.tasks import TASK_IDS, Task, get_task, load_tasks_file, task_from_text
 
 
@@ -72,14 +72,14 @@ class JudgeSpec(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     rubric: StrictBool = True
     retries: Whole = Field(2, ge=0, le=10)
-    # paper A's consensual assessment: the ideas of a task rated together (engine.judge.rate_together);
+    # paper A's consensual assessment: the ideas of a task rated together (engine.judging.judge.rate_together);
     # "alone" rates each final idea on its own, as it finishes
     mode: Literal["together", "alone"] = "together"
     batch_size: Whole = Field(10, ge=2, le=100)
     samples: Whole = Field(1, ge=1, le=20)
     models: list[str] = Field(default_factory=list)  # more judge models on the same server
     # paper A's raters read GPT-4.1 paraphrases (Methods; appendix A.2): a model on the judge's
-    # server that paraphrases each final idea first (engine.paraphrase); None: the raw ideas
+    # server that paraphrases each final idea first (engine.judging.paraphrase); None: the raw ideas
     paraphrase: str | None = None
     paraphrase_max_tokens: int = Field(200, ge=16, le=2000)
     # paper A: "All five judges evaluated ideas in the same randomized sequence"
@@ -231,7 +231,7 @@ def grid_tasks(grid: GridSpec) -> dict[str, Task]:
         tasks.update({t.id: t for t in load_tasks_file(grid.tasks_file, mapping=grid.tasks_map,
                                                        extra=grid.tasks_extra)})
     if grid.benchmark:
-        from engine.benchmarks import load_benchmark
+        from engine.tasks.benchmark_tasks import load_benchmark
 
         tasks.update({t.id: t for t in load_benchmark(grid.benchmark.name, grid.benchmark.path,
                                                       mapping=grid.benchmark.map, limit=grid.benchmark.limit)})

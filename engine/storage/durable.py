@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Callable
 
 from engine.errors import InputError, WriteError, write_error
-from engine.files import read_bytes as read_regular
-from engine.jsonl import NumberOutOfRange, out_of_range_field
-from engine.jsonl import loads as bounded_loads
+from engine.storage.files import read_bytes as read_regular
+from engine.storage.jsonl import NumberOutOfRange, out_of_range_field
+from engine.storage.jsonl import loads as bounded_loads
 
 _write = os.write
 _fsync = os.fsync

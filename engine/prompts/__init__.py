@@ -7,7 +7,7 @@ phases. Paper B (sections 3 and 5): initial answers, debate rounds over peer res
 personas (Hetero-MAD), cognitive lenses (Creative-MAD), Self-Refine and the judge-based
 consensus. The LLM judge's questions (novelty / usefulness, rubric, pairwise) live here too.
 Each builder returns a list of chat messages. These are the ``fidelity="paper"`` prompts of
-paper A's structures; ``engine.prompts_release`` holds those of ``fidelity="release"``.
+paper A's structures; ``engine.prompts.release`` holds those of ``fidelity="release"``.
 """
 
 from __future__ import annotations

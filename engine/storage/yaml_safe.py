@@ -23,7 +23,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from engine.errors import InputError
-from engine.jsonl import read_text
+from engine.storage.jsonl import read_text
 
 MAX_BYTES = 1_000_000
 MAX_DEPTH = 64

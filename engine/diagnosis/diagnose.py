@@ -50,10 +50,10 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.features import FEATURE_NAMES
+from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats.guards import MIN_SESSIONS_TO_DIAGNOSE
 
-RUN_CORPUS = "corpus.jsonl"  # what `engine run` writes (engine.run_store)
+RUN_CORPUS = "corpus.jsonl"  # what `engine run` writes (engine.storage.run_folder)
 
 # Table 23, LLM column: sign of the significant (p < .05) trajectory + task coefficients.
 CREATIVITY_DIRECTION = {"global_coherence": -1, "semantic_spread": +1, "path_length": -1,
@@ -173,7 +173,7 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
     if missing:
         raise InputError(f"the pilot lacks feature column {missing[0]!r}; compute the nine features first",
                          field=missing[0])
-    from engine.feature_table import check_features
+    from engine.measures.feature_table import check_features
 
     features = check_features(pilot[list(FEATURE_NAMES)], None)
     features.index = pilot.index
@@ -482,14 +482,14 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
     from pathlib import Path
 
     from engine.corpus import Corpus
-    from engine.feature_table import check_features, read_feature_table, read_parquet_table
+    from engine.measures.feature_table import check_features, read_feature_table, read_parquet_table
 
     path = Path(path)
     if not path.exists():
         raise InputError("no such file or folder", path=str(path))
     if path.is_dir():
         if (path / RUN_CORPUS).exists():
-            from engine.run_store import read_run_corpus
+            from engine.storage.run_folder import read_run_corpus
 
             corpus = read_run_corpus(path)
             return _pilot_from_corpus(corpus, path, embedder_factory, "run folder")
@@ -540,7 +540,7 @@ def _manifest_embedding(folder) -> str | None:
 
 
 def _first_line_is_corpus(path) -> bool:
-    from engine.files import first_line
+    from engine.storage.files import first_line
 
     first = first_line(path)
     return '"__corpus__"' in first or '"turns"' in first

@@ -1,0 +1,1 @@
+"""The distributed path on Ray: connecting, embedding, feature shards, sessions as tasks."""

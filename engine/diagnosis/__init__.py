@@ -1,0 +1,1 @@
+"""A pilot's diagnosis against the paper release, and prescribe-and-verify."""

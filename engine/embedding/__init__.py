@@ -1,0 +1,1 @@
+"""Turn embeddings: sentence-transformers in process, ONNX Runtime, an OpenAI-compatible endpoint."""

@@ -1,0 +1,1 @@
+"""Files on disk: durable appends and writes, strict readers, locks, run folders, SQLite caches."""
