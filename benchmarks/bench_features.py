@@ -28,11 +28,12 @@ from scipy.spatial.distance import cosine, pdist
 from sklearn.cluster import KMeans
 
 from benchmarks.synthetic import synthetic_turns
-from engine.measures.trajectory import FEATURE_NAMES, features_for_corpus
+from engine.measures.trajectory import PAPER_A_FEATURES
+from engine.measures.compute import features_for_corpus
 
 AUTHORS_FILE = "scripts/compute_trajectory_metrics.py"
 # our feature name -> the authors' TrajectoryAnalyzer method
-AUTHORS_METHODS = {name: name for name in FEATURE_NAMES} | {"max_distance": "max_pairwise_distance"}
+AUTHORS_METHODS = {name: name for name in PAPER_A_FEATURES} | {"max_distance": "max_pairwise_distance"}
 
 
 def synthetic_conversations(count: int, n_turns: int = 30, dim: int = 384, seed: int = 0):
@@ -59,7 +60,7 @@ def loop_reference(x: np.ndarray) -> list[float]:
         "revisit_score": max(1 - cosine(a, b) for a in x[-w:] for b in x[:w]),
         "semantic_spread": np.std([np.linalg.norm(e - c) for e in x]),
     }
-    return [values[name] for name in FEATURE_NAMES]
+    return [values[name] for name in PAPER_A_FEATURES]
 
 
 def load_authors_analyzer(repo: str | None):
@@ -83,13 +84,13 @@ def load_authors_analyzer(repo: str | None):
 def authors_reference(analyzer, x: np.ndarray) -> list[float]:
     """The nine Table 19 features through the authors' per-conversation methods."""
     trajectory = analyzer(x)
-    return [getattr(trajectory, AUTHORS_METHODS[name])() for name in FEATURE_NAMES]
+    return [getattr(trajectory, AUTHORS_METHODS[name])() for name in PAPER_A_FEATURES]
 
 
 def compare(ours: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
     """Largest difference on the eight distance features; share of equal switching rates."""
-    switching = FEATURE_NAMES.index("topic_switching_rate")
-    others = [i for i in range(len(FEATURE_NAMES)) if i != switching]
+    switching = PAPER_A_FEATURES.index("topic_switching_rate")
+    others = [i for i in range(len(PAPER_A_FEATURES)) if i != switching]
     difference = float(np.nanmax(np.abs(ours[:, others] - reference[:, others])))
     same = float(np.mean(np.isclose(ours[:, switching], reference[:, switching])))
     return difference, same

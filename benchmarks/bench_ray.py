@@ -47,7 +47,7 @@ def _texts(n: int) -> list[str]:
 
 def _one_process(texts, blocks, workdir: Path) -> dict:
     from engine.embedding.embedder import Embedder
-    from engine.measures.trajectory import features_for_corpus
+    from engine.measures.compute import features_for_corpus
 
     started = time.perf_counter()
     embedder = Embedder(cache=workdir / "one.sqlite", progress=False)

@@ -81,7 +81,7 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
     data = workdir / f"turns_{n}.npy"
     extra: dict = {}
     if stage == "features":
-        from engine.measures.trajectory import features_for_corpus
+        from engine.measures.compute import features_for_corpus
 
         turns = np.load(data, mmap_mode="r")
         features_for_corpus(turns[:8])  # warm-up: imports, first calls

@@ -20,7 +20,7 @@ import pandas as pd
 def table24_benchmark(repeats: int = 3) -> None:
     import statsmodels.formula.api as smf
 
-    from engine.measures.trajectory import FEATURE_NAMES
+    from engine.measures.trajectory import PAPER_A_FEATURES
     from engine.stats import MANIPULABILITY_COLUMNS, manipulability
     from engine.stats.reference import load_reference
 
@@ -34,10 +34,10 @@ def table24_benchmark(repeats: int = 3) -> None:
                 "task+model": "C(task) + C(model)", "additive": "C(task) + C(discussion) + C(model)",
                 "interaction": "C(task) + C(discussion) * C(model)"}
     started = time.perf_counter()
-    data = sample.dropna(subset=list(FEATURE_NAMES))
+    data = sample.dropna(subset=list(PAPER_A_FEATURES))
     reference = pd.DataFrame({column: [smf.ols(f"{feature} ~ {rhs}", data=data).fit(cov_type="HC3").rsquared
-                                       for feature in FEATURE_NAMES]
-                              for column, rhs in formulas.items()}, index=list(FEATURE_NAMES))
+                                       for feature in PAPER_A_FEATURES]
+                              for column, rhs in formulas.items()}, index=list(PAPER_A_FEATURES))
     statsmodels_time = time.perf_counter() - started
     best = min(ours_times)
     difference = float(np.abs(ours[list(MANIPULABILITY_COLUMNS)].to_numpy() - reference.to_numpy()).max())

@@ -29,7 +29,8 @@ import pandas as pd
 from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text, is_trajectory_turn
 from engine.embedding.embedder import embed_corpus, read_embeddings, write_embeddings
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES, features_for_corpus
+from engine.measures.compute import features_for_corpus
+from engine.measures.registry import feature_sources
 from engine.llm.secrets import scrub
 
 MANIFEST = "manifest.json"
@@ -111,7 +112,9 @@ class Dataset:
 # -- building a dataset from a corpus ---------------------------------------------------------
 def conversation_table(corpus: Corpus, embeddings: dict[str, np.ndarray] | None) -> pd.DataFrame:
     """One row per conversation: design factors (``protocol`` named ``discussion`` as in the
-    dataset format), ``n_turns``, outcomes, and the nine features when embeddings are given."""
+    dataset format), ``n_turns``, outcomes, and, when embeddings are given, every registered
+    feature (``engine.measures.registry``: paper A's nine first; the speakers of the turns are
+    the corpus's)."""
     table = corpus.conversations_frame()
     if "protocol" in table.columns and "discussion" not in table.columns:
         table = table.rename(columns={"protocol": "discussion"})
@@ -119,8 +122,13 @@ def conversation_table(corpus: Corpus, embeddings: dict[str, np.ndarray] | None)
         arrays = [embeddings[cid] for cid in table["conversation_id"]]
         dim = next((a.shape[1] for a in arrays if a.ndim == 2 and a.shape[0]), 1)
         arrays = [a if a.ndim == 2 and a.shape[0] else np.zeros((0, dim)) for a in arrays]
-        features = features_for_corpus(arrays)
-        for name in FEATURE_NAMES:
+        by_id = {c.conversation_id: c for c in corpus}
+        speakers = [[t.speaker for t in by_id[cid].turns] for cid in table["conversation_id"]]
+        speakers = [s if len(s) == len(a) else None for s, a in zip(speakers, arrays)]
+        if any(s is None for s in speakers):  # embeddings not of these turns: no speaker measure
+            speakers = None
+        features = features_for_corpus(arrays, speakers=speakers)
+        for name in features.columns:
             table[name] = features[name].to_numpy()
     return table
 
@@ -156,6 +164,9 @@ def dataset_from_corpus(corpus: Corpus, embedder, *, name: str, manifest: dict |
             turn_embeddings = np.vstack(blocks)
             turn_index = pd.DataFrame(rows, columns=["conversation_id", "turn"])
     info = dict(manifest or {})
+    plugins = feature_sources(table.columns)  # a plugin's feature: its package and version
+    if plugins:
+        info["feature_plugins"] = plugins
     if embedder is not None:
         info.setdefault("embedding_model", getattr(embedder, "model_name", str(embedder)))
     return Dataset(name=name, conversations=table, manifest=info, corpus=full if keep_other_turns else corpus,

@@ -5,7 +5,7 @@ The cluster (``benchmarks.loopback_cluster``: two ``ray start`` processes, one C
 bounded object store each, their own temp folders) is started once for the module and
 stopped by process id; the last check kills the worker node mid-job. Every expected value
 comes from the same computation on one machine in this process: ``engine.embedding.embedder.Embedder``,
-``engine.measures.trajectory.features_for_corpus`` and ``engine.runs.runner.run_grid`` without ``--ray``.
+``engine.measures.compute.features_for_corpus`` and ``engine.runs.runner.run_grid`` without ``--ray``.
 """
 
 from __future__ import annotations
@@ -126,7 +126,8 @@ def test_embed_on_two_nodes_equals_one_machine_and_fills_the_same_cache(cluster,
 
 def test_features_on_two_nodes_are_bit_identical_in_input_order(cluster, embedded, tmp_path):
     from engine.cli.data import load_embeddings
-    from engine.measures.trajectory import FEATURE_NAMES, features_for_corpus
+    from engine.measures.trajectory import PAPER_A_FEATURES
+    from engine.measures.compute import features_for_corpus
 
     folder = embedded[0]
     code, _, err = cli("features", str(folder / "e.npy"), "-o", str(tmp_path / "f.parquet"),
@@ -137,7 +138,7 @@ def test_features_on_two_nodes_are_bit_identical_in_input_order(cluster, embedde
     ids, blocks = load_embeddings(folder / "e.npy", None)
     expected = features_for_corpus(blocks)
     assert got["conversation_id"].tolist() == ids  # input order
-    assert np.array_equal(got[list(FEATURE_NAMES)].to_numpy(), expected.to_numpy(), equal_nan=True)
+    assert np.array_equal(got[list(PAPER_A_FEATURES)].to_numpy(), expected.to_numpy(), equal_nan=True)
     shards = int(re.search(r"conversations in (\d+) shards", err).group(1))
     assert shards > 2  # 20-turn shards: the corpus went out in several pieces
 

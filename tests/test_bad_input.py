@@ -22,7 +22,7 @@ import pytest
 from engine.cli import main
 from engine.corpus import Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats.reference import default_release_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,7 +141,7 @@ def test_spec_yaml_cli_error_is_one_line(tmp_path, capsys):
 # -- pilot tables and run folders ---------------------------------------------------------
 def pilot_frame(n: int = 6) -> pd.DataFrame:
     rng = np.random.default_rng(3)
-    table = pd.DataFrame({name: rng.uniform(0.1, 0.9, n) for name in FEATURE_NAMES})
+    table = pd.DataFrame({name: rng.uniform(0.1, 0.9, n) for name in PAPER_A_FEATURES})
     table.insert(0, "conversation_id", [f"p{i}" for i in range(n)])
     return table
 
@@ -177,8 +177,8 @@ def test_pilot_features_are_read_exactly(tmp_path):
     table.to_csv(path, index=False)
     pilot = load_pilot(path)
     assert pilot.embedding_model is None
-    np.testing.assert_allclose(pilot.table[list(FEATURE_NAMES)].to_numpy(dtype=float),
-                               table[list(FEATURE_NAMES)].to_numpy(dtype=float), rtol=1e-15)
+    np.testing.assert_allclose(pilot.table[list(PAPER_A_FEATURES)].to_numpy(dtype=float),
+                               table[list(PAPER_A_FEATURES)].to_numpy(dtype=float), rtol=1e-15)
 
 
 class HashEmbedder:

@@ -14,13 +14,13 @@ import statsmodels.formula.api as smf
 from streamlit.testing.v1 import AppTest
 
 from dashboard.page_data import analyses, beside
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats import paper_tables, published_a
 from tests.ideas_fixture import RELEASE as RELEASE_CSV
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE = REPO / "cached_runs" / "paper_release"
-FEATURES = list(FEATURE_NAMES)
+FEATURES = list(PAPER_A_FEATURES)
 needs_release = pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper_release not built")
 
 

@@ -9,7 +9,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from engine.cli import main
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
 RELEASE = Path(__file__).resolve().parents[2] / "shared/data/paper_release/comprehensive_trajectory_metrics.csv"
 needs_release = pytest.mark.skipif(not RELEASE.exists(), reason=f"paper release not at {RELEASE}")
@@ -20,7 +20,7 @@ def table_csv(tmp_path):
     """A small conversation table (test fixture) with features, factors and an outcome."""
     rng = np.random.default_rng(5)
     n = 120
-    df = pd.DataFrame({f: rng.normal(size=n) for f in FEATURE_NAMES})
+    df = pd.DataFrame({f: rng.normal(size=n) for f in PAPER_A_FEATURES})
     df["task"] = np.resize(["t1", "t2", "t3"], n)
     df["source"] = np.where(np.arange(n) < 80, "llm", "human")
     df["discussion"] = np.where(df.source == "llm", np.resize(["open", "iterative"], n), None)
@@ -67,7 +67,7 @@ def test_regress_with_yaml_spec_matches_statsmodels(capsys, tmp_path, table_csv)
     printed = capsys.readouterr().out
     assert "== fixture (ols_hc3)" in printed and "N = 120" in printed
     payload = json.loads(out.read_text())
-    reference = smf.ols("outcome ~ " + " + ".join(FEATURE_NAMES) + " + C(task)", data=df).fit(cov_type="HC3")
+    reference = smf.ols("outcome ~ " + " + ".join(PAPER_A_FEATURES) + " + C(task)", data=df).fit(cov_type="HC3")
     coef = {row["term"]: row["coef"] for row in payload[0]["table"]}
     assert coef["global_coherence"] == pytest.approx(reference.params["global_coherence"])
     assert payload[0]["summary"]["r2"] == pytest.approx(reference.rsquared)
@@ -114,9 +114,9 @@ def test_missing_metrics_file(capsys, tmp_path):
 def test_diagnose_writes_json(capsys, tmp_path):
     from engine.stats.reference import load_reference
 
-    reference = load_reference(RELEASE).dropna(subset=list(FEATURE_NAMES))
+    reference = load_reference(RELEASE).dropna(subset=list(PAPER_A_FEATURES))
     pilot = tmp_path / "pilot.csv"
-    reference.sort_values("global_coherence").tail(5)[list(FEATURE_NAMES)].to_csv(pilot, index=False)
+    reference.sort_values("global_coherence").tail(5)[list(PAPER_A_FEATURES)].to_csv(pilot, index=False)
     out = tmp_path / "diagnosis.json"
     assert main(["analyze", "diagnose", "--pilot", str(pilot), "--reference", str(RELEASE), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -128,7 +128,7 @@ def test_diagnose_writes_json(capsys, tmp_path):
     assert "path length, max distance, revisit score, topic switching rate grow with a conversation's length" \
         in printed and not any(f.endswith("path_length") for f in payload["flags"])
     # four sessions: the raw numbers only, no flag and no recommendation
-    reference.sort_values("global_coherence").tail(4)[list(FEATURE_NAMES)].to_csv(pilot, index=False)
+    reference.sort_values("global_coherence").tail(4)[list(PAPER_A_FEATURES)].to_csv(pilot, index=False)
     assert main(["analyze", "diagnose", "--pilot", str(pilot), "--reference", str(RELEASE), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     payload = json.loads(out.read_text())
@@ -140,9 +140,9 @@ def test_diagnose_writes_json(capsys, tmp_path):
 def test_diagnose_switches_by_itself_for_a_minilm_pilot(capsys, tmp_path):
     from engine.stats.reference import load_reference
 
-    reference = load_reference(RELEASE).dropna(subset=list(FEATURE_NAMES))
+    reference = load_reference(RELEASE).dropna(subset=list(PAPER_A_FEATURES))
     pilot = tmp_path / "pilot.csv"
-    table = reference.sort_values("global_coherence").tail(4)[list(FEATURE_NAMES)]
+    table = reference.sort_values("global_coherence").tail(4)[list(PAPER_A_FEATURES)]
     table.assign(embedding_model="sentence-transformers/all-MiniLM-L6-v2").to_csv(pilot, index=False)
     assert main(["analyze", "diagnose", "--pilot", str(pilot)]) == 0
     printed = capsys.readouterr().out

@@ -131,7 +131,8 @@ def test_embed_from_cache_writes_vectors_and_index(tmp_path, private_cache, caps
     assert "model calls 0, cache hits 3, newly embedded 0" in printed
     np.testing.assert_array_equal(np.load(out), np.eye(3, dtype=np.float32))
     index = pd.read_parquet(tmp_path / "turn_index.parquet")
-    assert index.to_dict("list") == {"conversation_id": ["a", "a", "b"], "turn": [0, 1, 0]}
+    assert index.to_dict("list") == {"conversation_id": ["a", "a", "b"], "turn": [0, 1, 0],
+                                     "speaker": ["s", "t", "s"]}  # for speaker measures
 
 
 def test_embed_for_real_then_cached(tmp_path, capsys):

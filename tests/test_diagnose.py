@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 
 from engine.diagnosis.diagnose import diagnose
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats.reference import load_reference
 
 RELEASE = Path(__file__).resolve().parents[2] / "shared/data/paper_release/comprehensive_trajectory_metrics.csv"
@@ -19,7 +19,7 @@ RELEASE = Path(__file__).resolve().parents[2] / "shared/data/paper_release/compr
 def reference():
     if not RELEASE.exists():
         pytest.skip(f"paper release not at {RELEASE}")
-    return load_reference(RELEASE).dropna(subset=list(FEATURE_NAMES))
+    return load_reference(RELEASE).dropna(subset=list(PAPER_A_FEATURES))
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def narrow_pilot(reference):
     """Real release conversations that are narrow and coherent (a stand-in for a pilot)."""
     chosen = reference[(reference.global_coherence > reference.global_coherence.quantile(0.8))
                        & (reference.max_distance < reference.max_distance.quantile(0.2))]
-    return chosen.head(6)[[*FEATURE_NAMES, "n_turns"]].reset_index(drop=True)
+    return chosen.head(6)[[*PAPER_A_FEATURES, "n_turns"]].reset_index(drop=True)
 
 
 def test_evidence_numbers_by_hand(reference, narrow_pilot):
@@ -60,7 +60,7 @@ def test_narrow_coherent_pilot_is_flagged_and_pointed_to_open(reference, narrow_
 
 
 def test_typical_pilot_needs_no_change(reference):
-    pilot = reference.sample(40, random_state=0)[list(FEATURE_NAMES)]
+    pilot = reference.sample(40, random_state=0)[list(PAPER_A_FEATURES)]
     result = diagnose(pilot, reference)
     assert result.recommendation["deficits"] == {}
     assert "no change indicated" in result.to_text()
@@ -82,9 +82,9 @@ def test_different_embedding_uses_percentiles_and_says_so(reference, narrow_pilo
 
 def test_bad_input(reference):
     with pytest.raises(InputError, match="lacks feature column 'semantic_spread'"):
-        diagnose(pd.DataFrame({f: [0.5] for f in FEATURE_NAMES if f != "semantic_spread"}), reference)
+        diagnose(pd.DataFrame({f: [0.5] for f in PAPER_A_FEATURES if f != "semantic_spread"}), reference)
     with pytest.raises(InputError, match="no conversation with a computed feature"):
-        diagnose(pd.DataFrame({f: [np.nan] for f in FEATURE_NAMES}), reference)
+        diagnose(pd.DataFrame({f: [np.nan] for f in PAPER_A_FEATURES}), reference)
     with pytest.raises(InputError, match="at least 20"):
         diagnose(reference.head(3), reference.head(5))
 
@@ -92,13 +92,13 @@ def test_bad_input(reference):
 def test_nearest_condition_of_a_cell_is_itself(reference):
     """Pilot = 30 real conversations of one reference cell: that cell should be nearest."""
     cell = reference[(reference.model == "o3-high") & (reference.discussion == "open")]
-    result = diagnose(cell.sample(30, random_state=1)[list(FEATURE_NAMES)], reference)
+    result = diagnose(cell.sample(30, random_state=1)[list(PAPER_A_FEATURES)], reference)
     nearest = result.nearest_conditions.iloc[0]
     assert (nearest["model"], nearest["discussion"]) == ("o3-high", "open")
     # distance by hand for that cell: RMS over features of (pilot mean rank - cell mean rank)
     pilot = cell.sample(30, random_state=1)
     gaps = []
-    for name in FEATURE_NAMES:
+    for name in PAPER_A_FEATURES:
         ranks = lambda v: np.array([scipy_stats.percentileofscore(reference[name], x, kind="mean") for x in v])
         gaps.append(ranks(pilot[name]).mean() - ranks(cell[name]).mean())
     assert nearest["distance"] == pytest.approx(np.sqrt(np.mean(np.square(gaps))), rel=1e-9)
@@ -115,11 +115,11 @@ def test_verdict_is_refused_when_the_evidence_does_not_support_it():
              ("B", "instructed"): 0.5, ("B", "open"): 0.55, ("B", "iterative"): 0.5}
     for (model, discussion), mean in means.items():
         for _ in range(20):
-            row = {f: rng.normal(0.5, 0.1) for f in FEATURE_NAMES}
+            row = {f: rng.normal(0.5, 0.1) for f in PAPER_A_FEATURES}
             row.update(global_coherence=rng.normal(mean, 0.02), model=model, discussion=discussion)
             rows.append(row)
     reference = pd.DataFrame(rows)
-    pilot = pd.DataFrame([{**reference[list(FEATURE_NAMES)].median().to_dict(), "global_coherence": 0.9}] * 5)
+    pilot = pd.DataFrame([{**reference[list(PAPER_A_FEATURES)].median().to_dict(), "global_coherence": 0.9}] * 5)
     result = diagnose(pilot, reference)
     recommendation = result.recommendation
     assert recommendation["deficits"] == {"global_coherence": -1}
@@ -133,14 +133,14 @@ def test_verdict_is_refused_when_the_evidence_does_not_support_it():
 def synthetic_reference(n=200):
     """n conversations of 30 turns whose every feature takes the values 1..n (each column its own order)."""
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({name: rng.permutation(np.arange(1, n + 1, dtype=float)) for name in FEATURE_NAMES})
+    frame = pd.DataFrame({name: rng.permutation(np.arange(1, n + 1, dtype=float)) for name in PAPER_A_FEATURES})
     return frame.assign(n_turns=30)
 
 
 def pilot_at(values, n=5, turns=30):
     """``n`` identical pilot conversations of ``turns`` turns at the median (100.5 -> 50th
     percentile) except ``values``."""
-    return pd.DataFrame([{**{name: values.get(name, 100.5) for name in FEATURE_NAMES}, "n_turns": turns}] * n)
+    return pd.DataFrame([{**{name: values.get(name, 100.5) for name in PAPER_A_FEATURES}, "n_turns": turns}] * n)
 
 
 @pytest.mark.parametrize("feature", ["local_coherence", "global_coherence"])

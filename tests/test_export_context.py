@@ -18,13 +18,13 @@ from dashboard.exports import formats as export
 from dashboard.exports import report
 from dashboard.exports.stamp import Stamp
 from dashboard.figures import charts
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
 RELEASE = REPO / "cached_runs" / "paper_release"
 PAPER_B = REPO / "cached_runs" / "local_smollm2_paper_b"
-FEATURES = list(FEATURE_NAMES)
+FEATURES = list(PAPER_A_FEATURES)
 needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 needs_release = pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper_release not built")
 

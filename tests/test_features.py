@@ -8,8 +8,8 @@ import pytest
 from scipy.spatial.distance import cosine, pdist
 from sklearn.cluster import KMeans
 
-from engine.measures.trajectory import (FEATURE_NAMES, batched_kmeans_labels, features_for_corpus,
-                             trajectory_features)
+from engine.measures.compute import features_for_corpus
+from engine.measures.trajectory import PAPER_A_FEATURES, batched_kmeans_labels, trajectory_features
 
 E1, E2, E3 = np.eye(3)
 
@@ -17,7 +17,7 @@ E1, E2, E3 = np.eye(3)
 def reference_features(x: np.ndarray) -> dict:
     """A plain per-conversation implementation written from Table 19 with SciPy and sklearn."""
     n = len(x)
-    out = dict.fromkeys(FEATURE_NAMES, math.nan)
+    out = dict.fromkeys(PAPER_A_FEATURES, math.nan)
     out["path_length"] = sum(cosine(x[i], x[i + 1]) for i in range(n - 1)) if n >= 2 else 0.0
     if n >= 2:
         c = x.mean(axis=0)
@@ -45,7 +45,7 @@ def reference_features(x: np.ndarray) -> dict:
 
 
 def assert_features(actual, expected, tol=1e-12):
-    for name in FEATURE_NAMES:
+    for name in PAPER_A_FEATURES:
         a, e = actual[name], expected[name]
         if math.isnan(e):
             assert math.isnan(a), f"{name}: expected NaN, got {a}"
@@ -100,7 +100,7 @@ def test_repeated_turn():
 def test_one_two_and_three_turn_conversations():
     one = trajectory_features(np.array([E1]))
     assert one["path_length"] == 0.0
-    assert all(math.isnan(one[k]) for k in FEATURE_NAMES if k != "path_length")
+    assert all(math.isnan(one[k]) for k in PAPER_A_FEATURES if k != "path_length")
     two = trajectory_features(np.array([E1, E2]))
     assert two["local_coherence"] == pytest.approx(0.0)
     assert two["path_length"] == pytest.approx(1.0)
@@ -158,7 +158,7 @@ def test_batched_equals_single_for_mixed_lengths():
     conversations = [rng.normal(size=(int(rng.integers(1, 25)), 24)) for _ in range(60)]
     conversations += [np.tile(rng.normal(size=24), (5, 1))]  # a repeated-turn conversation
     table = features_for_corpus(conversations)
-    assert list(table.columns) == list(FEATURE_NAMES) and len(table) == len(conversations)
+    assert list(table.columns) == [*PAPER_A_FEATURES, "forward_flow"] and len(table) == len(conversations)
     for row, x in enumerate(conversations):
         assert_features(table.iloc[row].to_dict(), trajectory_features(x), tol=1e-9)
 
@@ -194,7 +194,7 @@ def test_trajectory_view_keeps_only_discussion_turns():
 def test_streamed_chunks_equal_one_conversation_at_a_time():
     # a generator (read once) of mixed lengths, computed in chunks of 4 and with a tiny
     # waiting budget, so groups are cut both by the chunk size and by the budget
-    import engine.measures.trajectory as features_module
+    import engine.measures.compute as features_module
 
     rng = np.random.default_rng(11)
     conversations = [rng.normal(size=(int(rng.integers(1, 12)), 8)).astype(np.float32)

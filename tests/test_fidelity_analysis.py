@@ -16,7 +16,7 @@ from statsmodels.stats.multitest import multipletests
 from dashboard.page_data import fidelity as page
 from engine.cli import main
 from engine.datasets import Dataset
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats.fidelity import mode_differences, mode_mechanics
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,10 +34,10 @@ def table() -> pd.DataFrame:
                        "source": "llm", "model": "m", "n_turns": 5 + i, "calls": 7 + 2 * i,
                        "replies": json.dumps({"turns": 3, "reasked": i, "unreadable": 0, "read_as_agree": 1})
                        if mode == "release" else None, "stop_reason": "turn_limit"}
-                row.update({f: float(rng.normal()) for f in FEATURE_NAMES})
+                row.update({f: float(rng.normal()) for f in PAPER_A_FEATURES})
                 rows.append(row)
     rows.append({"conversation_id": "lone", "discussion": "instructed", "fidelity": "paper", "source": "llm",
-                 **{f: 0.0 for f in FEATURE_NAMES}})
+                 **{f: 0.0 for f in PAPER_A_FEATURES}})
     frame = pd.DataFrame(rows)
     opened = (frame["discussion"] == "open")
     frame.loc[opened & (frame["fidelity"] == "paper"), "global_coherence"] = [1.0, 2.0, 3.0]

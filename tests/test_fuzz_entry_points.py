@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
 pytestmark = pytest.mark.timeout(300)  # the whole module; each case is held to 10 s below
 N_EXAMPLES = {"grid": 120, "spec": 100, "tasks": 80, "pilot": 100, "parquet": 60, "upload": 100}
@@ -228,13 +228,13 @@ def test_generated_pilot_tables(data):
     tokens = st.sampled_from([*GOOD_CELLS, *BAD_CELLS])
     plain = st.sampled_from(["0.1", "0.2", "0.35"])
     cells = {name: [data.draw(tokens if data.draw(st.integers(0, 9)) == 0 else plain) for _ in range(n)]
-             for name in FEATURE_NAMES}
-    columns = ["conversation_id", *FEATURE_NAMES]
-    dropped = data.draw(st.sampled_from([None, None, None, *FEATURE_NAMES]))
+             for name in PAPER_A_FEATURES}
+    columns = ["conversation_id", *PAPER_A_FEATURES]
+    dropped = data.draw(st.sampled_from([None, None, None, *PAPER_A_FEATURES]))
     if dropped:
         columns.remove(dropped)
     fmt = data.draw(st.sampled_from(["csv", "jsonl", "parquet"]))
-    rows = [{"conversation_id": f"p{i}", **{f: cells[f][i] for f in FEATURE_NAMES}} for i in range(n)]
+    rows = [{"conversation_id": f"p{i}", **{f: cells[f][i] for f in PAPER_A_FEATURES}} for i in range(n)]
     damaged = False
     if fmt == "csv":
         payload = pd.DataFrame(rows)[columns].to_csv(index=False).encode()
@@ -251,15 +251,15 @@ def test_generated_pilot_tables(data):
         payload = buffer.getvalue()
     with file_with(f"pilot.{fmt}", payload) as path:
         result = outcome(lambda: load_pilot(path), path)
-    bad = {(i + 1, f) for f in FEATURE_NAMES if f != dropped for i, v in enumerate(cells[f])
+    bad = {(i + 1, f) for f in PAPER_A_FEATURES if f != dropped for i, v in enumerate(cells[f])
            if v in BAD_CELLS}
     if isinstance(result, InputError):
         assert bad or dropped or damaged, str(result)  # refused only with a reason
-        if not damaged and result.field in FEATURE_NAMES and result.row is not None:
+        if not damaged and result.field in PAPER_A_FEATURES and result.row is not None:
             assert (result.row, result.field) in bad, (str(result), bad)
         return
     assert not bad and not dropped and not damaged, (bad, dropped, damaged)
-    for name in FEATURE_NAMES:  # every value exactly as written
+    for name in PAPER_A_FEATURES:  # every value exactly as written
         expected = [GOOD_CELLS[v] if v in GOOD_CELLS else float(v) for v in cells[name]]
         np.testing.assert_array_equal(result.table[name].to_numpy(dtype=float), np.array(expected))
 
@@ -373,7 +373,7 @@ def test_generated_dashboard_uploads(name, payload):
         assert time.perf_counter() - started < 10
     assert isinstance(result, Dataset) and len(result.conversations) > 0
     assert result.conversations["conversation_id"].notna().all()
-    for feature in FEATURE_NAMES:
+    for feature in PAPER_A_FEATURES:
         if feature in result.conversations.columns:
             values = result.conversations[feature].to_numpy(dtype=float)
             assert not np.isinf(values).any()

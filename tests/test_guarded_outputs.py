@@ -95,12 +95,12 @@ def test_ladder_refuses_each_rung_on_its_own():
 
 
 def test_manipulability_guards_each_column():
-    from engine.measures.trajectory import FEATURE_NAMES
+    from engine.measures.trajectory import PAPER_A_FEATURES
     from engine.stats.manipulability import adjusted_r2, guard_lines, manipulability
 
     rng = np.random.default_rng(2)
     n = 20  # task (2 levels): k = 2; + discussion (3): 4; + model (3): 4; additive: 6; interaction: 10
-    frame = pd.DataFrame({f: rng.normal(size=n) for f in FEATURE_NAMES}).assign(
+    frame = pd.DataFrame({f: rng.normal(size=n) for f in PAPER_A_FEATURES}).assign(
         task=np.resize(["t1", "t2"], n), discussion=np.resize(["d1", "d2", "d3"], n),
         model=np.resize(["m1", "m1", "m2", "m2", "m3"], n))
     table = manipulability(frame)

@@ -14,7 +14,7 @@ from scipy import stats as scipy_stats
 
 from engine.cli import main
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.importers.kinds import table_kind
 from engine.importers.paper_release import read_metrics
 from engine.importers.ratings import ideas_with_metrics, read_ideas
@@ -95,7 +95,7 @@ def test_ideas_with_metrics_keeps_every_idea(ideas, metrics):
     for feature in ("global_coherence", "revisit_score"):
         assert np.allclose(joined.loc[has, feature], by_key.loc[joined.loc[has, "conversation_id"], feature],
                            equal_nan=True)
-    assert joined.loc[~has, list(FEATURE_NAMES)].isna().all().all()
+    assert joined.loc[~has, list(PAPER_A_FEATURES)].isna().all().all()
     assert joined.loc[joined["discussion"].isin(["none", "progressive"]), "global_coherence"].isna().all()
 
 

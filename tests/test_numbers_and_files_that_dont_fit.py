@@ -103,9 +103,9 @@ def test_an_old_mac_csv_reads_like_a_unix_one(tmp_path):
     read = [[(t.speaker, t.text) for t in c.turns] for c in Corpus.from_jsonl(tmp_path / "m.jsonl")]
     assert read == [[("A", "hello, you"), ("B", "there")], [("A", "again")]]
     from dashboard.page_data.uploads import read_upload
-    from engine.measures.trajectory import FEATURE_NAMES
+    from engine.measures.trajectory import PAPER_A_FEATURES
 
-    table = "conversation_id,source," + ",".join(FEATURE_NAMES) + "\rc1,llm," + ",".join(["0.5"] * 9) + \
+    table = "conversation_id,source," + ",".join(PAPER_A_FEATURES) + "\rc1,llm," + ",".join(["0.5"] * 9) + \
         "\rc2,human," + ",".join(["0.25"] * 9) + "\r"
     dataset = read_upload("features.csv", table.encode())
     assert list(dataset.conversations["conversation_id"]) == ["c1", "c2"]

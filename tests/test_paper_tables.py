@@ -16,14 +16,14 @@ from statsmodels.stats.anova import anova_lm
 
 from engine.cli import main
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.importers.paper_release import read_release
 from engine.importers.ratings import ideas_with_metrics, read_ideas
 from engine.stats import paper_tables, published_a
 from tests.ideas_fixture import RELEASE, write_ideas
 
 pytestmark = pytest.mark.skipif(not RELEASE.exists(), reason=f"paper release not at {RELEASE}")
-FEATURES = list(FEATURE_NAMES)
+FEATURES = list(PAPER_A_FEATURES)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.llm import ScriptedBackend
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
@@ -129,7 +129,7 @@ def synthetic_reference(n_per_cell=12, seed=0):
     for task, model, discussion in itertools.product(["t1", "t2"], ["m1", "m2"],
                                                      ["open", "iterative", "instructed"]):
         for _ in range(n_per_cell):
-            row = {name: rng.normal() for name in FEATURE_NAMES}
+            row = {name: rng.normal() for name in PAPER_A_FEATURES}
             row["global_coherence"] += {"open": 0.0, "iterative": 1.0, "instructed": -0.5}[discussion]
             row["global_coherence"] += 0.3 * (model == "m2") + 0.2 * (task == "t2")
             rows.append({"task": task, "model": model, "discussion": discussion, **row})

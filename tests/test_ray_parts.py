@@ -105,7 +105,7 @@ def test_shards_of_one_machines_chunks_give_its_features_bit_for_bit():
     each shard was computed as a corpus of its own)."""
     import numpy as np
 
-    from engine.measures.trajectory import features_for_corpus
+    from engine.measures.compute import features_for_corpus
     from engine.cluster.features import feature_shard, shards_of_chunks
 
     rng = np.random.default_rng(0)

@@ -47,10 +47,10 @@ def test_ideas_sample_is_paper_a_teams_and_humans(local):
 
 
 def test_trajectory_on_the_release_gives_the_papers_n(release):
-    from engine.measures.trajectory import FEATURE_NAMES
+    from engine.measures.trajectory import PAPER_A_FEATURES
 
-    llm = samples.select(release, "trajectory", source="llm").dropna(subset=list(FEATURE_NAMES))
-    human = samples.select(release, "trajectory", source="human").dropna(subset=list(FEATURE_NAMES))
+    llm = samples.select(release, "trajectory", source="llm").dropna(subset=list(PAPER_A_FEATURES))
+    human = samples.select(release, "trajectory", source="human").dropna(subset=list(PAPER_A_FEATURES))
     assert (len(llm), len(human)) == (3_574, 308)  # Table 1's N
 
 

@@ -8,7 +8,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.importers.paper_release import published_reference, read_metrics
 from engine.stats import MANIPULABILITY_COLUMNS, interaction_share, manipulability
 
@@ -31,7 +31,7 @@ def table24(paper_sample):
 def test_n_is_3574(table24):
     assert table24.attrs["n"] == 3574
     assert list(table24.columns) == list(MANIPULABILITY_COLUMNS)
-    assert list(table24.index) == list(FEATURE_NAMES)
+    assert list(table24.index) == list(PAPER_A_FEATURES)
 
 
 def test_reproduces_table24_to_one_decimal(table24):
@@ -47,7 +47,7 @@ def test_reproduces_table2_mean_row(table24):
 
 def test_each_cell_equals_statsmodels_formula(paper_sample):
     """Independent check: R² from statsmodels' formula API on the same complete rows."""
-    data = paper_sample.dropna(subset=list(FEATURE_NAMES))
+    data = paper_sample.dropna(subset=list(PAPER_A_FEATURES))
     formulas = {"task": "C(task)", "task+discussion": "C(task) + C(discussion)",
                 "task+model": "C(task) + C(model)", "additive": "C(task) + C(discussion) + C(model)",
                 "interaction": "C(task) + C(discussion) * C(model)"}
@@ -68,7 +68,7 @@ def test_interaction_share_is_table25(table24):
 
 
 def test_one_level_factor_and_missing_column():
-    df = pd.DataFrame({f: np.random.default_rng(0).normal(size=30) for f in FEATURE_NAMES})
+    df = pd.DataFrame({f: np.random.default_rng(0).normal(size=30) for f in PAPER_A_FEATURES})
     df["task"] = np.resize(["a", "b", "c"], 30)
     df["discussion"] = np.resize(["open", "iterative"], 30)
     with pytest.raises(InputError, match="manipulability needs column 'model'"):

@@ -14,7 +14,7 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats import RegressionSpec, compare_results, fit, hierarchical_specs, stars, vif
 
 RELEASE = Path(__file__).resolve().parents[2] / "shared/data/paper_release/comprehensive_trajectory_metrics.csv"
@@ -29,7 +29,7 @@ def llm_rows():
         pytest.skip(f"paper release not at {RELEASE}")
     df = read_metrics(RELEASE)
     rows = df[(df.source == "llm") & df.discussion.isin(["instructed", "open", "iterative"])]
-    rows = rows.dropna(subset=list(FEATURE_NAMES)).reset_index(drop=True)
+    rows = rows.dropna(subset=list(PAPER_A_FEATURES)).reset_index(drop=True)
     rng = np.random.default_rng(7)
     # TEST FIXTURE, not a rating: an outcome with known structure plus noise.
     task_shift = rows.task.map({t: i * 0.05 for i, t in enumerate(sorted(rows.task.unique()))})
@@ -45,7 +45,7 @@ def human_rows():
     if not RELEASE.exists():
         pytest.skip(f"paper release not at {RELEASE}")
     df = read_metrics(RELEASE)
-    rows = df[df.source == "human"].dropna(subset=list(FEATURE_NAMES)).reset_index(drop=True)
+    rows = df[df.source == "human"].dropna(subset=list(PAPER_A_FEATURES)).reset_index(drop=True)
     rng = np.random.default_rng(8)
     return rows.assign(fixture_outcome=0.4 * rows.local_coherence + rng.normal(0, 0.1, len(rows)))
 
@@ -60,8 +60,8 @@ def standardised(rows, columns):
 def test_ols_hc3_equals_statsmodels_formula(llm_rows):
     spec = RegressionSpec(name="t", outcome="fixture_outcome", blocks=["trajectory", "task", "model", "discussion"])
     ours = fit(spec, llm_rows)
-    data = standardised(llm_rows, list(FEATURE_NAMES) + ["fixture_outcome"])
-    formula = "fixture_outcome ~ " + " + ".join(FEATURE_NAMES) + " + C(task) + C(model) + C(discussion)"
+    data = standardised(llm_rows, list(PAPER_A_FEATURES) + ["fixture_outcome"])
+    formula = "fixture_outcome ~ " + " + ".join(PAPER_A_FEATURES) + " + C(task) + C(model) + C(discussion)"
     reference = smf.ols(formula, data=data).fit(cov_type="HC3")
     table = ours.table.set_index("term")
     assert set(table.index) == set(reference.params.index)
@@ -100,11 +100,11 @@ def test_clustered_standard_errors_match_statsmodels(llm_rows):
     spec = RegressionSpec(name="c", outcome="fixture_outcome", blocks=["trajectory", "task"],
                           estimator="ols_cluster", cluster="condition")
     ours = fit(spec, rows).table.set_index("term")
-    data = standardised(rows, list(FEATURE_NAMES) + ["fixture_outcome"])
+    data = standardised(rows, list(PAPER_A_FEATURES) + ["fixture_outcome"])
     codes = pd.factorize(data["condition"])[0]
-    reference = smf.ols("fixture_outcome ~ " + " + ".join(FEATURE_NAMES) + " + C(task)", data=data).fit(
+    reference = smf.ols("fixture_outcome ~ " + " + ".join(PAPER_A_FEATURES) + " + C(task)", data=data).fit(
         cov_type="cluster", cov_kwds={"groups": codes})
-    for term in FEATURE_NAMES:
+    for term in PAPER_A_FEATURES:
         assert ours.loc[term, "se"] == pytest.approx(reference.bse[term], rel=1e-8)
 
 
@@ -112,8 +112,8 @@ def test_mixed_model_equals_statsmodels_and_nakagawa_by_hand(llm_rows):
     spec = RegressionSpec(name="m", outcome="fixture_outcome", blocks=["trajectory", "model", "discussion"],
                           estimator="mixedlm", group="task")
     ours = fit(spec, llm_rows)
-    data = standardised(llm_rows, list(FEATURE_NAMES) + ["fixture_outcome"])
-    formula = "fixture_outcome ~ " + " + ".join(FEATURE_NAMES) + " + C(model) + C(discussion)"
+    data = standardised(llm_rows, list(PAPER_A_FEATURES) + ["fixture_outcome"])
+    formula = "fixture_outcome ~ " + " + ".join(PAPER_A_FEATURES) + " + C(model) + C(discussion)"
     reference = smf.mixedlm(formula, data, groups=data["task"]).fit(reml=True, maxiter=200)
     assert reference.converged and ours.summary["converged"]
     table = ours.table.set_index("term")
@@ -152,7 +152,7 @@ def test_compare_results_is_table23_shape(llm_rows, human_rows):
     spec = RegressionSpec(name="t23", outcome="fixture_outcome", blocks=["trajectory", "task"])
     llm, human = fit(spec, llm_rows), fit(spec, human_rows)
     table = compare_results(llm, human)
-    assert list(table.term) == list(FEATURE_NAMES) + [t for t in llm.table.term if t.startswith("C(task)")]
+    assert list(table.term) == list(PAPER_A_FEATURES) + [t for t in llm.table.term if t.startswith("C(task)")]
     row = table.set_index("term").loc["local_coherence"]
     assert row["diff"] == pytest.approx(llm.coef("local_coherence") - human.coef("local_coherence"))
     se_l = llm.table.set_index("term").loc["local_coherence", "se"]
@@ -170,7 +170,7 @@ def test_vif_equals_statsmodels(llm_rows):
     from statsmodels.stats.outliers_influence import variance_inflation_factor
 
     ours = vif(llm_rows)
-    X = sm.add_constant(llm_rows[list(FEATURE_NAMES)].to_numpy())
+    X = sm.add_constant(llm_rows[list(PAPER_A_FEATURES)].to_numpy())
     expected = [variance_inflation_factor(X, j) for j in range(1, X.shape[1])]
     assert ours["vif"].to_numpy() == pytest.approx(expected, rel=1e-8)
     assert ours.attrs["n"] == 3574

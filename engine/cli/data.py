@@ -282,6 +282,7 @@ def run_embed(args: argparse.Namespace) -> int:
     index = pd.DataFrame({
         "conversation_id": [c.conversation_id for c in corpus for _ in c.turns],
         "turn": [position for c in corpus for position in range(len(c.turns))],
+        "speaker": [turn.speaker for c in corpus for turn in c.turns],  # for speaker measures
     })
     index_path = Path(args.index) if args.index else default_index_path(output)
     with cluster_for(args) as cluster:
@@ -437,14 +438,18 @@ def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[n
 # -- features ------------------------------------------------------------------------------
 def _register_features(subparsers) -> None:
     p = subparsers.add_parser(
-        "features", help="corpus or embeddings -> the nine trajectory features per conversation",
-        description="The nine semantic-trajectory features of paper A (Table 19) for each "
-                    "conversation, from a corpus (embedded through the cache) or from an "
-                    "embeddings .npy with its index parquet.")
+        "features", help="corpus or embeddings -> the trajectory features per conversation",
+        description="Every registered conversation feature for each conversation: paper A's "
+                    "nine semantic-trajectory features (Table 19), forward flow, discursive "
+                    "diversity and any a plugin adds (`python -m engine plugins`), from a corpus "
+                    "(embedded through the cache) or from an embeddings .npy with its index "
+                    "parquet (speaker measures need its speaker column, which `embed` writes).")
     p.add_argument("input", help="corpus .jsonl/.parquet, transcript .csv, or embeddings .npy")
     p.add_argument("-o", "--output", help="table .csv/.json/.parquet (default: CSV on stdout)")
     p.add_argument("--index", help="index parquet of an .npy input (default: as `embed` writes it)")
     _add_map_option(p)
+    p.add_argument("--features", metavar="NAMES",
+                   help="comma-separated features to compute (default: every registered one)")
     p.add_argument("--kmeans", choices=("batched", "sklearn"), default="batched",
                    help="topic-switching k-means: batched numpy (fast) or scikit-learn per conversation")
     p.add_argument("--ray-shard-turns", type=int, default=60_000, metavar="N",
@@ -458,9 +463,10 @@ def _register_features(subparsers) -> None:
 def run_features(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from engine.measures.trajectory import FEATURE_NAMES, features_for_corpus
+    from engine.measures.compute import features_for_corpus
 
     source = Path(args.input)
+    names = chosen_feature_names(args.features)
     progress = not args.no_progress
     if args.ray and args.ray_shard_turns < 1:
         raise InputError("must be at least 1", field="--ray-shard-turns")
@@ -468,6 +474,7 @@ def run_features(args: argparse.Namespace) -> int:
         if source.suffix.lower() == ".npy":
             ids, arrays = load_embeddings(source, Path(args.index) if args.index else None)
             info = pd.DataFrame({"conversation_id": ids})
+            speakers = arrays.speakers
         else:
             corpus = _trajectory_corpus(load_corpus(source, column_mapping(args.map)), args)
             note = source_note(corpus)
@@ -477,6 +484,7 @@ def run_features(args: argparse.Namespace) -> int:
             texts = [t.text for c in corpus for t in c.turns]
             vectors, hits = embed_texts(embedder, texts, progress=progress)
             arrays = _split_rows(vectors, [len(c.turns) for c in corpus])
+            speakers = [[t.speaker for t in c.turns] for c in corpus]
             info = corpus.conversations_frame()[["conversation_id", "source", "task", "model",
                                                  "protocol"]]
             info["embedding_model"] = embedder.model_name  # diagnose compares it with the reference's
@@ -485,22 +493,52 @@ def run_features(args: argparse.Namespace) -> int:
             _say_token_level(embedder)
             say_cluster_work(embedder)
             say_backend(embedder)
+        names = computable_features(names, speakers)
         if cluster is None:
-            features = features_for_corpus(arrays, kmeans=args.kmeans, progress=progress)
+            features = features_for_corpus(arrays, speakers=speakers, names=names,
+                                           kmeans=args.kmeans, progress=progress)
         else:
             from engine.cluster.features import features_on_cluster
 
-            features, work = features_on_cluster(cluster, arrays, kmeans=args.kmeans,
-                                                 shard_turns=args.ray_shard_turns, progress=progress)
+            features, work = features_on_cluster(cluster, arrays, speakers=speakers, names=names,
+                                                 kmeans=args.kmeans, shard_turns=args.ray_shard_turns,
+                                                 progress=progress)
             print(f"ray: features of {len(features)} conversations in {work['shards']} shards on "
                   f"{len(work['nodes'])} node(s); shards computed twice (lost with a node and "
                   f"redone): {work['repeated_shards']}", file=sys.stderr)
     lengths = arrays.lengths if isinstance(arrays, TurnBlocks) else [len(a) for a in arrays]
     table = pd.concat([info.reset_index(drop=True), pd.DataFrame({"n_turns": lengths}), features],
                       axis=1)
-    table = table[[*info.columns, "n_turns", *FEATURE_NAMES]]
+    table = table[[*info.columns, "n_turns", *names]]
     emit_table(table, args.output, args.format)
     return 0
+
+
+def chosen_feature_names(option: str | None) -> tuple[str, ...]:
+    """``--features``: the names given, each checked against the registry; else every one."""
+    from engine.measures.registry import FEATURES, feature_names
+
+    if option is None:
+        return feature_names()
+    names = tuple(n.strip() for n in option.split(",") if n.strip())
+    unknown = [n for n in names if n not in FEATURES]
+    if unknown or not names:
+        raise InputError(f"unknown feature(s) {unknown or [option]}; known: {', '.join(feature_names())}",
+                         field="--features")
+    return names
+
+
+def computable_features(names: tuple[str, ...], speakers) -> tuple[str, ...]:
+    """The names without the speaker measures when the input has no speakers (said on stderr)."""
+    from engine.measures.registry import feature
+
+    if speakers is not None:
+        return names
+    left_out = [n for n in names if feature(n).needs_speakers]
+    if left_out:
+        print(f"note: {', '.join(left_out)} left out: the input names no speaker per turn "
+              f"(an index written by `embed` does)", file=sys.stderr)
+    return tuple(n for n in names if n not in left_out)
 
 
 def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
@@ -522,6 +560,7 @@ class TurnBlocks:
     def __init__(self, vectors: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
                  order: np.ndarray | None):
         self.vectors, self.starts, self.lengths, self.order = vectors, starts, lengths, order
+        self.speakers: list[list[str]] | None = None  # per conversation, when the index has them
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -565,7 +604,11 @@ def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], Tur
     lengths = np.bincount(codes, minlength=len(ids))
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     in_place = bool(np.array_equal(order, np.arange(len(order))))
-    return [str(i) for i in ids], TurnBlocks(vectors, starts, lengths, None if in_place else order)
+    blocks = TurnBlocks(vectors, starts, lengths, None if in_place else order)
+    if "speaker" in index.columns:  # one label per turn, in each conversation's turn order
+        labels = index["speaker"].astype(str).to_numpy()[order]
+        blocks.speakers = [labels[s:s + n].tolist() for s, n in zip(starts, lengths)]
+    return [str(i) for i in ids], blocks
 
 
 # -- diversity -----------------------------------------------------------------------------

@@ -1,12 +1,14 @@
-"""The nine Table 19 features of paper A on a Ray cluster: one task per shard of conversations.
+"""Every registered feature (paper A's nine of Table 19 and the rest) on a Ray cluster: one task
+per shard of conversations.
 
 The driver reads the conversations once, in input order, into the very chunks one machine
-computes together (``engine.measures.trajectory.equal_length_chunks``: up to 128 conversations of one
+computes together (``engine.measures.compute.equal_length_chunks``: up to 128 conversations of one
 length), gathers chunks into shards of about ``shard_turns`` turns, puts each shard in Ray's
 object store (in the input's dtype), keeps at most ``in_flight`` shards out at once (the
 object store stays bounded whatever the corpus size: a memory-mapped ``.npy`` is read shard
 by shard) and places every value at its conversation's position, so the rows come back in
-input order. A worker computes each chunk with ``engine.measures.trajectory.chunk_features``, the same
+input order. The speakers of each chunk's turns travel with it (for speaker measures), and
+the features are named: a worker computes each chunk with ``engine.measures.compute.chunk_features``, the same
 code on the same batch as on one machine, so the table is bit-identical to one machine's
 (numpy's reductions may round differently for another batch, so the batches are kept). A task lost with its node is run again by Ray (its
 retries); shards computed more than once are counted through the ``Tally``.
@@ -24,11 +26,16 @@ from engine.cluster.connection import ClusterSession, report
 SHARD_TURNS = 60_000  # 60k turns x 384 float32 = 92 MB per shard in the object store
 
 
-def feature_shard(chunks: list[np.ndarray], kmeans: str, tally=None) -> list[np.ndarray]:
-    """Features (m, 9) of each chunk of one shard (run on a worker)."""
-    from engine.measures.trajectory import chunk_features
+def feature_shard(chunks: list[np.ndarray], kmeans: str, tally=None, names=None,
+                  speakers=None) -> list[np.ndarray]:
+    """Features (m, len(names)) of each chunk of one shard (run on a worker; ``names`` are
+    looked up in the worker's registry, which loads the same plugins)."""
+    from engine.measures.compute import chosen_features, chunk_features
 
-    values = [chunk_features(chunk, kmeans) for chunk in chunks]
+    chosen = chosen_features(names, with_speakers=speakers is not None)
+    speakers = speakers or [None] * len(chunks)
+    values = [chunk_features(chunk, kmeans, chunk_speakers, chosen)
+              for chunk, chunk_speakers in zip(chunks, speakers)]
     report(tally, "shards", 1)
     return values
 
@@ -49,9 +56,9 @@ def shard_bounds(lengths: Sequence[int], shard_turns: int) -> list[tuple[int, in
 
 
 def shards_of_chunks(conversations, shard_turns: int):
-    """Yield shards: lists of ``(positions, chunk)`` from ``engine.measures.trajectory.equal_length_chunks``
+    """Yield shards: lists of ``(positions, chunk)`` from ``engine.measures.compute.equal_length_chunks``
     (the chunks one machine computes, in the input's dtype), about ``shard_turns`` turns each."""
-    from engine.measures.trajectory import equal_length_chunks
+    from engine.measures.compute import equal_length_chunks
 
     shard, turns = [], 0
     for positions, chunk in equal_length_chunks(conversations, as_float64=False):
@@ -65,7 +72,8 @@ def shards_of_chunks(conversations, shard_turns: int):
         yield shard
 
 
-def features_on_cluster(cluster: ClusterSession, conversations, *, kmeans: str = "batched",
+def features_on_cluster(cluster: ClusterSession, conversations, *, speakers=None, names=None,
+                        kmeans: str = "batched",
                         shard_turns: int = SHARD_TURNS, in_flight: int | None = None,
                         progress: bool = False) -> tuple["pandas.DataFrame", dict]:
     """The features table (one row per conversation, input order) and what the cluster did
@@ -74,13 +82,14 @@ def features_on_cluster(cluster: ClusterSession, conversations, *, kmeans: str =
     import pandas as pd
     import ray
 
-    from engine.measures.trajectory import FEATURE_NAMES
+    from engine.measures.compute import chosen_features, speakers_of
 
+    names = [f.name for f in chosen_features(names, with_speakers=speakers is not None)]
     total = len(conversations)
     tally = cluster.tally()
     task = ray.remote(num_cpus=1, max_retries=5, scheduling_strategy="SPREAD")(feature_shard)
     limit = in_flight or 2 * cluster.slots(1.0)
-    out = np.full((total, len(FEATURE_NAMES)), np.nan)
+    out = np.full((total, len(names)), np.nan)
     pending: dict = {}
     shards = 0
     bar = None
@@ -101,7 +110,9 @@ def features_on_cluster(cluster: ClusterSession, conversations, *, kmeans: str =
         while len(pending) >= limit:
             ready, _ = ray.wait(list(pending), num_returns=1)
             collect(ready)
-        pending[task.remote([chunk for _, chunk in shard], kmeans, tally)] = [p for p, _ in shard]
+        shard_speakers = None if speakers is None else [speakers_of(speakers, p) for p, _ in shard]
+        pending[task.remote([chunk for _, chunk in shard], kmeans, tally, names,
+                            shard_speakers)] = [p for p, _ in shard]
         shards += 1
         del shard
     while pending:
@@ -113,4 +124,4 @@ def features_on_cluster(cluster: ClusterSession, conversations, *, kmeans: str =
     ray.kill(tally)
     info = {"shards": shards, "repeated_shards": max(0, totals["counts"].get("shards", 0) - shards),
             "nodes": totals["nodes"].get("shards", [])}
-    return pd.DataFrame(out, columns=list(FEATURE_NAMES)), info
+    return pd.DataFrame(out, columns=names), info

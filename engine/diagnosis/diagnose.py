@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats.guards import MIN_SESSIONS_TO_DIAGNOSE
 
 RUN_CORPUS = "corpus.jsonl"  # what `engine run` writes (engine.storage.run_folder)
@@ -60,7 +60,7 @@ CREATIVITY_DIRECTION = {"global_coherence": -1, "semantic_spread": +1, "path_len
                         "max_distance": -1, "topic_switching_rate": +1}
 TABLE23_LLM_BETA = {"global_coherence": -0.400, "semantic_spread": 0.227, "path_length": -0.122,
                     "max_distance": -0.276, "topic_switching_rate": 0.095}
-FEATURE_LABELS = {name: name.replace("_", " ") for name in FEATURE_NAMES}
+FEATURE_LABELS = {name: name.replace("_", " ") for name in PAPER_A_FEATURES}
 LENGTH_DEPENDENT = ("path_length", "max_distance", "revisit_score", "topic_switching_rate")
 LENGTH_WINDOW = 1.5
 MIN_REFERENCE = 20
@@ -169,13 +169,13 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
     """
     if not isinstance(pilot, pd.DataFrame):
         raise InputError("the pilot must be a table with one row per conversation")
-    missing = [f for f in FEATURE_NAMES if f not in pilot.columns]
+    missing = [f for f in PAPER_A_FEATURES if f not in pilot.columns]
     if missing:
         raise InputError(f"the pilot lacks feature column {missing[0]!r}; compute the nine features first",
                          field=missing[0])
     from engine.measures.feature_table import check_features
 
-    features = check_features(pilot[list(FEATURE_NAMES)], None)
+    features = check_features(pilot[list(PAPER_A_FEATURES)], None)
     features.index = pilot.index
     usable = features.notna().any(axis=1)
     n_pilot = int(usable.sum())
@@ -191,10 +191,10 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
     reference_embedding = reference_embedding or _embedding_of(reference)
     same_embedding, embedding_note = _embedding_decision(same_embedding, pilot_embedding,
                                                          reference_embedding)
-    missing = [f for f in FEATURE_NAMES if f not in reference.columns]
+    missing = [f for f in PAPER_A_FEATURES if f not in reference.columns]
     if missing:
         raise InputError(f"the reference lacks feature column {missing[0]!r}", field=missing[0])
-    reference = reference.dropna(subset=list(FEATURE_NAMES))
+    reference = reference.dropna(subset=list(PAPER_A_FEATURES))
     if len(reference) < 20:
         raise InputError(f"the reference has {len(reference)} complete conversations; at least 20 are needed")
 
@@ -298,7 +298,7 @@ def _similar_length(pilot: pd.DataFrame, compared: pd.DataFrame,
 def _evidence(features: pd.DataFrame, reference: pd.DataFrame, same_embedding: bool,
               low: float, high: float, length_rows: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = []
-    for name in FEATURE_NAMES:
+    for name in PAPER_A_FEATURES:
         values = features[name].dropna().to_numpy(dtype=float)
         if len(values) == 0:
             continue
@@ -340,7 +340,7 @@ def _nearest_conditions(features: pd.DataFrame, reference: pd.DataFrame) -> pd.D
     if not {"model", "discussion"} <= set(reference.columns):
         return pd.DataFrame()
     pilot_profile, cell_profiles = {}, {}
-    for name in FEATURE_NAMES:
+    for name in PAPER_A_FEATURES:
         ordered = np.sort(reference[name].to_numpy(dtype=float))
         values = features[name].dropna().to_numpy(dtype=float)
         if len(values) == 0:
@@ -364,7 +364,7 @@ def _flags(evidence: pd.DataFrame) -> list[str]:
         flags.append("narrow_coherent")
     if flag.get("path_length") == "high" and flag.get("local_coherence") == "low":
         flags.append("scattered")
-    for name in FEATURE_NAMES:
+    for name in PAPER_A_FEATURES:
         if flag.get(name) in TAILS:
             flags.append(f"{flag[name]}_{name}")
     return flags
@@ -378,15 +378,15 @@ def _structure_effects(reference: pd.DataFrame, structures) -> pd.DataFrame:
     if rows["discussion"].nunique() < 2:
         return pd.DataFrame()
     models = rows["model"] if "model" in rows.columns else pd.Series("all", index=rows.index)
-    sd = rows[list(FEATURE_NAMES)].std(ddof=1)
+    sd = rows[list(PAPER_A_FEATURES)].std(ddof=1)
     records = []
     for model, part in rows.groupby(models):
-        means = part.groupby("discussion")[list(FEATURE_NAMES)].mean()
+        means = part.groupby("discussion")[list(PAPER_A_FEATURES)].mean()
         if len(means) < 2:
             continue
         centred = (means - means.mean()) / sd
         for structure, values in centred.iterrows():
-            for name in FEATURE_NAMES:
+            for name in PAPER_A_FEATURES:
                 records.append({"model": model, "structure": structure, "feature": name, "effect": values[name]})
     table = pd.DataFrame(records)
     summary = table.groupby(["structure", "feature"])["effect"].agg(
@@ -510,7 +510,7 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
     if suffix in (".jsonl", ".ndjson") and _first_line_is_corpus(path):
         return _pilot_from_corpus(Corpus.from_jsonl(path), path, embedder_factory, "corpus")
     table = read_feature_table(path)
-    if not any(name in table.columns for name in FEATURE_NAMES) and \
+    if not any(name in table.columns for name in PAPER_A_FEATURES) and \
             {"turn", "text"} <= set(table.columns):
         from engine.importers.transcripts import read_transcripts
 
@@ -519,7 +519,7 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
 
 
 def _feature_pilot(table: pd.DataFrame, path, description: str, model: str | None = None) -> Pilot:
-    missing = [name for name in FEATURE_NAMES if name not in table.columns]
+    missing = [name for name in PAPER_A_FEATURES if name not in table.columns]
     if missing:
         raise InputError(f"a pilot table needs the nine feature columns (Table 19) or turns to "
                          f"measure (conversation_id, turn, speaker, text); it lacks {missing[0]!r}",

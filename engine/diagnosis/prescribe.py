@@ -57,7 +57,7 @@ import pandas as pd
 
 from engine.diagnosis.diagnose import CREATIVITY_DIRECTION, diagnose, too_few_sessions_text
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
 VERDICTS = ("held", "did not hold", "inconclusive")
 POWER_Z = 1.959964 + 0.841621  # two-sided alpha .05, power .80
@@ -162,7 +162,7 @@ def stage_features(run_dir: Path, embedder_factory: Callable[[], Any], cache: Pa
         raise InputError("no finished session to measure", path=str(run_dir))
     dataset = dataset_from_corpus(corpus, embedder_factory(), name=run_dir.name)
     table = dataset.conversations
-    keep = ["conversation_id", "task", "discussion", "n_turns", *FEATURE_NAMES]
+    keep = ["conversation_id", "task", "discussion", "n_turns", *PAPER_A_FEATURES]
     table = table[[c for c in keep if c in table.columns]].rename(columns={"discussion": "design"})
     table["cache_key"] = key
     table["embedding_model"] = dataset.manifest.get("embedding_model")
@@ -184,7 +184,7 @@ def _cached_features(cache: Path, key: str, ids: list[str]) -> pd.DataFrame | No
         return None
     if "cache_key" in table.columns and len(table) and table["cache_key"].iloc[0] != key:
         return None  # made for other sessions: not damaged, just old
-    columns = {"conversation_id", "design", "cache_key", *FEATURE_NAMES}
+    columns = {"conversation_id", "design", "cache_key", *PAPER_A_FEATURES}
     if (not len(table) or not columns <= set(table.columns) or (table["cache_key"] != key).any()
             or sorted(table["conversation_id"].astype(str)) != ids):
         print(f"note: file {cache}: damaged feature cache (rows or columns missing); computed again",

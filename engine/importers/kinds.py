@@ -16,9 +16,9 @@ readers, e.g. transcripts, apply).
 from __future__ import annotations
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
-METRICS_SIGNATURE = frozenset({"file_id", "question_id", "n_turns", *FEATURE_NAMES})
+METRICS_SIGNATURE = frozenset({"file_id", "question_id", "n_turns", *PAPER_A_FEATURES})
 IDEAS_SIGNATURE = frozenset({"file_id", "question_id", "avg_novelty_rating",
                              "avg_usefulness_rating", "avg_creativity_rating"})
 IDEAS_ORIGIN = frozenset({"source", "data_type"})  # at least one of them

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
 LICENCE_NOTE = (
     "Derived from the public release of 'Multi-agent AI systems outperform human teams in "
@@ -23,7 +23,7 @@ LICENCE_NOTE = (
     "(attribution, non-commercial, share-alike)."
 )
 EXTRA_METRICS = ("mean_distance", "effective_dims", "cluster_dispersion", "semantic_velocity")
-REQUIRED_COLUMNS = (*FEATURE_NAMES, "file_id", "question_id", "n_turns")
+REQUIRED_COLUMNS = (*PAPER_A_FEATURES, "file_id", "question_id", "n_turns")
 
 # {models}_{run}_{agents}_{persona}_{phases}_{generation}_{discussion}_{order}_pool_{pool}_{length}_{min_rounds}[_v{version}]
 LLM_FILE_ID = re.compile(
@@ -45,7 +45,7 @@ ORDER_NAMES = {"fixed": "fixed", "random": "random", "hand_raising": "raise"}
 
 OUTPUT_COLUMNS = (
     "conversation_id", "source", "task", "model", "discussion", "persona", "team_size",
-    "order", "pool", "turn_limit", "min_rounds", "replicate", "n_turns", *FEATURE_NAMES,
+    "order", "pool", "turn_limit", "min_rounds", "replicate", "n_turns", *PAPER_A_FEATURES,
     "generation", "initial_generation", "version", "team", "file_id", "question_id",
 )
 
@@ -111,7 +111,7 @@ def read_metrics(path: str | Path) -> pd.DataFrame:
     factors = pd.DataFrame.from_records(records, index=frame.index)
 
     numeric = {}
-    for column in (*FEATURE_NAMES, "n_turns", *[m for m in EXTRA_METRICS if m in frame.columns]):
+    for column in (*PAPER_A_FEATURES, "n_turns", *[m for m in EXTRA_METRICS if m in frame.columns]):
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = values.isna() & frame[column].notna() & (frame[column].astype(str).str.strip() != "")
         if bad.any():
@@ -152,8 +152,8 @@ def read_release(path: str | Path) -> pd.DataFrame:
     robust_path = path.with_name(METRICS_4B)
     if path.name == METRICS_4B or not robust_path.exists():
         return base
-    robust = read_metrics(robust_path)[["conversation_id", *FEATURE_NAMES]]
-    robust = robust.rename(columns={f: f + SUFFIX_4B for f in FEATURE_NAMES})
+    robust = read_metrics(robust_path)[["conversation_id", *PAPER_A_FEATURES]]
+    robust = robust.rename(columns={f: f + SUFFIX_4B for f in PAPER_A_FEATURES})
     merged = base.merge(robust, on="conversation_id", how="left", validate="one_to_one")
     if len(merged) != len(base):
         raise InputError("4B metrics do not name the same conversations", path=str(robust_path))

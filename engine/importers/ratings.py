@@ -339,7 +339,7 @@ def ideas_with_metrics(ideas: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFra
     ``attrs["ideas_with_metrics"]``: ``ideas, with_metrics, without_metrics`` (and the
     latter by source/data_type/discussion), ``metrics_rows``, ``metrics_without_idea``.
     """
-    from engine.measures.trajectory import FEATURE_NAMES
+    from engine.measures.trajectory import PAPER_A_FEATURES
     from engine.importers.paper_release import EXTRA_METRICS
 
     for name, frame, needed in (("ideas", ideas, ("file_id", "task")),
@@ -348,8 +348,8 @@ def ideas_with_metrics(ideas: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFra
         if missing:
             raise InputError(f"the {name} table has no column {missing[0]!r}", field=missing[0])
     carried = [c for c in metrics.columns
-               if c in FEATURE_NAMES or c == "n_turns" or c in EXTRA_METRICS
-               or (c.endswith("_4b") and c[:-3] in (*FEATURE_NAMES, *EXTRA_METRICS, "n_turns"))]
+               if c in PAPER_A_FEATURES or c == "n_turns" or c in EXTRA_METRICS
+               or (c.endswith("_4b") and c[:-3] in (*PAPER_A_FEATURES, *EXTRA_METRICS, "n_turns"))]
     clashes = [c for c in carried if c in ideas.columns]
     if clashes:
         raise InputError(f"the ideas table already has column(s) {clashes}; join once", field=clashes[0])

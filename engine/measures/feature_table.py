@@ -1,7 +1,8 @@
 """Reading a table of per-conversation trajectory features (paper A, Table 19) strictly.
 
 A pilot handed to ``analyze diagnose`` or uploaded to the dashboard as a conversation table
-is one row per conversation with the nine feature columns. Every feature cell must be empty
+is one row per conversation with feature columns (paper A's nine, and any other registered
+feature it holds). Every feature cell must be empty
 (a missing feature, counted by the diagnosis) or a finite number of plausible size: the
 features come from unit-length embeddings (cosines, distances, rates, turn counts), so a
 value beyond ``FEATURE_LIMIT`` in size is a broken file, not a measurement. Anything else
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.registry import feature_names
 
 FEATURE_LIMIT = 1e6
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
@@ -49,7 +50,7 @@ def feature_value(value: Any, *, path: str | Path | None, row: int | None, field
 def check_features(table: pd.DataFrame, path: str | Path | None) -> pd.DataFrame:
     """The table with its feature columns as floats; a bad cell -> InputError (row = position + 1)."""
     table = table.reset_index(drop=True).copy()
-    for name in FEATURE_NAMES:
+    for name in feature_names():
         if name in table.columns:
             column = table[name].tolist()
             table[name] = np.array([feature_value(v, path=path, row=i + 1, field=name)
@@ -97,7 +98,7 @@ def _infer_numbers(table: pd.DataFrame) -> pd.DataFrame:
     for name in table.columns:
         values = [None if is_blank(v) else v for v in table[name].tolist()]
         table[name] = pd.Series(values, dtype=object)
-        if name in FEATURE_NAMES:
+        if name in feature_names():
             continue
         converted = pd.to_numeric(table[name], errors="coerce")
         if converted.notna().sum() == table[name].notna().sum() and np.isfinite(

@@ -24,23 +24,28 @@ revisit_score          max_{i in late, j in early} (1 - d_cos(e_i, e_j)),      n
 semantic_spread        population SD of |e_i - centroid|_2                     n < 2
 =====================  =====================================================  ==========
 
-``trajectory_features`` computes one conversation (k-means by scikit-learn, as the paper);
-``features_for_corpus`` computes many at once: it streams through its input in small chunks
-of equal-length conversations (so memory stays bounded whatever the corpus size, and a
-memory-mapped ``.npy`` is read chunk by chunk), computes one Gram matrix per conversation
-and derives every distance, and the k-means kernel, from it (see ``batched_kmeans_labels``).
-Both give the same numbers; batched k-means finds the same partition as scikit-learn on all
-but rare ties (pass ``kmeans="sklearn"`` for exact). Values are computed in float64 whatever
-the input dtype, so float32 embeddings give the same features as SciPy on the same vectors.
+Each feature is a registered ``Feature`` (``engine.measures.feature``) computed from a chunk
+of equal-length conversations: one Gram matrix per conversation gives every distance, and
+the k-means kernel (see ``batched_kmeans_labels``). ``PAPER_A`` holds the nine records;
+``PAPER_A_FEATURES`` their names, which the release importer, the statistics, the diagnosis
+and the published comparisons use (``engine.measures.registry`` holds every feature computed,
+``engine.measures.compute`` computes a corpus). ``trajectory_features`` computes one
+conversation with scikit-learn's k-means, as the paper; batched k-means finds the same
+partition on all but rare ties. Values are computed in float64 whatever the input dtype, so
+float32 embeddings give the same features as SciPy on the same vectors.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-FEATURE_NAMES = (
+from engine.measures.feature import Chunk, Feature
+
+# Paper A's nine, in its release's column order: the importers, the statistics, the diagnosis
+# and the published comparisons use exactly these (every computed feature: engine.measures.registry)
+PAPER_A_FEATURES = (
     "local_coherence", "global_coherence", "path_length", "convergence_ratio", "max_distance",
     "trajectory_curvature", "topic_switching_rate", "revisit_score", "semantic_spread",
 )
@@ -48,173 +53,120 @@ N_CLUSTERS = 3
 KMEANS_SEED = 42
 KMEANS_INITS = 10
 REVISIT_FRACTION = 0.3
-# Conversations computed together: 128 x 30 turns x 384 dims of float64 is 12 MB, small
-# enough that the passes over it stay in cache, large enough that numpy's per-call cost
-# is spread thin (measured: 128-256 is fastest; 2,000 at once is 3x slower).
-CHUNK_CONVERSATIONS = 128
-# Turns held back waiting for more conversations of the same length, at most (streamed
-# input with many distinct lengths): past this, the largest waiting group is computed.
-MAX_WAITING_TURNS = 1 << 17
 
 
 def trajectory_features(embeddings: np.ndarray) -> dict[str, float]:
-    """The nine Table 19 features of one conversation, an ``(n_turns, dim)`` array."""
-    x = _as_matrix(embeddings)
-    batch = _chunk_features(x[None].astype(np.float64), "sklearn")
-    return {name: float(batch[0, column]) for column, name in enumerate(FEATURE_NAMES)}
-
-
-def features_for_corpus(conversations: Sequence[np.ndarray] | Iterable[np.ndarray] | np.ndarray, *,
-                        kmeans: str = "batched", progress: bool = False,
-                        chunk: int = CHUNK_CONVERSATIONS) -> "pandas.DataFrame":
-    """Table 19 features for many conversations; one row per input, in input order.
-
-    ``conversations`` is a sequence or any iterable of ``(n_turns, dim)`` arrays (views on
-    a memory-mapped file are fine: each is read when its chunk is computed), or one
-    ``(conversations, n_turns, dim)`` array. Memory used beyond the input is a few chunks.
-    ``kmeans`` is ``"batched"`` (fast, numpy, equal partitions to scikit-learn except on
-    rare ties) or ``"sklearn"`` (scikit-learn's KMeans per conversation, as the paper).
-    """
-    import pandas as pd
-
-    if kmeans not in ("batched", "sklearn"):
-        raise ValueError(f"kmeans must be 'batched' or 'sklearn', got {kmeans!r}")
-    if chunk < 1:
-        raise ValueError("chunk must be at least 1")
-    total = len(conversations) if hasattr(conversations, "__len__") else None
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, desc="features", unit="conversation")
-    blocks = []  # (positions, values) per computed chunk
-    if isinstance(conversations, np.ndarray) and conversations.ndim == 3:
-        for start in range(0, len(conversations), chunk):
-            x = np.asarray(conversations[start:start + chunk], dtype=np.float64)
-            blocks.append((np.arange(start, start + len(x)), _chunk_features(x, kmeans)))
-            if bar is not None:
-                bar.update(len(x))
-    else:
-        for positions, x in equal_length_chunks(conversations, chunk):
-            blocks.append((positions, _chunk_features(x, kmeans)))
-            if bar is not None:
-                bar.update(len(positions))
-    if bar is not None:
-        bar.close()
-    count = sum(len(p) for p, _ in blocks)
-    out = np.full((count, len(FEATURE_NAMES)), np.nan)
-    for positions, values in blocks:
-        out[positions] = values
-    return pd.DataFrame(out, columns=list(FEATURE_NAMES))
-
-
-def equal_length_chunks(conversations, chunk: int = CHUNK_CONVERSATIONS, *, as_float64: bool = True):
-    """Yield ``(positions, array (m, n, dim))`` of at most ``chunk`` conversations of one
-    shape, reading the input once, in order, holding few turns back; float64 unless
-    ``as_float64`` is False (the input's own dtype: what a Ray shard ships,
-    ``engine.cluster.features``). The chunks ``features_for_corpus`` computes, exactly."""
-    waiting: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
-    waiting_turns = 0
-    for position, embeddings in enumerate(conversations):
-        array = np.asarray(embeddings)
-        if array.ndim != 2:
-            raise ValueError(f"conversation {position}: expected an (n_turns, dim) array, "
-                             f"got shape {array.shape}")
-        group = waiting.setdefault(array.shape, [])
-        group.append((position, array))
-        waiting_turns += len(array)
-        if len(group) == chunk:
-            waiting_turns -= sum(len(a) for _, a in group)
-            yield _stack(waiting.pop(array.shape), as_float64)
-        elif waiting_turns > MAX_WAITING_TURNS:
-            largest = max(waiting, key=lambda shape: shape[0] * len(waiting[shape]))
-            waiting_turns -= largest[0] * len(waiting[largest])
-            yield _stack(waiting.pop(largest), as_float64)
-    for shape in sorted(waiting):
-        yield _stack(waiting[shape], as_float64)
-
-
-def chunk_features(x: np.ndarray, kmeans: str = "batched") -> np.ndarray:
-    """The nine features (batch, 9) of one chunk from ``equal_length_chunks`` (any float dtype)."""
-    return _chunk_features(np.asarray(x, dtype=np.float64), kmeans)
-
-
-def _stack(group: list[tuple[int, np.ndarray]], as_float64: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    positions = np.fromiter((p for p, _ in group), dtype=np.int64, count=len(group))
-    stacked = np.stack([a for _, a in group])
-    return positions, stacked.astype(np.float64, copy=False) if as_float64 else stacked
-
-
-def _as_matrix(embeddings) -> np.ndarray:
+    """The nine Table 19 features of one conversation, an ``(n_turns, dim)`` array
+    (k-means by scikit-learn, as the paper)."""
     x = np.asarray(embeddings, dtype=np.float64)
     if x.ndim != 2:
         raise ValueError(f"expected an (n_turns, dim) array, got shape {x.shape}")
-    return x
+    values = compute_features(Chunk(x[None], kmeans="sklearn"), PAPER_A)
+    return {feature.name: float(values[0, i]) for i, feature in enumerate(PAPER_A)}
 
 
-def _chunk_features(x: np.ndarray, kmeans: str) -> np.ndarray:
-    """The nine features (columns in ``FEATURE_NAMES`` order) of a float64 batch ``x`` of
-    shape (batch, n, dim), all conversations of one length.
-
-    One Gram matrix ``G = X X^T`` per conversation gives the cosine similarities
-    ``G_ij / sqrt(G_ii G_jj)`` (SciPy's formula), the cosines to the centroid
-    (``mean_j G_ij / (|x_i| |c|)``) and, double-centred, the k-means kernel. Step angles
-    and distances to the centroid are taken from the vectors themselves (differences of
-    Gram entries would lose the zero-length steps and the zero spread of repeated turns).
-    """
-    batch, n, dim = x.shape
-    out = np.full((batch, len(FEATURE_NAMES)), np.nan)
-    column = {name: i for i, name in enumerate(FEATURE_NAMES)}
-    out[:, column["path_length"]] = 0.0
-    if n < 2:
-        return out
+def compute_features(chunk: Chunk, features: Sequence[Feature]) -> np.ndarray:
+    """The values (batch, len(features)) of a chunk: a conversation shorter than a feature's
+    ``min_turns`` gets its ``short_value``; numpy's divide/invalid warnings are silenced (a
+    zero vector gives NaN, as in SciPy)."""
+    out = np.empty((chunk.batch, len(features)))
     with np.errstate(invalid="ignore", divide="ignore"):
-        gram = x @ x.transpose(0, 2, 1)
-        norms = np.sqrt(np.einsum("bii->bi", gram))
-        similarity = gram / (norms[:, :, None] * norms[:, None, :])
-        steps_similarity = np.diagonal(similarity, offset=1, axis1=1, axis2=2)
-        out[:, column["local_coherence"]] = steps_similarity.mean(axis=1)
-        out[:, column["path_length"]] = (1.0 - steps_similarity).sum(axis=1)
-        row_means = gram.mean(axis=2)  # x_i . centroid
-        centroid_norm = np.sqrt(row_means.mean(axis=1))
-        out[:, column["global_coherence"]] = (row_means / (norms * centroid_norm[:, None])).mean(axis=1)
-        upper = np.triu_indices(n, k=1)
-        out[:, column["max_distance"]] = (1.0 - similarity[:, upper[0], upper[1]]).max(axis=1)
-        centroid = x.mean(axis=1)
-        offsets = x - centroid[:, None, :]
-        out[:, column["semantic_spread"]] = np.sqrt(np.einsum("bnd,bnd->bn", offsets, offsets)).std(axis=1)
-        del offsets  # chunk-sized: not kept alive beside the next one
-
-        if n >= 3:
-            steps = x[:, 1:] - x[:, :-1]
-            step_norms = np.sqrt(np.einsum("bnd,bnd->bn", steps, steps))
-            usable = (step_norms[:, :-1] > 1e-10) & (step_norms[:, 1:] > 1e-10)
-            safe = np.where(step_norms > 1e-10, step_norms, 1.0)
-            cosines = np.einsum("bnd,bnd->bn", steps[:, :-1], steps[:, 1:]) / (safe[:, :-1] * safe[:, 1:])
-            del steps
-            angles = np.where(usable, np.arccos(np.clip(cosines, -1.0, 1.0)), 0.0)
-            counts = usable.sum(axis=1)
-            out[:, column["trajectory_curvature"]] = np.where(
-                counts > 0, angles.sum(axis=1) / np.maximum(counts, 1), np.nan)
-
-        if n >= 4:
-            mid = n // 2
-            early = _mean_pairwise_distance(similarity[:, :mid, :mid])
-            late = _mean_pairwise_distance(similarity[:, mid:, mid:])
-            out[:, column["convergence_ratio"]] = np.where(
-                early > 0, (early - late) / np.where(early > 0, early, 1.0), 0.0)
-
-        if n >= 6:
-            window = int(n * REVISIT_FRACTION)
-            out[:, column["revisit_score"]] = similarity[:, n - window:, :window].reshape(batch, -1).max(axis=1)
-
-        if n >= N_CLUSTERS + 1:
-            if kmeans == "sklearn":
-                labels = np.stack([_sklearn_labels(conversation) for conversation in x])
+        for column, feature in enumerate(features):
+            if chunk.n < feature.min_turns:
+                out[:, column] = feature.short_value
             else:
-                labels = _kernel_kmeans_labels(_double_centred(gram, row_means))
-            out[:, column["topic_switching_rate"]] = (labels[:, 1:] != labels[:, :-1]).sum(axis=1) / (n - 1)
+                out[:, column] = feature.compute(chunk)
     return out
+
+
+# -- the nine features of Table 19, each from the chunk's shared Gram matrix -------------------
+def _local_coherence(chunk: Chunk) -> np.ndarray:
+    return chunk.step_similarity.mean(axis=1)
+
+
+def _global_coherence(chunk: Chunk) -> np.ndarray:
+    centroid_norm = np.sqrt(chunk.row_means.mean(axis=1))
+    return (chunk.row_means / (chunk.norms * centroid_norm[:, None])).mean(axis=1)
+
+
+def _path_length(chunk: Chunk) -> np.ndarray:
+    return (1.0 - chunk.step_similarity).sum(axis=1)
+
+
+def _convergence_ratio(chunk: Chunk) -> np.ndarray:
+    mid = chunk.n // 2
+    early = _mean_pairwise_distance(chunk.similarity[:, :mid, :mid])
+    late = _mean_pairwise_distance(chunk.similarity[:, mid:, mid:])
+    return np.where(early > 0, (early - late) / np.where(early > 0, early, 1.0), 0.0)
+
+
+def _max_distance(chunk: Chunk) -> np.ndarray:
+    upper = chunk.upper
+    return (1.0 - chunk.similarity[:, upper[0], upper[1]]).max(axis=1)
+
+
+def _trajectory_curvature(chunk: Chunk) -> np.ndarray:
+    """Step angles from the vectors themselves (differences of Gram entries would lose the
+    zero-length steps); a conversation with no usable pair of steps is NaN."""
+    x = chunk.x
+    steps = x[:, 1:] - x[:, :-1]
+    step_norms = np.sqrt(np.einsum("bnd,bnd->bn", steps, steps))
+    usable = (step_norms[:, :-1] > 1e-10) & (step_norms[:, 1:] > 1e-10)
+    safe = np.where(step_norms > 1e-10, step_norms, 1.0)
+    cosines = np.einsum("bnd,bnd->bn", steps[:, :-1], steps[:, 1:]) / (safe[:, :-1] * safe[:, 1:])
+    del steps
+    angles = np.where(usable, np.arccos(np.clip(cosines, -1.0, 1.0)), 0.0)
+    counts = usable.sum(axis=1)
+    return np.where(counts > 0, angles.sum(axis=1) / np.maximum(counts, 1), np.nan)
+
+
+def _topic_switching_rate(chunk: Chunk) -> np.ndarray:
+    if chunk.kmeans == "sklearn":
+        labels = np.stack([_sklearn_labels(conversation) for conversation in chunk.x])
+    else:
+        labels = _kernel_kmeans_labels(_double_centred(chunk.gram, chunk.row_means))
+    return (labels[:, 1:] != labels[:, :-1]).sum(axis=1) / (chunk.n - 1)
+
+
+def _revisit_score(chunk: Chunk) -> np.ndarray:
+    n = chunk.n
+    window = int(n * REVISIT_FRACTION)
+    return chunk.similarity[:, n - window:, :window].reshape(chunk.batch, -1).max(axis=1)
+
+
+def _semantic_spread(chunk: Chunk) -> np.ndarray:
+    """Distances to the centroid from the vectors themselves (Gram differences would lose the
+    zero spread of repeated turns)."""
+    offsets = chunk.x - chunk.x.mean(axis=1)[:, None, :]
+    return np.sqrt(np.einsum("bnd,bnd->bn", offsets, offsets)).std(axis=1)
+
+
+_TABLE_19 = "paper A, Table 19"
+PAPER_A = (
+    Feature("local_coherence", "Local coherence", _local_coherence, _TABLE_19, paper_a=True,
+            description="mean cosine similarity of consecutive turns"),
+    Feature("global_coherence", "Global coherence", _global_coherence, _TABLE_19, paper_a=True,
+            description="mean cosine similarity of each turn to the centroid"),
+    Feature("path_length", "Path length", _path_length, _TABLE_19, short_value=0.0,
+            grows_with_length=True, paper_a=True,
+            description="sum of cosine distances between consecutive turns"),
+    Feature("convergence_ratio", "Convergence ratio", _convergence_ratio, _TABLE_19, min_turns=4,
+            paper_a=True, description="(D_first_half - D_second_half) / D_first_half, D the mean "
+                                      "pairwise cosine distance; 0 when D_first_half is 0"),
+    Feature("max_distance", "Max distance", _max_distance, _TABLE_19, paper_a=True,
+            description="largest cosine distance between two turns"),
+    Feature("trajectory_curvature", "Trajectory curvature", _trajectory_curvature, _TABLE_19,
+            min_turns=3, paper_a=True,
+            description="mean angle (radians) between consecutive steps e_i+1 - e_i"),
+    Feature("topic_switching_rate", "Topic switching rate", _topic_switching_rate, _TABLE_19,
+            min_turns=N_CLUSTERS + 1, paper_a=True,
+            description="k-means (k=3) label changes per step"),
+    Feature("revisit_score", "Revisit score", _revisit_score, _TABLE_19, min_turns=6, paper_a=True,
+            description="largest similarity of a late turn to an early one (first/last 30%)"),
+    Feature("semantic_spread", "Semantic spread", _semantic_spread, _TABLE_19, paper_a=True,
+            description="population SD of the turns' distances to the centroid"),
+)
+assert tuple(f.name for f in PAPER_A) == PAPER_A_FEATURES
 
 
 def _mean_pairwise_distance(similarity_block: np.ndarray) -> np.ndarray:
@@ -353,3 +305,6 @@ def _kmeans_plus_plus_labels(kernel, sq_norms, n_clusters, first_draws, trial_dr
         closest = best_closest
     center_distances = np.stack([distance_to(centers[:, :, c]) for c in range(n_clusters)], axis=3)
     return center_distances.argmin(axis=3)
+
+# Until the dashboard reads the registry: the old name of the nine (kept for its pages only)
+FEATURE_NAMES = PAPER_A_FEATURES

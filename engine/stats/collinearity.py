@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
 
-def vif(df: pd.DataFrame, columns=FEATURE_NAMES) -> pd.DataFrame:
+def vif(df: pd.DataFrame, columns=PAPER_A_FEATURES) -> pd.DataFrame:
     """VIF_j = 1 / (1 - R²_j), R²_j from regressing column j on the others with an intercept.
 
     Computed as the diagonal of the inverse correlation matrix, which equals the regression

@@ -21,11 +21,11 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
 # block name -> (kind, columns). ``interaction`` blocks list the two factors crossed.
 BLOCKS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "trajectory": ("numeric", tuple(FEATURE_NAMES)),
+    "trajectory": ("numeric", tuple(PAPER_A_FEATURES)),
     "task": ("factor", ("task",)),
     "model": ("factor", ("model",)),
     "discussion": ("factor", ("discussion",)),

@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats import guards
 
 MODES = ("paper", "release")
@@ -44,7 +44,7 @@ def compared_structures(rows: pd.DataFrame) -> list[str]:
     return sorted(both, key=lambda s: (order.get(s, len(order)), s))
 
 
-def mode_differences(table: pd.DataFrame, features: Sequence[str] = FEATURE_NAMES) -> pd.DataFrame:
+def mode_differences(table: pd.DataFrame, features: Sequence[str] = PAPER_A_FEATURES) -> pd.DataFrame:
     """One row per (structure, feature): N and mean per mode, release − paper with Welch's 95%
     interval and p, Holm-adjusted p over the structure's features, Hedges' g and its interval;
     ``note`` says why a row has no interval."""

@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats.guards import regression_guard
 
 MANIPULABILITY_COLUMNS = ("task", "task+discussion", "task+model", "additive", "interaction")
 
 
-def manipulability(df: pd.DataFrame, features=FEATURE_NAMES, *, task: str = "task",
+def manipulability(df: pd.DataFrame, features=PAPER_A_FEATURES, *, task: str = "task",
                    discussion: str = "discussion", model: str = "model",
                    drop_constant: bool = False) -> pd.DataFrame:
     """R² (in [0, 1]) of each feature under the five Table 24 models.

@@ -25,7 +25,7 @@ from scipy import stats as scipy_stats
 
 from engine import samples
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats import published_a
 from engine.stats.compare import compare_results
 from engine.stats.effects import simple_effects
@@ -87,13 +87,13 @@ def has_need(df: pd.DataFrame, need: str) -> bool:
     if need == "ratings":
         return all(present(c) for c in MEASURES)
     if need == "features":
-        return all(present(f) for f in FEATURE_NAMES)
+        return all(present(f) for f in PAPER_A_FEATURES)
     if need == "raters":
         return any(str(c)[:1] == "N" and str(c)[1:].isdigit() for c in df.columns)
     if need == "tokens":
         return present("tokens")
     if need == "features_4b":
-        return all(present(f + "_4b") for f in FEATURE_NAMES)
+        return all(present(f + "_4b") for f in PAPER_A_FEATURES)
     raise ValueError(need)
 
 
@@ -558,24 +558,24 @@ def _trajectory_task(part, levels, outcome="creativity", name="trajectory + task
 def _table23(rows, levels):
     llm = _trajectory_task(rows[rows["source"] == "llm"], levels)
     human = _trajectory_task(rows[rows["source"] == "human"], levels)
-    table = compare_results(llm, human, labels=("llm", "human"), terms=list(FEATURE_NAMES))
+    table = compare_results(llm, human, labels=("llm", "human"), terms=list(PAPER_A_FEATURES))
     return {"trajectory + task, standardized": table}, [f"N: LLM {llm.summary['n']:,}, human {human.summary['n']:,}"]
 
 
 def _swap_4b(part):
-    swapped = {f"{f}_4b": f for f in FEATURE_NAMES}
-    return part.drop(columns=list(FEATURE_NAMES)).rename(columns=swapped)
+    swapped = {f"{f}_4b": f for f in PAPER_A_FEATURES}
+    return part.drop(columns=list(PAPER_A_FEATURES)).rename(columns=swapped)
 
 
 def _robust_columns(rows, levels, variants):
     """Tables 26 and 28: trajectory + task coefficients of each source under two variants."""
-    table = pd.DataFrame({"feature": list(FEATURE_NAMES)})
+    table = pd.DataFrame({"feature": list(PAPER_A_FEATURES)})
     fits = []
     for source in ("llm", "human"):
         part = rows[rows["source"] == source]
         for label, (frame, outcome) in variants(part).items():
             result = _trajectory_task(frame, levels, outcome)
-            coefficients = result.table.set_index("term").loc[list(FEATURE_NAMES)]
+            coefficients = result.table.set_index("term").loc[list(PAPER_A_FEATURES)]
             table[f"{source}_{label}"] = coefficients["coef"].to_numpy()
             table[f"{source}_{label}_stars"] = coefficients["stars"].to_numpy()
             fits.append({"model": f"{source}_{label}", "n": result.summary["n"], "r2": result.summary["r2"]})

@@ -1,0 +1,55 @@
+"""Every conversation measure the project computes, shows and writes: one registry.
+
+Built in: paper A's nine trajectory features (Table 19, ``engine.measures.trajectory``),
+forward flow (Gray et al. 2019) and discursive diversity (Lix et al. 2022). A researcher's
+package adds a ``Feature`` (``engine.measures.feature``) through the entry-point group
+``creativity_lab.features`` (``engine.registry``); ``register_feature`` adds one in process.
+Tables, the CLI's ``features``, the dashboard's pickers, the notebooks and the Ray path
+iterate ``features()``; paper A's regressions and published comparisons keep to
+``PAPER_A_FEATURES``.
+"""
+
+from __future__ import annotations
+
+from engine.measures.discursive_diversity import DISCURSIVE_DIVERSITY
+from engine.measures.feature import Feature
+from engine.measures.forward_flow import FORWARD_FLOW
+from engine.measures.trajectory import PAPER_A, PAPER_A_FEATURES
+from engine.registry import GROUPS, Registry, Source
+
+FEATURES: Registry[Feature] = Registry("feature", GROUPS["features"], accepts=Feature)
+for _builtin in (*PAPER_A, FORWARD_FLOW, DISCURSIVE_DIVERSITY):
+    FEATURES.register(_builtin)
+
+__all__ = ["FEATURES", "PAPER_A_FEATURES", "Feature", "feature", "feature_names", "features",
+           "feature_sources", "register_feature"]
+
+
+def register_feature(feature: Feature) -> Feature:
+    """Add a feature in this process (a plugin's entry point does the same at first read)."""
+    return FEATURES.register(feature)
+
+
+def features(*, with_speakers: bool = True) -> tuple[Feature, ...]:
+    """Every registered feature, paper A's nine first; without speakers, those that need none."""
+    return tuple(f for f in FEATURES.values() if with_speakers or not f.needs_speakers)
+
+
+def feature_names(*, with_speakers: bool = True) -> tuple[str, ...]:
+    return tuple(f.name for f in features(with_speakers=with_speakers))
+
+
+def feature(name: str) -> Feature:
+    return FEATURES.get(name)
+
+
+def feature_sources(names) -> dict[str, dict]:
+    """What a manifest records of the features a table holds: plugin name and version of each
+    feature a plugin registered (built-ins are left out)."""
+    out = {}
+    for name in names:
+        if name in FEATURES:
+            source: Source = FEATURES.source(name)
+            if source.plugin is not None:
+                out[name] = source.record()
+    return out
