@@ -87,6 +87,12 @@ class Registry(Generic[T]):
             self._sources[name] = source
         return obj
 
+    def unregister(self, name: str) -> None:
+        """Forget one object (a test's, or a plugin's being reloaded)."""
+        with self._lock:
+            self._objects.pop(name, None)
+            self._sources.pop(name, None)
+
     def _problem(self, obj) -> str | None:
         if isinstance(self._accepts, type):
             return None if isinstance(obj, self._accepts) else f"expected a {self._accepts.__name__}"
