@@ -29,7 +29,7 @@ PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regressi
 TARGET_S = 3.0
 
 
-def _quiet_streamlit() -> None:
+def quiet_streamlit() -> None:
     import logging
 
     for name in ("streamlit", "streamlit.runtime.scriptrunner_utils.script_run_context",
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", action="append", choices=PAGES,
                         help="page(s) to measure (default: all; the UMAP case comes with trajectories)")
     args = parser.parse_args(argv)
-    _quiet_streamlit()
+    quiet_streamlit()
     from dashboard.page_data.datasets import cached_runs_root
     from engine.datasets import list_datasets
 

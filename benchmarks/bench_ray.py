@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     assert only_loopback(), "not inside a loopback-only namespace"
 
     from benchmarks.synthetic import write_synthetic_npy
-    from engine.cli.data import TurnBlocks
+    from engine.embedding.turn_blocks import TurnBlocks
 
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)

@@ -93,7 +93,7 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
         extra["rows"] = len(table)
         input_mb = data.stat().st_size / 2**20
     elif stage == "cache":
-        from engine.cli.data import embed_texts
+        from engine.embedding.in_chunks import embed_texts
         from engine.embedding.embedder import Embedder, EmbeddingCache, text_key
 
         texts = [f"turn {i} of the synthetic corpus" for i in range(n * N_TURNS)]
@@ -154,7 +154,7 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
 def _dashboard(n: int, workdir: Path, data: Path):
     import statistics
 
-    from benchmarks.bench_dashboard import PAGES, _quiet_streamlit, render
+    from benchmarks.bench_dashboard import PAGES, quiet_streamlit, render
     from engine.datasets import Dataset
 
     root = workdir / f"runs_{n}"
@@ -167,7 +167,7 @@ def _dashboard(n: int, workdir: Path, data: Path):
     os.environ["CDL_CACHED_RUNS"] = str(root)
     os.environ["CDL_CACHE_DIR"] = str(workdir / "cache_dir")
     sys.path.insert(0, str(REPO))
-    _quiet_streamlit()
+    quiet_streamlit()
     start_rss = _rss_mb()
     pages = {}
     started = time.perf_counter()

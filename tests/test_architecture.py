@@ -152,3 +152,69 @@ def test_published_numbers_live_in_the_engine_only():
     assert (REPO / "engine/stats/published_a.py").is_file() and (REPO / "engine/stats/published_b.py").is_file()
     stray = [p.relative_to(REPO).as_posix() for p in (REPO / "dashboard").rglob("*published*.py")]
     assert stray == []
+
+
+# ----------------------------------------------------------------------------- the engine's layout
+ROOT_MODULE_LIMIT = 12
+ENTRY_MODULES = {"__init__", "__main__"}
+
+
+def root_modules(root: Path = REPO) -> list[str]:
+    """The engine's modules that sit at its root (its entry files not counted)."""
+    return sorted(p.stem for p in (root / "engine").glob("*.py") if p.stem not in ENTRY_MODULES)
+
+
+def test_the_engine_root_keeps_at_most_twelve_modules():
+    """Everything else lives in a package named for its role (embedding, storage, ...)."""
+    modules = root_modules()
+    assert len(modules) <= ROOT_MODULE_LIMIT, modules
+
+
+def test_root_counter_counts_files_not_packages(tmp_path):
+    _write(tmp_path, {"engine/__init__.py": "", "engine/__main__.py": "", "engine/a.py": "",
+                      "engine/b.py": "", "engine/pkg/__init__.py": "", "engine/pkg/c.py": ""})
+    assert root_modules(tmp_path) == ["a", "b"]
+
+
+def cli_importers(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Modules outside ``engine.cli`` (its entry ``engine.__main__`` aside) that import it."""
+    return {name: sorted(e for e in edges if e == "engine.cli" or e.startswith("engine.cli."))
+            for name, edges in graph.items()
+            if not (name == "engine.cli" or name.startswith("engine.cli.") or name == "engine.__main__")
+            and any(e == "engine.cli" or e.startswith("engine.cli.") for e in edges)}
+
+
+def test_nothing_outside_the_cli_imports_it():
+    """Loaders and other library code live in library modules; the CLI only parses and prints."""
+    graph = import_graph(REPO, PACKAGES + ("benchmarks",))
+    assert cli_importers(graph) == {}
+
+
+def test_cli_importer_check_sees_a_dashboard_import(tmp_path):
+    _write(tmp_path, {"engine/__init__.py": "", "engine/cli/__init__.py": "", "engine/cli/data.py": "",
+                      "engine/__main__.py": "from engine.cli import main\n",
+                      "dashboard/__init__.py": "", "dashboard/x.py": "from engine.cli.data import load\n"})
+    graph = import_graph(tmp_path, ("engine", "dashboard"))
+    assert cli_importers(graph) == {"dashboard.x": ["engine.cli.data"]}
+
+
+def private_imports(root: Path, packages=PACKAGES + ("benchmarks",)) -> list[str]:
+    """``from a.b import _name`` where ``a.b`` is another of the project's modules."""
+    found = []
+    for name, path in module_files(root, packages).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in packages:
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{name}: {node.module}.{alias.name}")
+    return sorted(found)
+
+
+def test_no_module_imports_another_modules_private_name():
+    assert private_imports(REPO) == []
+
+
+def test_private_import_check_sees_one(tmp_path):
+    _write(tmp_path, {"engine/__init__.py": "", "engine/a.py": "def _helper():\n    pass\n",
+                      "engine/b.py": "from engine.a import _helper, __doc__\n"})
+    assert private_imports(tmp_path, ("engine",)) == ["engine.b: engine.a._helper"]

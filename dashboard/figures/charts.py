@@ -21,7 +21,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard.figures import codes, palette, style
-from engine.stats.published_a import FEATURE_LABELS
 
 SOURCE_COLOURS = palette.SOURCE
 SEQUENCE = palette.SEQUENCE  # the palette's order, for levels without a fixed colour
@@ -29,9 +28,9 @@ TEMPLATE = style.TEMPLATE
 
 
 def _label(name: str) -> str:
-    from dashboard.figures.labels import readable_term
+    from dashboard.figures.labels import feature_label
 
-    return FEATURE_LABELS.get(name) or readable_term(name)
+    return feature_label(name)
 
 
 def _plain(value) -> str:

@@ -133,7 +133,7 @@ def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series |
     numeric = colour in points and pd.api.types.is_numeric_dtype(points[colour])
     coded = None  # the categories of every turn, for the legend and the image alike
     if numeric:
-        from dashboard.figures.charts import _label
+        from dashboard.figures.labels import feature_label as _label
 
         span = {}
         if every is not None and every[colour].notna().any():

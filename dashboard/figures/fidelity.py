@@ -9,11 +9,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures import style
-from dashboard.figures.labels import FEATURE_LABELS
+from dashboard.figures.labels import feature_label
 
 
 def _label(feature: str) -> str:
-    return FEATURE_LABELS.get(feature, feature.replace("_", " "))
+    return feature_label(feature)
 
 
 def mode_difference_forest(differences: pd.DataFrame, title: str) -> go.Figure:

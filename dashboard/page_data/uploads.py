@@ -71,7 +71,7 @@ def named_as(filename: str, temporary: Path):
 
 def parse_mapping(text: str) -> dict[str, str]:
     """``theirs=ours`` pairs, comma-separated (the CLI's ``--map`` syntax)."""
-    from engine.cli.data import column_mapping
+    from engine.importers.column_map import column_mapping
 
     return column_mapping([text]) if text.strip() else {}
 

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.checks import server_url, whole
+from engine.embedding.in_chunks import embed_texts
+from engine.embedding.turn_blocks import TurnBlocks, default_index_path, load_embeddings, split_rows
 from engine.errors import InputError
+from engine.importers.column_map import column_mapping, pairs
 
 TABLE_FORMATS = ("csv", "json", "parquet")
 CORPUS_SUFFIXES = (".jsonl", ".parquet")
-EMBED_CHUNK = 2048
 DEFAULT_GROUPS = ("task", "condition")
 CONDITION_META = ("rounds", "k", "lenses", "peers", "temperature", "consensus")
 
@@ -99,16 +101,16 @@ def run_import(args: argparse.Namespace) -> int:
         from engine.importers.convokit import read_convokit
 
         corpus = read_convokit(source, drop_empty_text=args.drop_empty,
-                               **_typed(_pairs(args.set, "--set")))
+                               **_typed(pairs(args.set, "--set")))
     else:
         from engine.importers.transcripts import read_transcripts
 
         corpus = read_transcripts(source, column_mapping(args.map),
-                                  drop_empty_text=args.drop_empty, **_typed(_pairs(args.set, "--set")))
+                                  drop_empty_text=args.drop_empty, **_typed(pairs(args.set, "--set")))
     write_corpus(corpus, args.output, args.format)
     n_turns = sum(len(c.turns) for c in corpus)
     print(f"imported {len(corpus)} conversations, {n_turns} turns -> {args.output}")
-    note = source_note(corpus, set_by_option="source" in _pairs(args.set, "--set"))
+    note = source_note(corpus, set_by_option="source" in pairs(args.set, "--set"))
     if note:
         print(note)
     return 0
@@ -184,21 +186,6 @@ def _add_map_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS[,...]",
                    help="rename transcript columns, e.g. --map dialog_id=conversation_id,utterance=text "
                         "(comma-separated or repeated; see docs/transcripts.md)")
-
-
-def column_mapping(items: list[str]) -> dict[str, str]:
-    """``--map`` values (each ``a=b`` or ``a=b,c=d``) as one renaming dict."""
-    return _pairs([part for item in items for part in item.split(",") if part.strip()], "--map")
-
-
-def _pairs(items: list[str], option: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"expected NAME=VALUE, got {item!r}", field=option)
-        out[key.strip()] = value.strip()
-    return out
 
 
 def _typed(values: dict[str, str]) -> dict[str, Any]:
@@ -309,12 +296,6 @@ def _say_token_level(embedder) -> None:
               "(no pooling on its side); they were mean-pooled over tokens", file=sys.stderr)
 
 
-def default_index_path(embeddings_path: Path) -> Path:
-    stem = embeddings_path.stem
-    name = stem.replace("embeddings", "index") if "embeddings" in stem else f"{stem}_index"
-    return embeddings_path.with_name(name + ".parquet")
-
-
 def check_embed_options(args: argparse.Namespace) -> None:
     """The embedding options' mistakes, found before any file is read."""
     if args.batch_size < 1:
@@ -405,36 +386,6 @@ def say_cluster_work(embedder) -> None:
              if getattr(embedder, "lost_passes", 0) else ""), file=sys.stderr)
 
 
-def embed_texts(embedder, texts: list[str], *, progress: bool = True) -> tuple[np.ndarray, int]:
-    """Embeddings of ``texts`` in chunks with a progress bar, and how many distinct texts
-    were already in the cache."""
-    import numpy as np
-
-    from engine.embedding.embedder import text_key
-
-    if not texts:
-        raise InputError("nothing to embed: the corpus has no turns")
-    # counted on the key index: reading every cached vector here too doubled the time and
-    # held a second copy of all of them (measured by bench_scale: 9 GB at 64k conversations)
-    hits = embedder.cache.count(embedder.model_name, [text_key(t) for t in texts])
-    on_cluster = getattr(embedder, "chunk_texts", EMBED_CHUNK) is None  # all at once, its own bar
-    size = len(texts) if on_cluster else EMBED_CHUNK
-    chunks = [texts[i:i + size] for i in range(0, len(texts), size)]
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(texts), desc="embedding", unit="turn", disable=not progress or on_cluster,
-               file=sys.stderr)
-    out = None  # filled chunk by chunk: no list of parts and second copy to concatenate
-    for first, chunk in zip(range(0, len(texts), size), chunks):
-        vectors = embedder.encode(chunk, progress=progress) if on_cluster else embedder.encode(chunk)
-        if out is None:
-            out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
-        out[first:first + len(chunk)] = vectors
-        bar.update(len(chunk))
-    bar.close()
-    return out, hits
-
-
 # -- features ------------------------------------------------------------------------------
 def _register_features(subparsers) -> None:
     p = subparsers.add_parser(
@@ -483,7 +434,7 @@ def run_features(args: argparse.Namespace) -> int:
             embedder = _embedder(args, cluster)
             texts = [t.text for c in corpus for t in c.turns]
             vectors, hits = embed_texts(embedder, texts, progress=progress)
-            arrays = _split_rows(vectors, [len(c.turns) for c in corpus])
+            arrays = split_rows(vectors, [len(c.turns) for c in corpus])
             speakers = [[t.speaker for t in c.turns] for c in corpus]
             info = corpus.conversations_frame()[["conversation_id", "source", "task", "model",
                                                  "protocol"]]
@@ -539,76 +490,6 @@ def computable_features(names: tuple[str, ...], speakers) -> tuple[str, ...]:
         print(f"note: {', '.join(left_out)} left out: the input names no speaker per turn "
               f"(an index written by `embed` does)", file=sys.stderr)
     return tuple(n for n in names if n not in left_out)
-
-
-def _split_rows(vectors: np.ndarray, lengths: list[int]) -> list[np.ndarray]:
-    import numpy as np
-
-    bounds = np.cumsum([0, *lengths])
-    return [vectors[bounds[i]:bounds[i + 1]] for i in range(len(lengths))]
-
-
-class TurnBlocks:
-    """Per-conversation blocks of a (turns, dim) array, read only when asked for.
-
-    Conversation i is rows ``starts[i]:starts[i] + lengths[i]`` of ``vectors`` or, when the
-    file's rows are not in (conversation, turn) order, those positions of ``order``. Rows in
-    order (how ``embed`` writes them) give slices, so on a memory-mapped array nothing is
-    read or copied until the features reach that conversation.
-    """
-
-    def __init__(self, vectors: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                 order: np.ndarray | None):
-        self.vectors, self.starts, self.lengths, self.order = vectors, starts, lengths, order
-        self.speakers: list[list[str]] | None = None  # per conversation, when the index has them
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def __getitem__(self, i: int) -> np.ndarray:
-        start, stop = int(self.starts[i]), int(self.starts[i] + self.lengths[i])
-        if self.order is None:
-            return self.vectors[start:stop]
-        return self.vectors[self.order[start:stop]]
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-
-def load_embeddings(path: Path, index_path: Path | None) -> tuple[list[str], TurnBlocks]:
-    """(conversation ids, per-conversation arrays in turn order) from ``embed``'s output.
-
-    The ``.npy`` is memory-mapped: a corpus larger than memory streams through ``features``.
-    """
-    import numpy as np
-    import pandas as pd
-
-    from engine.embedding.embedder import read_embeddings
-
-    index_path = index_path or default_index_path(path)
-    vectors, index, verified = read_embeddings(path, index_path, mmap=True)
-    if not verified:
-        print(f"warning: {index_path} records no hash of its embeddings (written by an older "
-              f"version): that it belongs to {path.name} is not verified; run `embed` again "
-              f"to check it", file=sys.stderr)
-    for column in ("conversation_id", "turn"):
-        if column not in index.columns:
-            raise InputError("missing column", path=str(index_path), field=column)
-    duplicated = index.duplicated(["conversation_id", "turn"])
-    if duplicated.any():
-        row = int(np.flatnonzero(duplicated.to_numpy())[0]) + 1
-        raise InputError("duplicate (conversation_id, turn)", path=str(index_path), row=row,
-                         field="turn")
-    codes, ids = pd.factorize(index["conversation_id"], sort=False)  # ids in order of appearance
-    order = np.lexsort((index["turn"].to_numpy(), codes))
-    lengths = np.bincount(codes, minlength=len(ids))
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    in_place = bool(np.array_equal(order, np.arange(len(order))))
-    blocks = TurnBlocks(vectors, starts, lengths, None if in_place else order)
-    if "speaker" in index.columns:  # one label per turn, in each conversation's turn order
-        labels = index["speaker"].astype(str).to_numpy()[order]
-        blocks.speakers = [labels[s:s + n].tolist() for s, n in zip(starts, lengths)]
-    return [str(i) for i in ids], blocks
 
 
 # -- diversity -----------------------------------------------------------------------------

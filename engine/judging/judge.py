@@ -35,7 +35,7 @@ JUDGE_SEED = 1234
 RETRY_TEMPERATURE = 0.7
 
 
-async def _ask(backend: Backend, messages, parse, *, retries: int, max_tokens: int,
+async def ask(backend: Backend, messages, parse, *, retries: int, max_tokens: int,
                temperature: float, seed: int):
     """Ask until ``parse`` reads the reply; None after ``retries`` extra attempts.
 
@@ -98,7 +98,7 @@ async def arate_ideas(ideas, task, backend: Backend, *, retries: int = 2, max_to
         if not isinstance(idea, str) or not idea.strip():
             return None
         messages = prompts.judge_novelty_usefulness(_task_prompt(row["task"], task), idea)
-        return await _ask(backend, messages, _parse_nu, retries=retries, max_tokens=max_tokens,
+        return await ask(backend, messages, _parse_nu, retries=retries, max_tokens=max_tokens,
                           temperature=temperature, seed=JUDGE_SEED)
 
     verdicts = await asyncio.gather(*(one(i) for i in range(len(frame))))
@@ -137,7 +137,7 @@ def scale_within_task(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _parse_score(text: str):
+def parse_score(text: str):
     """'Score: 7'; or, failing the label, the only number in a short reply ('It is a 7.')."""
     labelled = parse_labelled(text, "score", 1, 10)
     if labelled is not None:
@@ -153,7 +153,7 @@ async def arubric_scores(ideas: Sequence[str], task, backend: Backend, *, retrie
     prompt = get_task(task).prompt
 
     async def one(idea):
-        value = await _ask(backend, prompts.judge_rubric(prompt, idea), _parse_score, retries=retries,
+        value = await ask(backend, prompts.judge_rubric(prompt, idea), parse_score, retries=retries,
                            max_tokens=max_tokens, temperature=temperature, seed=JUDGE_SEED)
         return math.nan if value is None else value
 
@@ -168,7 +168,7 @@ def rubric_scores(ideas: Sequence[str], task, backend: Backend, **options) -> li
 _AB = re.compile(r"^(?:response\s+)?(a|b)(?:$|[\s:.)!,])", re.IGNORECASE)
 
 
-def _parse_ab(text: str):
+def parse_ab(text: str):
     """'A', 'B' or 'tie' from a pairwise verdict (also 'Response A', 'A.', 'Tie'); else None."""
     cleaned = text.strip().strip("*'\" ").lower()
     if re.match(r"^(it'?s a )?tie\b", cleaned):
@@ -201,7 +201,7 @@ async def apairwise_win_rate(ideas_x: Sequence[str], ideas_y: Sequence[str], tas
     prompt = get_task(task).prompt
 
     async def verdict(a, b):
-        return await _ask(backend, prompts.judge_pairwise(prompt, a, b), _parse_ab, retries=retries,
+        return await ask(backend, prompts.judge_pairwise(prompt, a, b), parse_ab, retries=retries,
                           max_tokens=max_tokens, temperature=temperature, seed=JUDGE_SEED)
 
     pairs = [(x, y) for x in ideas_x for y in ideas_y]

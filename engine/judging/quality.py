@@ -35,7 +35,7 @@ from engine.runs.conditions import add_condition
 from engine.corpus import Conversation, Corpus
 from engine.errors import InputError
 from engine.storage.jsonl import to_json_line
-from engine.judging.judge import JUDGE_SEED, _ask, _parse_ab, _parse_score, combine_swapped
+from engine.judging.judge import JUDGE_SEED, ask, parse_ab, parse_score, combine_swapped
 from engine.llm.base import Backend
 from engine.tasks import Task
 
@@ -154,7 +154,7 @@ def _check_record(record: dict, path: Path, row: int) -> None:
 # -- judging -------------------------------------------------------------------------------------
 async def _rubric_one(item: Item, task: Task, judge: Backend, *, retries: int, max_tokens: int) -> float | None:
     messages = prompts.judge_rubric(task.prompt, item.text, criteria=quality_rubric(task))
-    return await _ask(judge, messages, _parse_score, retries=retries, max_tokens=max_tokens,
+    return await ask(judge, messages, parse_score, retries=retries, max_tokens=max_tokens,
                       temperature=0.0, seed=JUDGE_SEED)
 
 
@@ -205,7 +205,7 @@ async def apairwise(plan, tasks: dict[str, Task], judge: Backend, store: Quality
     todo = [p for p in plan if not store.has(_pair_key(p[0], p[1]), judge.model)]
 
     async def verdict(task: Task, first: str, second: str):
-        return await _ask(judge, prompts.judge_pairwise(task.prompt, first, second), parse_verdict,
+        return await ask(judge, prompts.judge_pairwise(task.prompt, first, second), parse_verdict,
                           retries=retries, max_tokens=max_tokens, temperature=0.0, seed=JUDGE_SEED)
 
     async def one(x: Conversation, y: Conversation, cx: str, cy: str) -> None:
@@ -233,7 +233,7 @@ def parse_verdict(text: str) -> str | None:
     """'A', 'B' or 'tie' from a pairwise reply: the strict form (``engine.judging.judge``), a first
     line that is only the letter, or one unambiguous sentence naming the winner ('The best
     response is A', 'Response B is better', 'The first answer is better'); else None."""
-    strict = _parse_ab(text)
+    strict = parse_ab(text)
     if strict is not None:
         return strict
     lines = text.strip().splitlines()

@@ -143,27 +143,27 @@ def _semantic_spread(chunk: Chunk) -> np.ndarray:
 
 _TABLE_19 = "paper A, Table 19"
 PAPER_A = (
-    Feature("local_coherence", "Local coherence", _local_coherence, _TABLE_19, paper_a=True,
+    Feature("local_coherence", "Local Coherence", _local_coherence, _TABLE_19, paper_a=True,
             description="mean cosine similarity of consecutive turns"),
-    Feature("global_coherence", "Global coherence", _global_coherence, _TABLE_19, paper_a=True,
+    Feature("global_coherence", "Global Coherence", _global_coherence, _TABLE_19, paper_a=True,
             description="mean cosine similarity of each turn to the centroid"),
-    Feature("path_length", "Path length", _path_length, _TABLE_19, short_value=0.0,
+    Feature("path_length", "Path Length", _path_length, _TABLE_19, short_value=0.0,
             grows_with_length=True, paper_a=True,
             description="sum of cosine distances between consecutive turns"),
-    Feature("convergence_ratio", "Convergence ratio", _convergence_ratio, _TABLE_19, min_turns=4,
+    Feature("convergence_ratio", "Convergence Ratio", _convergence_ratio, _TABLE_19, min_turns=4,
             paper_a=True, description="(D_first_half - D_second_half) / D_first_half, D the mean "
                                       "pairwise cosine distance; 0 when D_first_half is 0"),
-    Feature("max_distance", "Max distance", _max_distance, _TABLE_19, paper_a=True,
+    Feature("max_distance", "Max Distance", _max_distance, _TABLE_19, paper_a=True,
             description="largest cosine distance between two turns"),
-    Feature("trajectory_curvature", "Trajectory curvature", _trajectory_curvature, _TABLE_19,
+    Feature("trajectory_curvature", "Trajectory Curvature", _trajectory_curvature, _TABLE_19,
             min_turns=3, paper_a=True,
             description="mean angle (radians) between consecutive steps e_i+1 - e_i"),
-    Feature("topic_switching_rate", "Topic switching rate", _topic_switching_rate, _TABLE_19,
+    Feature("topic_switching_rate", "Topic Switching Rate", _topic_switching_rate, _TABLE_19,
             min_turns=N_CLUSTERS + 1, paper_a=True,
             description="k-means (k=3) label changes per step"),
-    Feature("revisit_score", "Revisit score", _revisit_score, _TABLE_19, min_turns=6, paper_a=True,
+    Feature("revisit_score", "Revisit Score", _revisit_score, _TABLE_19, min_turns=6, paper_a=True,
             description="largest similarity of a late turn to an early one (first/last 30%)"),
-    Feature("semantic_spread", "Semantic spread", _semantic_spread, _TABLE_19, paper_a=True,
+    Feature("semantic_spread", "Semantic Spread", _semantic_spread, _TABLE_19, paper_a=True,
             description="population SD of the turns' distances to the centroid"),
 )
 assert tuple(f.name for f in PAPER_A) == PAPER_A_FEATURES
