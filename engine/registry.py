@@ -93,6 +93,15 @@ class Registry(Generic[T]):
             self._objects.pop(name, None)
             self._sources.pop(name, None)
 
+    def forget_plugins(self) -> None:
+        """Drop what plugins registered and read the entry points again on next use (a
+        process whose ``sys.path`` gained a package since, such as a test's)."""
+        with self._lock:
+            for name in [n for n, s in self._sources.items() if s.plugin is not None]:
+                self.unregister(name)
+            self._failures.clear()
+            self._loaded = False
+
     def _problem(self, obj) -> str | None:
         if isinstance(self._accepts, type):
             return None if isinstance(obj, self._accepts) else f"expected a {self._accepts.__name__}"

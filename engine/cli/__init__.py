@@ -6,6 +6,7 @@
 * ``engine.cli.judge``: judge {quality, pairwise} (paper B's quality side on a run folder)
 * ``engine.cli.pilot``: pilot (prescribe a design for a model and verify it, ``engine.diagnosis.prescribe``)
 * ``engine.cli.dataset``: dataset {build, release} (the datasets the dashboard reads)
+* ``engine.cli.plugins``: plugins (the registered features, methods, backends and their sources)
 Errors meant for people (``InputError``) print one line and exit 2, never a traceback; so
 does a full disk wherever it is met ("disk full while writing FILE; nothing was lost, ...").
 """
@@ -19,14 +20,14 @@ from engine.errors import InputError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.cli import analyze, data, dataset, judge, pilot, run
+    from engine.cli import analyze, data, dataset, judge, pilot, plugins, run
     from engine.cli.checks import OneLineParser
 
     parser = OneLineParser(
         prog="python -m engine",
         description="creativity-dynamics lab: run, measure and analyse team creativity.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, analyze, run, judge, pilot, dataset):
+    for module in (data, analyze, run, judge, pilot, dataset, plugins):
         module.register(subparsers)
     return parser
 

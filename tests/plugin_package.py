@@ -1,0 +1,96 @@
+"""A researcher's plugin package, written and pip-installed on a temporary path by a test.
+
+It lives outside the project and declares entry points in the three groups of
+``engine.registry``: a feature (``first_last_distance``: 1 - cos(e_1, e_n)), a discussion
+method (``round_robin_once``: each agent speaks once, in order; the last turn is the idea),
+and a backend (``canned``: replies "canned reply K to AGENT" without any server), plus one
+entry point that fails to import (a missing module), which must cost one line, not the run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+PLUGIN_NAME = "lab-plugin-example"
+PLUGIN_VERSION = "0.3.1"
+
+PYPROJECT = f"""
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{PLUGIN_NAME}"
+version = "{PLUGIN_VERSION}"
+
+[tool.setuptools]
+packages = ["lab_plugin_example"]
+
+[project.entry-points."creativity_lab.features"]
+first_last_distance = "lab_plugin_example.measures:FIRST_LAST"
+broken = "lab_plugin_example_missing.module:THING"
+
+[project.entry-points."creativity_lab.methods"]
+round_robin_once = "lab_plugin_example.method:ROUND_ROBIN_ONCE"
+
+[project.entry-points."creativity_lab.backends"]
+canned = "lab_plugin_example.backend:CANNED"
+"""
+
+MEASURES = '''
+"""first_last_distance: 1 - cos(e_1, e_n), how far the talk ended from where it began."""
+import numpy as np
+
+from engine.measures.feature import Feature
+
+
+def first_last(chunk):
+    return 1.0 - chunk.similarity[:, 0, -1]
+
+
+FIRST_LAST = Feature("first_last_distance", "First-last distance", first_last,
+                     "a plugin's own measure", min_turns=2)
+'''
+
+
+METHOD = '''
+"""round_robin_once: filled in with the method registry."""
+'''
+
+BACKEND = '''
+"""canned: filled in with the backend registry."""
+'''
+
+
+def plugin_sources() -> dict[str, str]:
+    """The package's files, by path relative to its folder."""
+    return {"pyproject.toml": textwrap.dedent(PYPROJECT),
+            "lab_plugin_example/__init__.py": "",
+            "lab_plugin_example/measures.py": textwrap.dedent(MEASURES),
+            "lab_plugin_example/method.py": textwrap.dedent(METHOD),
+            "lab_plugin_example/backend.py": textwrap.dedent(BACKEND)}
+
+
+def install_plugin(workdir: Path) -> Path:
+    """Write the package under ``workdir/src`` and pip-install it into ``workdir/site``
+    (no index, no build isolation: this venv's setuptools); returns the site folder."""
+    source, site = workdir / "src", workdir / "site"
+    for relative, text in plugin_sources().items():
+        path = source / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                    "--no-build-isolation", "--target", str(site), str(source)],
+                   check=True, capture_output=True, text=True)
+    return site
+
+
+def env_with(site: Path) -> dict[str, str]:
+    """The environment of a subprocess that has the plugin installed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env

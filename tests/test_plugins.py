@@ -1,0 +1,86 @@
+"""A plugin package from outside the project, found through its entry points.
+
+The package (``tests/plugin_package.py``) is pip-installed on a temporary path; the project's
+files are not touched (checked: ``git status`` of the checkout is the same before and after).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.plugin_package import PLUGIN_NAME, PLUGIN_VERSION, env_with, install_plugin
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def project_state() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def plugin_site(tmp_path_factory):
+    before = project_state()
+    site = install_plugin(tmp_path_factory.mktemp("plugin"))
+    yield site
+    assert project_state() == before, "installing and using the plugin changed the project's files"
+
+
+def engine(site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=cwd or REPO, env=env_with(site),
+                          capture_output=True, text=True, timeout=600)
+
+
+def write_embeddings(folder: Path) -> tuple[Path, list[np.ndarray]]:
+    """Two conversations' turn embeddings and their index, as ``embed`` writes them."""
+    from engine.embedding.embedder import write_embeddings as write
+
+    a = np.array([[1, 0, 0], [0, 1, 0], [0.6, 0.8, 0]], dtype=np.float32)
+    b = np.array([[0, 0, 1], [0, 0, 1]], dtype=np.float32)
+    index = pd.DataFrame({"conversation_id": ["a", "a", "a", "b", "b"], "turn": [0, 1, 2, 0, 1],
+                          "speaker": ["x", "y", "x", "x", "y"]})
+    path = folder / "turn_embeddings.npy"
+    write(np.vstack([a, b]), index, path, folder / "turn_index.parquet")
+    return path, [a, b]
+
+
+def test_the_plugins_command_names_the_plugin_and_its_broken_entry(plugin_site):
+    done = engine(plugin_site, "plugins", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    features = {e["name"]: e for e in report["features"]["entries"]}
+    assert features["first_last_distance"]["plugin"] == PLUGIN_NAME
+    assert features["first_last_distance"]["version"] == PLUGIN_VERSION
+    assert features["local_coherence"]["plugin"] is None
+    [failure] = report["features"]["failures"]
+    assert "lab_plugin_example_missing" in failure and "failed to import" in failure
+    text = engine(plugin_site, "plugins")
+    assert text.returncode == 0
+    [line] = [l for l in text.stdout.splitlines() if l.split()[:1] == ["first_last_distance"]]
+    assert f"{PLUGIN_NAME} {PLUGIN_VERSION}" in line
+    assert "plugins that failed: 1" in text.stdout
+
+
+def test_the_features_command_computes_the_plugins_feature(plugin_site, tmp_path):
+    path, (a, b) = write_embeddings(tmp_path)
+    done = engine(plugin_site, "features", str(path), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(io.StringIO(done.stdout))
+    assert list(table.columns[-3:]) == ["forward_flow", "discursive_diversity", "first_last_distance"]
+    # 1 - cos(first, last): a ends at (0.6, 0.8, 0) from (1, 0, 0): 1 - 0.6; b repeats itself: 0
+    assert table["first_last_distance"].tolist() == pytest.approx([0.4, 0.0], abs=1e-7)
+    # forward flow of a by hand: t=2: 1; t=3: mean(1 - 0.6, 1 - 0.8) = 0.3; mean 0.65
+    assert table["forward_flow"].tolist() == pytest.approx([0.65, 0.0], abs=1e-7)
+    # discursive diversity of a: x = mean((1,0,0), (0.6,0.8,0)) = (0.8, 0.4, 0), y = (0,1,0)
+    x = np.array([0.8, 0.4, 0.0])
+    assert table["discursive_diversity"][0] == pytest.approx(1 - 0.4 / math.sqrt(x @ x), abs=1e-7)
+    assert "lab_plugin_example_missing" not in done.stdout  # a broken plugin is no column
