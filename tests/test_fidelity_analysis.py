@@ -1,4 +1,4 @@
-"""The fidelity comparison of the nine features (engine.stats.fidelity), its CLI and the
+"""The fidelity comparison of the nine features (engine.stats.mode_differences), its CLI and the
 Design levers page's data; expected values from scipy / statsmodels and by hand."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dashboard.page_data import fidelity as page
 from engine.cli import main
 from engine.datasets import Dataset
 from engine.measures.trajectory import PAPER_A_FEATURES
-from engine.stats.fidelity import mode_differences, mode_mechanics
+from engine.stats.mode_differences import mode_differences, mode_mechanics
 
 REPO = Path(__file__).resolve().parents[1]
 CACHED = REPO / "cached_runs" / "local_smollm2_fidelity"

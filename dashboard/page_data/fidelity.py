@@ -2,7 +2,7 @@
 
 Paper A's structures run as the paper describes them and as the authors' code ran them
 (``engine.protocols.fidelity``): the page compares the nine features between the two modes
-(``engine.stats.fidelity``). The sessions come from the chosen dataset when it has both
+(``engine.stats.mode_differences``). The sessions come from the chosen dataset when it has both
 modes, else from the cached fidelity dataset (``cached_runs/local_smollm2_fidelity``, grid
 ``cached_runs/grids/fidelity.yaml``).
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from engine.datasets import Dataset
-from engine.stats.fidelity import compared_structures, fidelity_rows, mode_differences, mode_mechanics
+from engine.stats.mode_differences import compared_structures, fidelity_rows, mode_differences, mode_mechanics
 
 FIDELITY_DATASET = "local_smollm2_fidelity"
 
@@ -58,7 +58,7 @@ def _number(value: float, digits: int = 3) -> str:
 class FidelityView:
     """Everything the Design levers page shows about fidelity, computed once per dataset."""
     source: FidelitySource
-    differences: pd.DataFrame | None   # ``engine.stats.fidelity.mode_differences``
+    differences: pd.DataFrame | None   # ``engine.stats.mode_differences.mode_differences``
     table: pd.DataFrame | None         # ``differences_table``
     mechanics: pd.DataFrame | None     # ``mechanics_table``
     headline: str = ""                 # ``headline``

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.figures import fidelity as fidelity_chart
+from dashboard.figures import mode_forest as fidelity_chart
 from dashboard.page_data import datasets
 from dashboard.page_data.analyses import small_model
 from dashboard.widgets import cached, notebook_button, sample_picker, ui

@@ -10,7 +10,7 @@ ratings scaled within task, turn embeddings and the nine trajectory features. ``
 chooses the description written into its manifest (all protocols, paper B's ablation) or, for
 ``steered``, adds the final-idea embeddings and the moderator's interventions; a run whose
 paper-A sessions include ``fidelity: release`` ones (``cached_runs/grids/fidelity.yaml``) is
-described as the fidelity comparison (``engine.dataset_builds.fidelity``). ``release`` reads
+described as the fidelity comparison (``engine.dataset_builds.fidelity_manifest``). ``release`` reads
 paper A's released metrics files.
 """
 

@@ -1,6 +1,6 @@
 """``python -m engine analyze fidelity``: the nine trajectory features when paper A's
 structures run as the paper describes them and as the authors' code ran them
-(``engine.stats.fidelity``; the modes: ``engine.protocols.fidelity``, ``docs/fidelity.md``).
+(``engine.stats.mode_differences``; the modes: ``engine.protocols.fidelity``, ``docs/fidelity.md``).
 
 Prints, per structure, what each mode did (turns, calls, replies asked again or read as
 Agree) and, per feature, N and mean per mode, release − paper with Welch's 95% interval,
@@ -20,7 +20,7 @@ DEFAULT_DATASET = REPO / "cached_runs" / "local_smollm2_fidelity"
 
 def report(dataset: str | None, out: str | None, *, write: Callable, show: Callable) -> int:
     from engine.datasets import Dataset
-    from engine.stats.fidelity import mode_differences, mode_mechanics
+    from engine.stats.mode_differences import mode_differences, mode_mechanics
 
     folder = Path(dataset) if dataset else DEFAULT_DATASET
     if not (folder / "manifest.json").exists():

@@ -23,7 +23,7 @@ import pandas as pd
 
 from engine.storage import durable
 from engine.judging.consensus_check import consensus_summary
-from engine.dataset_builds import fidelity
+from engine.dataset_builds import fidelity_manifest as fidelity
 from engine.corpus import Corpus, atomic_write_bytes
 from engine.datasets import dataset_from_corpus
 from engine.embedding.embedder import DEFAULT_MODEL, Embedder

@@ -1,5 +1,5 @@
 """The fidelity comparison's chart: Hedges' g (release − paper) of each trajectory feature with
-its 95% interval, one series per discussion structure (``engine.stats.fidelity``)."""
+its 95% interval, one series per discussion structure (``engine.stats.mode_differences``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _label(feature: str) -> str:
 
 
 def mode_difference_forest(differences: pd.DataFrame, title: str) -> go.Figure:
-    """``differences``: ``engine.stats.fidelity.mode_differences``. Rows without an interval
+    """``differences``: ``engine.stats.mode_differences.mode_differences``. Rows without an interval
     (too few sessions) are left out of the chart; the table beside it says why."""
     rows = differences.dropna(subset=["g", "g_low", "g_high"])
     fig = go.Figure()

@@ -4,7 +4,7 @@ A run folder whose paper-A sessions include ``fidelity="release"`` ones (the gri
 ``cached_runs/grids/fidelity.yaml``: open, instructed and iterative in both fidelities,
 ``engine.protocols.fidelity``) is described as such by ``engine.dataset_builds.run_folder``:
 what was run, how replies were asked again or read (``engine.protocols.reask.reply_summary``)
-and how the comparison is read (``engine.stats.fidelity``).
+and how the comparison is read (``engine.stats.mode_differences``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,6 @@ def manifest_parts(run_dir: Path, corpus, failed_records=()) -> dict:
             "sessions": [{"structure": p, "fidelity": f, "n": n, "chat_calls": calls[(p, f)]}
                          for (p, f), n in sorted(sessions.items())],
             "replies": reply_summary(corpus, failed_records),
-            "read_with": "engine.stats.fidelity (Welch 95% intervals, Holm over nine features, Hedges' g)",
+            "read_with": "engine.stats.mode_differences (Welch 95% intervals, Holm over nine features, Hedges' g)",
         }},
     }
