@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-PAPER_B_SESSIONS = 1170  # paper B's full design (sessions), as the README and the issue state
+PAPER_B_SESSIONS = 1170  # paper B's full design (sessions), as docs/howto/paper-b-debates.md and the issue state
 
 
 def _texts(n: int) -> list[str]:

@@ -38,7 +38,7 @@ def disk_full_message(path) -> str:
 
 def write_error(path, error: OSError) -> WriteError:
     """The one-line error for an ``OSError`` met while writing ``path``: a full disk (or
-    quota) in the words the README gives; anything else with the system's reason."""
+    quota) in the words docs/reference/errors.md gives; anything else with the system's reason."""
     import errno
 
     if getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT):

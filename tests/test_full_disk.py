@@ -3,7 +3,7 @@
 The disk is simulated by replacing ``engine.storage.durable._write`` (every byte the project writes
 to a run folder goes through it) with one that stores K more bytes and then fails with
 ENOSPC, after a short write, for many K; once more on a real tmpfs of a few pages where the
-machine allows mounting one. Held to: the run stops with the one line of the README, every
+machine allows mounting one. Held to: the run stops with the one line of docs/reference/errors.md, every
 file holds whole records only (the records it held before the failing one), and a re-run
 with space finishes exactly the missing sessions, keeping every byte written before.
 """

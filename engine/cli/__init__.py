@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except InputError as error:
-        # one line, whatever a message quotes (the error contract in the README)
+        # one line, whatever a message quotes (the error contract, docs/reference/errors.md)
         print("error: " + " ".join(str(error).splitlines()), file=sys.stderr)
         return 2
     except Exception as error:

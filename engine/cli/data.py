@@ -239,7 +239,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_ray_options(p: argparse.ArgumentParser) -> None:
-    ray = p.add_argument_group("Ray cluster (see README: On a cluster)")
+    ray = p.add_argument_group("Ray cluster (see docs/howto/ray-cluster.md)")
     ray.add_argument("--ray", metavar="ADDRESS|auto",
                      help="run on the Ray cluster whose head is at HOST:PORT (auto: the one this "
                           "machine belongs to); the cache stays on this machine")
