@@ -121,6 +121,14 @@ def test_the_defaults_each_method_describes_reach_its_config():
     assert [m for m in names.METHODS if make_config(m).fidelity == "paper"] == list(names.PAPER_A)
 
 
+def test_every_built_in_runs_its_own_protocol_module():
+    import inspect
+
+    for described in registry.BUILT_IN_METHODS:
+        run = described.runner()
+        assert inspect.iscoroutinefunction(run) and run.__module__ == f"engine.protocols.{described.name}"
+
+
 def test_describing_the_methods_imports_no_protocol_and_no_heavy_library():
     probe = ("import json, sys\nfrom engine.protocols import registry\nregistry.method_names()\n"
              "registry.method('creative_mad').calls\n"

@@ -22,6 +22,12 @@ A plugin's method is a ``Method`` whose ``run`` is the async function itself::
 
     MY_METHOD = Method(name="mine", run=my_run, calls=lambda config, with_retries: config.agents,
                        label="My method", team=3, options={"agents", "temperature", "max_tokens"})
+
+declared in the plugin's ``pyproject.toml`` as ``[project.entry-points."creativity_lab.methods"]
+mine = "my_package.methods:MY_METHOD"``; it is then a choice of ``python -m engine run
+--method``, of a grid's conditions and of the pilot. The CLI's ``--help`` loads the module
+that defines it, so keep that module light (import the ``Session`` type under
+``TYPE_CHECKING`` and heavy libraries inside ``my_run``).
 """
 
 from __future__ import annotations
