@@ -106,7 +106,9 @@ def test_every_built_in_names_only_real_options_and_its_traits_agree():
         assert described.code and described.label and described.citation and described.colour
         if described.debate:
             assert {"lenses", "peers", "k", "rounds"} <= described.options
-        assert described.turn_limited == ("turn_limit" in described.options or described.name in ("none", "progressive"))
+        # turn-limited: a turn_limit, or paper A's structures without a discussion phase
+        has_turns = "turn_limit" in described.options or described.name in ("none", "progressive")
+        assert described.turn_limited == has_turns
 
 
 def test_the_defaults_each_method_describes_reach_its_config():

@@ -41,11 +41,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from engine.errors import InputError
 from engine.fields import Whole
 
+from engine.names import METHODS
+from engine.protocols import registry
 from engine.protocols.fidelity import DEFAULT_FIDELITY, FIDELITIES, default_reply_attempts
 from engine.protocols.method import PEER_STRATEGIES
-from engine.names import METHODS
-from engine.protocols.registry import (BUILT_IN_METHODS, hand_raising_methods, is_method, method, method_names,
-                                       methods_taking)
+from engine.protocols.registry import BUILT_IN_METHODS, hand_raising_methods, is_method, method_names, methods_taking
 
 # The built-in names (METHODS) and debates, for callers written before the registry (read
 # engine.protocols.registry for plugins' methods too).
@@ -126,7 +126,7 @@ class ProtocolConfig(BaseModel):
     def _consistent(self) -> "ProtocolConfig":
         """The method's defaults filled in, and the options it does not take refused
         (``engine.protocols.method.Method``: its traits, ``options`` and defaults)."""
-        name, described = self.method, method(self.method)
+        name, described = self.method, registry.method(self.method)
         takes = described.takes
         if self.agents is None:
             object.__setattr__(self, "agents", described.team)
@@ -135,7 +135,8 @@ class ProtocolConfig(BaseModel):
         elif not takes("fidelity") and self.fidelity is not None:
             raise ValueError(f"fidelity: applies to paper A's structures ({_listed('fidelity')}), not {name}")
         if self.reply_attempts is not None and not takes("reply_attempts"):
-            raise ValueError(f"reply_attempts: applies to {_only(methods_taking('reply_attempts'))} only, not {name}")
+            raise ValueError(f"reply_attempts: applies to {_only(methods_taking('reply_attempts'))} only, "
+                             f"not {name}")
         if self.initial_generation is None:
             object.__setattr__(self, "initial_generation", described.initial_generation)
         if described.single_agent and self.agents != 1:
@@ -147,7 +148,8 @@ class ProtocolConfig(BaseModel):
             raise ValueError(f"order: 'raise' (hand-raising) applies to {_only(hand_raising_methods())} "
                              f"only, not {name}")
         if self.pool and not takes("pool"):
-            raise ValueError(f"pool: the replacement pool applies to {_only(methods_taking('pool'))} only, not {name}")
+            raise ValueError(f"pool: the replacement pool applies to {_only(methods_taking('pool'))} only, "
+                             f"not {name}")
         if self.pool and not self.initial_generation:
             raise ValueError("pool: a replacement pool needs the initial generation phase")
         if described.needs_initial_generation and not self.initial_generation:
@@ -155,8 +157,8 @@ class ProtocolConfig(BaseModel):
         if (self.lenses is not None and not takes("lenses")) or (self.peers is not None and not takes("peers")):
             raise ValueError(f"lenses/peers: apply to the debate methods ({_listed('peers')}), not {name}")
         if self.candidates > 1 and not takes("candidates"):
-            raise ValueError(f"candidates: applies to {_only(methods_taking('candidates'))} (judge-based selection), "
-                             f"not {name}")
+            raise ValueError(f"candidates: applies to {_only(methods_taking('candidates'))} "
+                             f"(judge-based selection), not {name}")
         if self.consensus != "judge" and not self.has_consensus:
             raise ValueError(f"consensus: {name} has no consensus step")
         if self.steering is not None and not takes("steering"):
@@ -170,19 +172,19 @@ class ProtocolConfig(BaseModel):
     @property
     def has_consensus(self) -> bool:
         """Debates and Voting, and Direct / Self-Refine with several candidates."""
-        return method(self.method).consensus or self.candidates > 1
+        return registry.method(self.method).consensus or self.candidates > 1
 
     @property
     def lens_assignment(self) -> bool:
         """Cognitive Lens Assignment on? (the method's default when ``lenses`` is unset)."""
-        return method(self.method).lenses if self.lenses is None else self.lenses
+        return registry.method(self.method).lenses if self.lenses is None else self.lenses
 
     @property
     def peer_strategy(self) -> str:
         """Which peers an agent reads (the method's default when ``peers`` is unset)."""
         if self.peers is not None:
             return self.peers
-        return method(self.method).peers
+        return registry.method(self.method).peers
 
     def hash_payload(self) -> dict[str, Any]:
         """What identifies the options of a session (later options only when not default)."""
@@ -196,7 +198,7 @@ class ProtocolConfig(BaseModel):
     def paper(self) -> str:
         """How a session is recorded: "A" for the turn-limited methods (paper A's structures and
         the steered discussion built on its open one), "B" for the debate-round ones."""
-        return "A" if method(self.method).turn_limited else "B"
+        return "A" if registry.method(self.method).turn_limited else "B"
 
     @property
     def attempts(self) -> int:
@@ -218,10 +220,11 @@ class ProtocolConfig(BaseModel):
             "B": common + ("rounds", "k", "idea_words"),
         }[self.paper]
         meta = {key: data[key] for key in keep}
-        takes = method(self.method).takes
+        described = registry.method(self.method)
+        takes = described.takes
         if not takes("fidelity"):
             meta.pop("fidelity", None)
-        if method(self.method).debate:
+        if described.debate:
             meta.update(lenses=self.lens_assignment, peers=self.peer_strategy)
         if self.has_consensus:
             meta.update(consensus=self.consensus, consensus_retries=self.consensus_retries)
@@ -262,4 +265,6 @@ def _listed(option: str) -> str:
 
 def _only(names: tuple[str, ...]) -> str:
     """"instructed" / "direct and self_refine" / "a, b and c"."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    if len(names) < 2:
+        return names[0] if names else "no method"
+    return f"{', '.join(names[:-1])} and {names[-1]}"
