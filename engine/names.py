@@ -1,15 +1,18 @@
 """Names the command line offers or prints at ``--help``: paper A's discussion structures,
 paper B's debate methods and benchmarks, the paper release's embedding models.
 
-Kept apart from ``engine.protocols`` and ``engine.stats`` (which load numpy, pandas,
-pydantic, SciPy and statsmodels), so building the CLI's parser loads none of them.
+Kept apart from ``engine.stats`` (which loads pandas, SciPy and statsmodels), so building
+the CLI's parser loads none of them. The method names are read from the built-in methods'
+descriptions (``engine.protocols.registry``, light to import); they are the frozen lists of
+the papers' own methods, for paper-A-only or paper-B-only analyses and imports. What can be
+run, plugins' methods included, is ``engine.protocols.registry.method_names()``.
 """
 
-PAPER_A = ("none", "open", "instructed", "iterative", "progressive")
-PAPER_B = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
-# Beyond the papers: paper A's open discussion steered by its running trajectory features
-STEERED = ("steered",)
-METHODS = PAPER_A + PAPER_B + STEERED
+from engine.protocols.registry import BUILT_IN_METHODS
+
+PAPER_A = tuple(m.name for m in BUILT_IN_METHODS if m.paper == "A")  # none, open, instructed, iterative, progressive
+PAPER_B = tuple(m.name for m in BUILT_IN_METHODS if m.paper == "B")  # direct ... creative_mad
+METHODS = tuple(m.name for m in BUILT_IN_METHODS)  # the built-ins: PAPER_A + PAPER_B + steered
 
 # paper B's four benchmarks (engine.tasks.benchmark_tasks reads them; a tasks file may name one)
 BENCHMARKS = ("liveideabench", "aae", "macgyver", "arena_hard_creative")

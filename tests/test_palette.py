@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.figures import charts, palette
-from engine.protocols.config import METHODS, PAPER_A, PAPER_B
+from engine.names import METHODS, PAPER_A, PAPER_B
 
 
 def test_eleven_methods_get_eleven_distinct_colours():

@@ -418,10 +418,10 @@ def _short(text, limit: int = 140) -> str:
 def _is_condition(levels) -> bool:
     """True when the levels are conditions (``engine.runs.conditions`` labels) or method names:
     they are drawn by code, with a key."""
-    from engine.names import METHODS
+    from engine.protocols.registry import is_method
 
     levels = [str(v) for v in levels]
-    return bool(levels) and all(codes.parse(v).team_size is not None or "[" in v or v in METHODS
+    return bool(levels) and all(codes.parse(v).team_size is not None or "[" in v or is_method(v)
                                 for v in levels)
 
 

@@ -4,10 +4,11 @@ A condition (``engine.runs.conditions.condition_label``: ``creative_mad [CLA, di
 T=1 Qwen3-8B``) is far too long for a legend or an axis. Its code is made from the condition
 alone, so one condition has one code on every page:
 
-* the method's abbreviation (``CMAD`` Creative-MAD, ``HoMAD`` Homo MAD, ``HeMAD`` Hetero MAD,
-  ``VOTE``, ``DIR`` direct, ``SR`` self-refine; paper A's ``OPEN``, ``INST``, ``ITER``,
-  ``PROG``, ``NONE``; ``STEER``); an unknown method (an uploaded debate) is shortened from its
-  own name;
+* the method's abbreviation, from its description (``Method.code``, ``engine.protocols.
+  registry``: ``CMAD`` Creative-MAD, ``HoMAD`` Homo MAD, ``HeMAD`` Hetero MAD, ``VOTE``,
+  ``DIR`` direct, ``SR`` self-refine; paper A's ``OPEN``, ``INST``, ``ITER``, ``PROG``,
+  ``NONE``; ``STEER``); a method without one (an uploaded debate, a plugin's method that
+  gave no code) is shortened from its own name;
 * for a debate, its peer design (paper B, section 3: ``d`` distant = EPS, ``c`` closest,
   ``r`` random, followed by k; ``a`` = all peers where the method's own design is a peer
   selection, i.e. Creative-MAD without EPS);
@@ -29,24 +30,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from engine.protocols.registry import is_method, own_design
+from engine.protocols.registry import method as described
+
 SEPARATOR = "·"
-METHOD_CODES = {
-    "creative_mad": "CMAD", "homo_mad": "HoMAD", "hetero_mad": "HeMAD", "voting": "VOTE", "direct": "DIR",
-    "self_refine": "SR", "open": "OPEN", "instructed": "INST", "iterative": "ITER", "progressive": "PROG",
-    "none": "NONE", "steered": "STEER",
-}
-METHOD_NAMES = {
-    "creative_mad": "Creative-MAD", "homo_mad": "Homo MAD", "hetero_mad": "Hetero MAD", "voting": "Voting",
-    "direct": "Direct", "self_refine": "Self-Refine", "open": "open discussion",
-    "instructed": "instructed discussion", "iterative": "iterative discussion",
-    "progressive": "progressive discussion", "none": "no discussion", "steered": "steered discussion",
-}
 PEER_CODES = {"all": "a", "distant": "d", "closest": "c", "random": "r"}
 PEER_NAMES = {"all": "all peers", "distant": "distant peers", "closest": "closest peers",
               "random": "random peers"}
-# the lens design each debate has by itself (paper B: Creative-MAD = CLA + EPS)
-OWN_LENSES = {"creative_mad": True}
-OWN_PEERS = {"creative_mad": "distant"}
 
 _LABEL = re.compile(
     r"^(?P<method>\S+)"
@@ -96,9 +86,16 @@ def parse(label) -> Condition:
                      model=match["model"] or None)
 
 
+def method_name(method: str) -> str:
+    """A method in words (its description's label; an unknown one: its name, spaced)."""
+    if is_method(method) and described(method).label:
+        return described(method).label
+    return str(method).replace("_", " ")
+
+
 def method_code(method: str) -> str:
-    if method in METHOD_CODES:
-        return METHOD_CODES[method]
+    if is_method(method) and described(method).code:
+        return described(method).code
     words = [w for w in re.split(r"[^A-Za-z0-9]+", str(method)) if w]
     if not words:
         return "?"
@@ -111,10 +108,10 @@ def code(label) -> str:
     """The code of one condition (without the disambiguation ``codes()`` may add)."""
     c = label if isinstance(label, Condition) else parse(label)
     parts = [method_code(c.method)]
-    own_peers = OWN_PEERS.get(c.method, "all")
+    own_lenses, own_peers = own_design(c.method)
     if c.peers is not None and (c.peers != "all" or own_peers != "all"):
         parts.append(PEER_CODES.get(c.peers, c.peers[:1]) + (str(c.k) if c.k is not None else ""))
-    if c.lenses is not None and c.lenses != OWN_LENSES.get(c.method, False):
+    if c.lenses is not None and c.lenses != own_lenses:
         parts.append("+L" if c.lenses else "-L")
     if c.consensus not in (None, "judge"):
         parts.append(str(c.consensus)[:5])
@@ -174,12 +171,12 @@ def describe(label) -> str:
     """The condition in words: ``Creative-MAD, distant peers, k = 2, 5 agents, 2 rounds,
     T = 1, Qwen3-8B``."""
     c = label if isinstance(label, Condition) else parse(label)
-    parts = [METHOD_NAMES.get(c.method, str(c.method).replace("_", " "))]
+    parts = [method_name(c.method)]
     if c.peers is not None:
         parts.append(PEER_NAMES.get(c.peers, f"{c.peers} peers"))
         if c.k is not None:
             parts.append(f"k = {c.k}")
-    if c.lenses is not None and c.lenses != OWN_LENSES.get(c.method, False):
+    if c.lenses is not None and c.lenses != own_design(c.method)[0]:
         parts.append("with lenses (CLA)" if c.lenses else "without lenses (no CLA)")
     if c.consensus not in (None, "judge"):
         parts.append(f"consensus by {c.consensus}")

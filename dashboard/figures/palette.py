@@ -5,8 +5,10 @@ deficiencies: Okabe & Ito's eight ("Color Universal Design", 2008) and Paul Tol'
 set (Tol, "Colour schemes", SRON technical note, 2021). Known levels get a fixed colour:
 
 * source: LLM blue, human wine (the two groups of paper A, Figure 3a);
-* method / discussion: the eleven protocols of the two papers and the steered discussion
-  (``engine.names.METHODS``), twelve distinct colours;
+* method / discussion: the eleven protocols of the two papers and the steered discussion,
+  twelve distinct colours, each named by the method's own description (``Method.colour``,
+  ``engine.protocols.registry``); a plugin's method that names no colour (or an unknown one)
+  gets one of the colours no built-in method uses, chosen from its name by a fixed hash;
 * task: the six tasks of paper A (``engine.tasks``).
 
 Any other level (a model name, a persona, a team size...) gets a colour from its name
@@ -16,7 +18,13 @@ through a fixed hash, so it is the same in every chart and every session. Missin
 
 from __future__ import annotations
 
+import re
 import zlib
+from collections.abc import Mapping
+from typing import Iterator
+
+from engine.protocols.registry import BUILT_IN_METHODS, MethodChoices, is_method
+from engine.protocols.registry import method as described
 
 OKABE_ITO = {"blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "purple": "#CC79A7",
              "sky": "#56B4E9", "vermillion": "#D55E00", "yellow": "#F0E442"}
@@ -29,14 +37,43 @@ SEQUENCE = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["green"], OKABE_IT
             OKABE_ITO["vermillion"], OKABE_ITO["sky"], TOL_MUTED["indigo"], TOL_MUTED["olive"],
             TOL_MUTED["wine"], TOL_MUTED["forest"], TOL_MUTED["rose"], TOL_MUTED["teal"])
 
+# The colours a method's description may name (``Method.colour``), besides "#RRGGBB".
+NAMED = {**OKABE_ITO, **TOL_MUTED, "black": BLACK, "grey": GREY}
+HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
+
+
+def named(key: str | None) -> str | None:
+    """A colour name of ``NAMED`` or a ``#RRGGBB`` as its hex; None for anything else."""
+    if not isinstance(key, str):
+        return None
+    return key if HEX.match(key) else NAMED.get(key.lower())
+
+
+class MethodColours(Mapping):
+    """``{method: colour}`` of the registered methods that name a colour (plugins' included),
+    read from their descriptions when asked."""
+
+    def __getitem__(self, name: str) -> str:
+        found = named(described(name).colour) if is_method(name) else None
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in MethodChoices() if name in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, name: object) -> bool:
+        return is_method(name) and named(described(name).colour) is not None
+
+
 SOURCE = {"llm": OKABE_ITO["blue"], "human": TOL_MUTED["wine"]}
-METHOD = {
-    "none": BLACK, "open": OKABE_ITO["blue"], "instructed": OKABE_ITO["orange"],
-    "iterative": OKABE_ITO["green"], "progressive": OKABE_ITO["purple"],
-    "direct": TOL_MUTED["indigo"], "self_refine": OKABE_ITO["sky"], "voting": TOL_MUTED["olive"],
-    "homo_mad": OKABE_ITO["vermillion"], "hetero_mad": TOL_MUTED["wine"], "creative_mad": TOL_MUTED["forest"],
-    "steered": TOL_MUTED["sand"],
-}
+METHOD = MethodColours()
+# A method that names no colour: one of the palettes' colours no built-in method uses.
+_TAKEN = {named(m.colour) for m in BUILT_IN_METHODS}
+METHOD_FALLBACK = tuple(dict.fromkeys(c for c in (*SEQUENCE, *TOL_MUTED.values()) if c not in _TAKEN))
 TASK = {"plastic_waste": OKABE_ITO["blue"], "supply_chain": OKABE_ITO["orange"],
         "sorry_pandemic": OKABE_ITO["green"], "education_inequality": OKABE_ITO["purple"],
         "employee_attrition": OKABE_ITO["vermillion"], "singing_shower": TOL_MUTED["indigo"]}
@@ -60,7 +97,13 @@ def colour(value, kind: str | None = None) -> str:
             return table[text]
         if text.lower() in table:
             return table[text.lower()]
-    return SEQUENCE[zlib.crc32(text.encode("utf-8")) % len(SEQUENCE)]
+    if any(table is METHOD for table in tables) and is_method(text):  # a method without a colour
+        return _hashed(text, METHOD_FALLBACK)
+    return _hashed(text, SEQUENCE)
+
+
+def _hashed(text: str, choices: tuple[str, ...]) -> str:
+    return choices[zlib.crc32(text.encode("utf-8")) % len(choices)]
 
 
 def colours(values, kind: str | None = None) -> dict[str, str]:

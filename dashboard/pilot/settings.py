@@ -4,7 +4,9 @@ Every number the form takes has a stated range; a value outside it is refused wi
 that names the field and the range, never clamped or replaced by a previous value. The
 ranges follow the protocols' own limits (``engine.protocols.config``) narrowed to what a
 pilot needs: paper A's team structures need 2+ agents (the paper uses 3), paper B's debates
-2+ (the paper uses 5), Self-Refine and Direct one agent.
+2+ (the paper uses 5), Self-Refine and Direct one agent. Which method is single-agent or runs
+for turns rather than rounds comes from its description (``engine.protocols.registry``), so a
+plugin's method is a choice here as well.
 """
 
 from __future__ import annotations
@@ -12,13 +14,30 @@ from __future__ import annotations
 from typing import Any
 
 from engine.errors import InputError
-from engine.protocols.config import PAPER_A, STEERED
+from engine.protocols.registry import MethodChoices, is_method
+from engine.protocols.registry import method as described
+
+
+class _MethodsThat:
+    """The registered methods with one trait, read when asked (``name in SINGLE_AGENT``)."""
+
+    def __init__(self, trait: str):
+        self.trait = trait
+
+    def __contains__(self, name: object) -> bool:
+        return is_method(name) and getattr(described(name), self.trait)
+
+    def __iter__(self):
+        return (name for name in MethodChoices() if name in self)
+
+    def __repr__(self) -> str:
+        return f"({', '.join(self)})"
+
 
 # Methods run for a number of discussion turns (paper A's structures and the steered
 # discussion, which has paper A's turn limit); every other method runs debate rounds.
-TURN_LIMITED = PAPER_A + STEERED
-
-SINGLE_AGENT = ("direct", "self_refine")
+TURN_LIMITED = _MethodsThat("turn_limited")
+SINGLE_AGENT = _MethodsThat("single_agent")
 # field -> (low, high, label); inclusive bounds
 LIMITS: dict[str, tuple[float, float, str]] = {
     "agents": (2, 8, "Agents"),
@@ -31,6 +50,11 @@ LIMITS: dict[str, tuple[float, float, str]] = {
 JUDGES = ("none", "same", "local")
 JUDGE_LABELS = {"none": "No judge (features only)", "same": "The pilot's model rates the final ideas",
                 "local": "The local model (SmolLM2) rates the final ideas"}
+
+
+def method_choices() -> tuple[str, ...]:
+    """The methods the form offers: every registered one, plugins' included."""
+    return tuple(MethodChoices())
 
 
 def range_text(name: str) -> str:

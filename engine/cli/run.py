@@ -37,13 +37,14 @@ PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit",
 
 
 def register(subparsers) -> None:
-    from engine.names import METHODS
+    from engine.protocols.registry import MethodChoices
 
     p = subparsers.add_parser("run", help="run debate / discussion sessions on a model",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = p.add_argument_group("what to run")
     what.add_argument("--grid", help="grid YAML file (conditions x tasks x replicates)")
-    what.add_argument("--method", choices=METHODS, help="discussion structure or debate method")
+    what.add_argument("--method", choices=MethodChoices(),  # plugins' methods too, read when needed
+                      help="discussion structure or debate method")
     what.add_argument("--task", action="append", help="built-in task id (repeatable, or 'all')")
     what.add_argument("--task-text", help="your own task prompt")
     what.add_argument("--task-id", default="custom", help="id for --task-text (default: custom)")

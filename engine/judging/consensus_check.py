@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
-from engine.protocols.config import WITH_CONSENSUS
+from engine.protocols.registry import consensus_methods
 
 
 def _meta(session: Any) -> Mapping[str, Any]:
@@ -36,9 +36,10 @@ def consensus_summary(sessions: Iterable[Any]) -> dict[str, Any]:
     personas: Counter = Counter()
     by_method: dict[str, Counter] = {}
     read = unparsed = total = 0
+    always = set(consensus_methods())  # the debates and Voting (plugins' methods too)
     for session in sessions:
         meta = _meta(session)
-        if _protocol(session) not in WITH_CONSENSUS and (meta.get("candidates") or 1) < 2:
+        if _protocol(session) not in always and (meta.get("candidates") or 1) < 2:
             continue
         total += 1
         how = meta.get("consensus_resolution") or "unrecorded"

@@ -23,6 +23,12 @@ consensus judge picks one (paper B: "all methods use a judge-based selection mec
 lenses + distant, Homo/Hetero-MAD = no lenses + all. ``models`` gives one backend per
 agent (paper A's "Mixed" teams, Tables 7 and 20; Hetero-MAD by model), cycled if shorter
 than the team.
+
+Which of these a method takes, its defaults (team size, initial phase, a debate's own
+design) and its traits come from the method's one description (``engine.protocols.method.
+Method``, looked up in ``engine.protocols.registry``, plugins' methods included): ``method``
+is checked against the registry, and an option only some methods take (fidelity,
+reply_attempts, pool, lenses, peers, candidates, steering) is refused for the others.
 """
 
 from __future__ import annotations
@@ -35,12 +41,15 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from engine.errors import InputError
 from engine.fields import Whole
 
-from engine.names import METHODS, PAPER_A, PAPER_B, STEERED
+from engine.names import METHODS
+from engine.protocols import registry
 from engine.protocols.fidelity import DEFAULT_FIDELITY, FIDELITIES, default_reply_attempts
+from engine.protocols.method import PEER_STRATEGIES
+from engine.protocols.registry import BUILT_IN_METHODS, hand_raising_methods, is_method, method_names, methods_taking
 
-DEBATES = ("homo_mad", "hetero_mad", "creative_mad")
-WITH_CONSENSUS = DEBATES + ("voting",)
-PEER_STRATEGIES = ("all", "distant", "closest", "random")
+# The built-in names (METHODS) and debates, for callers written before the registry (read
+# engine.protocols.registry for plugins' methods too).
+DEBATES = tuple(m.name for m in BUILT_IN_METHODS if m.debate)
 CONSENSUS_MODES = ("judge", "vote", "random", "all")
 # Options added after runs were made: left at their default they stay out of a session's
 # id (engine.runs.grid.options_hash), so earlier runs keep their ids and resume.
@@ -58,7 +67,7 @@ MAX_IDEA_WORDS = 2000
 class ProtocolConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    method: Literal[METHODS]  # type: ignore[valid-type]
+    method: str  # a registered method (engine.protocols.registry)
     agents: Whole | None = Field(None, ge=1, le=16)
     rounds: Whole = Field(2, ge=0, le=20)
     persona: Literal["none", "same", "different"] = "none"
@@ -106,66 +115,76 @@ class ProtocolConfig(BaseModel):
             steering_targets(value)  # a ValueError naming the bad target
         return value
 
+    @field_validator("method")
+    @classmethod
+    def _registered(cls, value):
+        if not is_method(value):
+            raise ValueError(f"unknown method {value!r}; choose one of: {', '.join(method_names())}")
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> "ProtocolConfig":
-        method = self.method
+        """The method's defaults filled in, and the options it does not take refused
+        (``engine.protocols.method.Method``: its traits, ``options`` and defaults)."""
+        name, described = self.method, registry.method(self.method)
+        takes = described.takes
         if self.agents is None:
-            default = {"direct": 1, "self_refine": 1}.get(method, 5 if method in PAPER_B else 3)
-            object.__setattr__(self, "agents", default)
-        if method in PAPER_A and self.fidelity is None:
+            object.__setattr__(self, "agents", described.team)
+        if takes("fidelity") and self.fidelity is None:
             object.__setattr__(self, "fidelity", DEFAULT_FIDELITY)
-        elif method not in PAPER_A and self.fidelity is not None:
-            raise ValueError(f"fidelity: applies to paper A's structures ({', '.join(PAPER_A)}), "
-                             f"not {method}")
-        if self.reply_attempts is not None and method != "instructed":
-            raise ValueError("reply_attempts: applies to the instructed structure only")
+        elif not takes("fidelity") and self.fidelity is not None:
+            raise ValueError(f"fidelity: applies to paper A's structures ({_listed('fidelity')}), not {name}")
+        if self.reply_attempts is not None and not takes("reply_attempts"):
+            raise ValueError(f"reply_attempts: applies to {_only(methods_taking('reply_attempts'))} only, "
+                             f"not {name}")
         if self.initial_generation is None:
-            object.__setattr__(self, "initial_generation", method not in ("open", "steered"))
-        if method in ("direct", "self_refine") and self.agents != 1:
-            raise ValueError(f"agents: {method} uses a single agent (got {self.agents})")
-        if method in PAPER_B and method not in ("direct", "self_refine") and self.agents < 2:
-            raise ValueError(f"agents: {method} needs at least 2 agents")
-        if self.paper == "A" and self.agents < 2:
-            raise ValueError(f"agents: {method} is a team structure, it needs at least 2 agents")
-        if self.order == "raise" and method != "instructed":
-            raise ValueError("order: 'raise' (hand-raising) applies to the instructed structure only")
-        if self.pool and method != "instructed":
-            raise ValueError("pool: the replacement pool applies to the instructed structure only")
+            object.__setattr__(self, "initial_generation", described.initial_generation)
+        if described.single_agent and self.agents != 1:
+            raise ValueError(f"agents: {name} uses a single agent (got {self.agents})")
+        if not described.single_agent and self.agents < 2:
+            raise ValueError(f"agents: {name} is a team structure, it needs at least 2 agents"
+                             if described.turn_limited else f"agents: {name} needs at least 2 agents")
+        if self.order == "raise" and not described.hand_raising:
+            raise ValueError(f"order: 'raise' (hand-raising) applies to {_only(hand_raising_methods())} "
+                             f"only, not {name}")
+        if self.pool and not takes("pool"):
+            raise ValueError(f"pool: the replacement pool applies to {_only(methods_taking('pool'))} only, "
+                             f"not {name}")
         if self.pool and not self.initial_generation:
             raise ValueError("pool: a replacement pool needs the initial generation phase")
-        if method in ("none", "progressive") and not self.initial_generation:
-            raise ValueError(f"initial_generation: {method} is built on the initial generation phase")
-        if (self.lenses is not None or self.peers is not None) and method not in DEBATES:
-            raise ValueError(f"lenses/peers: apply to the debate methods ({', '.join(DEBATES)}), "
-                             f"not {method}")
-        if self.candidates > 1 and method not in ("direct", "self_refine"):
-            raise ValueError("candidates: applies to direct and self_refine (judge-based selection)")
+        if described.needs_initial_generation and not self.initial_generation:
+            raise ValueError(f"initial_generation: {name} is built on the initial generation phase")
+        if (self.lenses is not None and not takes("lenses")) or (self.peers is not None and not takes("peers")):
+            raise ValueError(f"lenses/peers: apply to the debate methods ({_listed('peers')}), not {name}")
+        if self.candidates > 1 and not takes("candidates"):
+            raise ValueError(f"candidates: applies to {_only(methods_taking('candidates'))} "
+                             f"(judge-based selection), not {name}")
         if self.consensus != "judge" and not self.has_consensus:
-            raise ValueError(f"consensus: {method} has no consensus step")
-        if self.steering is not None and method != "steered":
-            raise ValueError(f"steering: applies to the steered discussion, not {method}")
+            raise ValueError(f"consensus: {name} has no consensus step")
+        if self.steering is not None and not takes("steering"):
+            raise ValueError(f"steering: applies to {_only(methods_taking('steering'))} only, not {name}")
         if self.models is not None and not self.models:
             raise ValueError("models: give at least one model name")
-        if method in DEBATES and self.peer_strategy != "all" and self.k > self.agents - 1:
+        if takes("peers") and self.peer_strategy != "all" and self.k > self.agents - 1:
             raise ValueError(f"k: {self.k} peers per agent must be below agents={self.agents}")
         return self
 
     @property
     def has_consensus(self) -> bool:
         """Debates and Voting, and Direct / Self-Refine with several candidates."""
-        return self.method in WITH_CONSENSUS or self.candidates > 1
+        return registry.method(self.method).consensus or self.candidates > 1
 
     @property
     def lens_assignment(self) -> bool:
         """Cognitive Lens Assignment on? (the method's default when ``lenses`` is unset)."""
-        return self.method == "creative_mad" if self.lenses is None else self.lenses
+        return registry.method(self.method).lenses if self.lenses is None else self.lenses
 
     @property
     def peer_strategy(self) -> str:
         """Which peers an agent reads (the method's default when ``peers`` is unset)."""
         if self.peers is not None:
             return self.peers
-        return "distant" if self.method == "creative_mad" else "all"
+        return registry.method(self.method).peers
 
     def hash_payload(self) -> dict[str, Any]:
         """What identifies the options of a session (later options only when not default)."""
@@ -177,8 +196,9 @@ class ProtocolConfig(BaseModel):
 
     @property
     def paper(self) -> str:
-        """"A" for paper A's structures and the steered discussion built on its open one."""
-        return "A" if self.method in PAPER_A + STEERED else "B"
+        """How a session is recorded: "A" for the turn-limited methods (paper A's structures and
+        the steered discussion built on its open one), "B" for the debate-round ones."""
+        return "A" if registry.method(self.method).turn_limited else "B"
 
     @property
     def attempts(self) -> int:
@@ -200,18 +220,21 @@ class ProtocolConfig(BaseModel):
             "B": common + ("rounds", "k", "idea_words"),
         }[self.paper]
         meta = {key: data[key] for key in keep}
-        if self.method in DEBATES:
+        described = registry.method(self.method)
+        takes = described.takes
+        if not takes("fidelity"):
+            meta.pop("fidelity", None)
+        if described.debate:
             meta.update(lenses=self.lens_assignment, peers=self.peer_strategy)
         if self.has_consensus:
             meta.update(consensus=self.consensus, consensus_retries=self.consensus_retries)
-        if self.method in ("direct", "self_refine"):
+        if takes("candidates"):
             meta["candidates"] = self.candidates
         if self.models:
             meta["models"] = list(self.models)
-        if self.method == "instructed":
+        if takes("reply_attempts"):
             meta["reply_attempts"] = self.attempts
-        if self.method == "steered":
-            meta.pop("fidelity", None)
+        if takes("steering"):
             from engine.protocols.steering_targets import steering_targets
 
             meta["steering"] = steering_targets(self.steering)
@@ -220,8 +243,8 @@ class ProtocolConfig(BaseModel):
 
 def make_config(method: str, **options: Any) -> ProtocolConfig:
     """Validate options into a ProtocolConfig; a bad value or unknown option is an InputError."""
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}",
+    if not is_method(method):
+        raise InputError(f"unknown method {method!r}; choose one of: {', '.join(method_names())}",
                          field="method")
     options = {k: v for k, v in options.items() if v is not None}
     try:
@@ -233,3 +256,15 @@ def make_config(method: str, **options: Any) -> ProtocolConfig:
         if first.get("type") == "extra_forbidden":
             message = f"unknown option for method {method!r}"
         raise InputError(message, field=where) from None
+
+
+def _listed(option: str) -> str:
+    """The methods taking an option, for a message: "a, b, c"."""
+    return ", ".join(methods_taking(option))
+
+
+def _only(names: tuple[str, ...]) -> str:
+    """"instructed" / "direct and self_refine" / "a, b and c"."""
+    if len(names) < 2:
+        return names[0] if names else "no method"
+    return f"{', '.join(names[:-1])} and {names[-1]}"

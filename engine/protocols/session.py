@@ -81,6 +81,11 @@ class Session:
         self._last_speaker: int | None = None
 
     # -- model calls --------------------------------------------------------------------
+    @property
+    def calls_made(self) -> int:
+        """Chat calls asked so far (answered or not)."""
+        return self._calls
+
     def _next_seed(self) -> int:
         self._calls += 1
         return (self.seed * 1_000_003 + self._calls * 7919) % (2 ** 31 - 1)

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.protocols.config import DEBATES
+from engine.protocols.registry import consensus_methods, debate_methods, is_method, own_design
+from engine.protocols.registry import method as described
 
 FACTORS = ("method", "lenses", "peers", "k", "team_size", "rounds", "model", "temperature", "consensus")
 DEBATE_AS = "debate_as"  # column: how an imported debate is read (a paper-B debate method or CUSTOM)
@@ -48,7 +49,7 @@ def _missing(value) -> bool:
 
 def ablation_name(method: str, lenses, peers) -> str | None:
     """Section 7.4's name of a debate condition's lens/peer design (None for non-debates)."""
-    if method not in DEBATES:
+    if method not in debate_methods():
         return None
     base = {"homo_mad": "", "hetero_mad": "personas + "}.get(method, "")
     lens = "CLA" if lenses else ""
@@ -79,30 +80,30 @@ def add_condition(frame: pd.DataFrame) -> pd.DataFrame:
     imported = _column(frame, DEBATE_AS)
     rows = {name: [] for name in FACTORS}
     labels, ablations = [], []
+    debates, with_consensus = set(debate_methods()), set(consensus_methods())
     for i in range(len(frame)):
         m = method.iat[i]
         how = None if _missing(imported.iat[i]) or str(imported.iat[i]).strip() == "" else str(imported.iat[i])
-        debate = m in DEBATES or how is not None
+        debate = m in debates or how is not None
         assumed = how is None  # an imported debate: nothing beyond what its file recorded
-        lens = bool(lenses.iat[i]) if not _missing(lenses.iat[i]) else \
-            ((m == "creative_mad") if assumed else None)
-        peer = peers.iat[i] if not _missing(peers.iat[i]) else \
-            (("distant" if m == "creative_mad" else "all") if assumed else None)
+        own_lenses, own_peers = own_design(m)
+        lens = bool(lenses.iat[i]) if not _missing(lenses.iat[i]) else (own_lenses if assumed else None)
+        peer = peers.iat[i] if not _missing(peers.iat[i]) else (own_peers if assumed else None)
         kk = k.iat[i] if debate and peer not in ("all", None) and not _missing(k.iat[i]) else None
         recorded_consensus = None if _missing(consensus.iat[i]) else consensus.iat[i]
         values = {"method": m, "lenses": lens if debate else None, "peers": peer if debate else None,
                   "k": int(kk) if kk is not None else None,
                   "team_size": None if _missing(team.iat[i]) else int(team.iat[i]),
-                  "rounds": None if _missing(rounds.iat[i]) or m in ("voting", "direct") else int(rounds.iat[i]),
+                  "rounds": None if _missing(rounds.iat[i]) or _roundless(m) else int(rounds.iat[i]),
                   "model": None if _missing(model.iat[i]) else str(model.iat[i]),
                   "temperature": None if _missing(temperature.iat[i]) else float(temperature.iat[i]),
-                  "consensus": (recorded_consensus or "judge") if assumed and m in DEBATES + ("voting",)
+                  "consensus": (recorded_consensus or "judge") if assumed and m in with_consensus
                   else (recorded_consensus if not assumed else None),
                   "imported": how}
         for name in FACTORS:
             rows[name].append(values[name])
         known = lens is not None and peer is not None
-        ablations.append(ablation_name(m, lens, peer) if debate and known and m in DEBATES else None)
+        ablations.append(ablation_name(m, lens, peer) if debate and known and m in debates else None)
         labels.append(condition_label(values))
     for name in FACTORS:
         if name == "method":
@@ -112,6 +113,11 @@ def add_condition(frame: pd.DataFrame) -> pd.DataFrame:
     out["condition"] = labels
     out["ablation"] = pd.Series(ablations, index=frame.index, dtype=object)
     return out
+
+
+def _roundless(name) -> bool:
+    """Paper B's kind of method that takes no rounds (Voting, Direct): its rounds are no factor."""
+    return is_method(name) and not described(name).turn_limited and not described(name).takes("rounds")
 
 
 def condition_label(values: dict) -> str:

@@ -1,0 +1,71 @@
+"""Paper B's six methods (section 6), described once each.
+
+Protocols: ``engine.protocols.direct``, ``self_refine``, ``voting``, and the three debates
+``homo_mad``, ``hetero_mad``, ``creative_mad`` (shared rounds and consensus step in
+``engine.protocols.debate``). Teams of 5 by default (the paper's N = 5); Direct and
+Self-Refine are one agent, and with ``candidates`` K >= 2 they draw K answers for the
+consensus judge. Every debate takes the design factors of section 7.4 (``lenses``,
+``peers``, ``k``) and the consensus options; its own design is Creative-MAD's lenses and
+distant peers (section 5), none for Homo- and Hetero-MAD. Call counts are exact.
+"""
+
+from __future__ import annotations
+
+from engine.protocols.method import Method, consensus_calls
+
+SHARED = frozenset({"temperature", "max_tokens", "models", "idea_words"})
+CONSENSUS = frozenset({"consensus", "consensus_retries"})
+SINGLE = SHARED | CONSENSUS | {"candidates"}  # Direct, Self-Refine: K candidates for the judge
+DEBATE = SHARED | CONSENSUS | {"agents", "rounds", "lenses", "peers", "k"}
+
+
+def _direct_calls(config, with_retries: bool) -> int:
+    """K answers (+ the judge's pick when K >= 2)."""
+    return config.candidates + consensus_calls(config, with_retries=with_retries)
+
+
+def _self_refine_calls(config, with_retries: bool) -> int:
+    """K chains of an answer and R rounds of feedback + revision: K (1 + 2R) (+ the pick)."""
+    return config.candidates * (1 + 2 * config.rounds) + consensus_calls(config, with_retries=with_retries)
+
+
+def _voting_calls(config, with_retries: bool) -> int:
+    """N independent answers + the consensus step: N + 1 with the judge."""
+    return config.agents + consensus_calls(config, with_retries=with_retries)
+
+
+def _debate_calls(config, with_retries: bool) -> int:
+    """N answers in round 0 and in each of R rounds + the consensus step: N (R + 1) + 1 with the judge."""
+    return config.agents * (config.rounds + 1) + consensus_calls(config, with_retries=with_retries)
+
+
+DIRECT = Method(
+    name="direct", run="engine.protocols.direct:run", calls=_direct_calls, paper="B",
+    label="Direct", code="DIR", colour="indigo", citation="Paper B, section 6 (Direct)",
+    single_agent=True, team=1, options=SINGLE)
+SELF_REFINE = Method(
+    name="self_refine", run="engine.protocols.self_refine:run", calls=_self_refine_calls, paper="B",
+    label="Self-Refine", code="SR", colour="sky",
+    citation="Paper B, section 6 (Self-Refine, after Madaan et al. 2023)",
+    single_agent=True, team=1, options=SINGLE | {"rounds"})
+VOTING = Method(
+    name="voting", run="engine.protocols.voting:run", calls=_voting_calls, paper="B",
+    label="Voting", code="VOTE", colour="olive", citation="Paper B, section 6 (Voting)",
+    consensus=True, team=5, options=SHARED | CONSENSUS | {"agents"})
+HOMO_MAD = Method(
+    name="homo_mad", run="engine.protocols.homo_mad:run", calls=_debate_calls, paper="B",
+    label="Homo MAD", code="HoMAD", colour="vermillion",
+    citation="Paper B, sections 3.1 and 6 (Homo-MAD: identical agents, every peer read)",
+    debate=True, consensus=True, team=5, options=DEBATE)
+HETERO_MAD = Method(
+    name="hetero_mad", run="engine.protocols.hetero_mad:run", calls=_debate_calls, paper="B",
+    label="Hetero MAD", code="HeMAD", colour="wine",
+    citation="Paper B, section 6 (Hetero-MAD: a distinct persona per agent)",
+    debate=True, consensus=True, team=5, persona="different", options=DEBATE)
+CREATIVE_MAD = Method(
+    name="creative_mad", run="engine.protocols.creative_mad:run", calls=_debate_calls, paper="B",
+    label="Creative-MAD", code="CMAD", colour="forest",
+    citation="Paper B, section 5 (Creative-MAD: Cognitive Lens Assignment + Embedding-based Peer Selection)",
+    debate=True, consensus=True, team=5, lenses=True, peers="distant", persona="lens", options=DEBATE)
+
+METHODS = (DIRECT, SELF_REFINE, VOTING, HOMO_MAD, HETERO_MAD, CREATIVE_MAD)
