@@ -14,7 +14,7 @@ import json
 # (kind, module, attribute) of each registry; imported only when the command runs
 REGISTRIES = (
     ("features", "engine.measures.registry", "FEATURES"),
-    ("methods", "engine.protocols.method", "METHODS_REGISTRY"),
+    ("methods", "engine.protocols.registry", "METHODS_REGISTRY"),
     ("backends", "engine.llm.registry", "BACKENDS"),
 )
 
