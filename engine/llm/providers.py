@@ -84,7 +84,8 @@ class BackendFactory:
     description: str = ""
 
 
-def _factory_problem(obj: object) -> str | None:
+def factory_problem(obj: object) -> str | None:
+    """Why ``obj`` is not a backend factory (the registry refuses it), or None."""
     name = getattr(obj, "name", None)
     if not isinstance(name, str) or not name.strip():
         return "a backend factory needs a provider name (.name, a non-empty str)"
@@ -96,7 +97,7 @@ def _factory_problem(obj: object) -> str | None:
     return None
 
 
-BACKENDS: Registry = Registry("backend", GROUPS["backends"], accepts=_factory_problem)
+BACKENDS: Registry = Registry("backend", GROUPS["backends"], accepts=factory_problem)
 
 
 def backend_factory(provider: str):

@@ -208,6 +208,7 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
+        where = where if where.isprintable() else repr(where)[1:-1]  # a key "\n" stays one line
         message = "unknown key" if first.get("type") == "extra_forbidden" else first.get("msg")
         raise InputError(str(message).removeprefix("Value error, "), path=str(path) if path else None,
                          field=where or None) from None
