@@ -7,6 +7,10 @@
   appended to ``<out>/corpus.jsonl`` as it finishes. Re-running resumes: finished sessions
   are skipped (zero calls), failed ones retried. A progress bar shows sessions, calls,
   tokens and cost; ``dry_run`` prints the plan, call count and a token budget instead.
+  Its steps: plan and estimate (``engine.runs.estimate``), ``open_run`` (the folder's lock,
+  the checks of ``engine.runs.resume``, the backends of the grid's endpoints,
+  ``engine.runs.run_backends``, the manifest, ``engine.runs.run_manifest``), ``execute``
+  (here, or as Ray tasks: ``engine.cluster.sessions``), finish (``engine.runs.grid_judge``).
 """
 
 from __future__ import annotations
