@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from engine.llm.errors import BackendError, RetryableError  # noqa: F401  (re-exported: the backends raise them)
+from engine.llm.pricing import cost_of
 from engine.llm.retry import RetryPolicy, call_with_retries
 from engine.llm.secrets import scrub
 
@@ -152,8 +153,6 @@ class Backend:
 
     def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         """What that many tokens cost at this backend's price; None when the price is unknown."""
-        from engine.llm.pricing import cost_of
-
         return cost_of(self.price, prompt_tokens, completion_tokens)
 
     def _semaphore(self) -> asyncio.Semaphore:
