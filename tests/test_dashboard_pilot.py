@@ -34,8 +34,8 @@ def varied_reply(counter):
 def patch_backend(monkeypatch, backend):
     calls = []
 
-    def fake_make_backend(model="local", base_url=None, api_key=None, **kwargs):
-        calls.append({"model": model, "base_url": base_url, "api_key": api_key})
+    def fake_make_backend(endpoint, api_key=None, **kwargs):
+        calls.append({"model": endpoint.model, "base_url": endpoint.base_url, "api_key": api_key})
         return backend
 
     import engine.llm

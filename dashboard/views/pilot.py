@@ -38,10 +38,12 @@ st.caption("Try a model on a small pilot before a full grid: a few replicates of
 def local_backend():
     from engine import llm
 
-    return llm.make_backend("local")
+    return llm.make_backend(llm.Endpoint(provider="local", model="local"))
 
 
 def make_backend(kind: str, model: str, base_url: str, api_key: str):
+    """The backend of the form's endpoint; a key typed in the form stays in memory (never in
+    the Endpoint, which names only ``$OPENAI_API_KEY``, used when the field is empty)."""
     from engine import llm
 
     if kind == "local":
@@ -50,7 +52,8 @@ def make_backend(kind: str, model: str, base_url: str, api_key: str):
         raise InputError("an OpenAI-compatible backend needs a base URL", field="base_url")
     if not model.strip():
         raise InputError("name the model to call", field="model")
-    return llm.make_backend(model.strip(), base_url=base_url.strip(), api_key=api_key or None)
+    endpoint = llm.Endpoint(provider=kind, model=model.strip(), base_url=base_url.strip())
+    return llm.make_backend(endpoint, api_key=api_key or None)
 
 
 job: PilotJob | None = st.session_state.get(JOB_KEY)

@@ -32,6 +32,9 @@ def register(subparsers) -> None:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         q.add_argument("run_dir", help="output folder of `python -m engine run`")
         q.add_argument("--judge-model", default="local", help="'local' (default) or a model name")
+        q.add_argument("--provider", metavar="NAME",
+                       help="the judge model's backend: local, openai or a plugin's (python -m engine "
+                            "plugins); default: local for 'local' or a .gguf path, else openai")
         q.add_argument("--base-url", type=server_url, help="OpenAI-compatible server of the judge model")
         q.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the judge's API key")
         q.add_argument("--retries", type=whole(0, MAX_RETRIES), default=2,
@@ -51,15 +54,20 @@ def register(subparsers) -> None:
         q.set_defaults(handler=judge_command)
 
 
-def judge_name(model: str, base_url: str | None) -> str:
-    """The model name a judge backend reports (the GGUF file's stem for the local model)."""
-    from engine.llm import is_local_model
+def judge_endpoint(args: argparse.Namespace):
+    """The judge's ``engine.llm.endpoints.Endpoint`` from the command line (the key's variable
+    may be any name here: the person running the command chose it)."""
+    from engine.llm.endpoints import Endpoint
 
-    if is_local_model(model, base_url):
-        from engine.llm.local_backend import resolve_local_model
+    return Endpoint(provider=args.provider, model=args.judge_model, base_url=args.base_url,
+                    api_key_env=args.api_key_env)
 
-        return resolve_local_model(model).stem
-    return model
+
+def judge_name(endpoint) -> str:
+    """The model name the judge's backend reports (the GGUF file's stem for the local model)."""
+    from engine.llm.providers import endpoint_model_name
+
+    return endpoint_model_name(endpoint)
 
 
 def judge_command(args: argparse.Namespace) -> int:
@@ -91,7 +99,8 @@ def _judge(args: argparse.Namespace, folder: Path) -> int:
     # the prompts the sessions answered, as the run recorded them (never the tasks file again)
     tasks = recorded_tasks(folder, manifest, corpus, say=lambda text: print(text, file=sys.stderr))
     store = quality.QualityStore(folder, writer=not args.dry_run)
-    name = judge_name(args.judge_model, args.base_url)  # what the records say judged them
+    endpoint = judge_endpoint(args)
+    name = judge_name(endpoint)  # what the records say judged them
     if args.judge_command == "quality":
         items = quality.rubric_items(corpus, per_round=args.per_round, per_round_limit=args.per_round_limit)
         todo = [i for i in items if not store.has(i.key, name)]
@@ -105,8 +114,7 @@ def _judge(args: argparse.Namespace, folder: Path) -> int:
     if args.dry_run or not todo:
         print(json.dumps(quality.summary(store)))
         return 0
-    judge = make_backend(args.judge_model, base_url=args.base_url, api_key_env=args.api_key_env,
-                         concurrency=args.concurrency, cache=folder / "llm_cache.sqlite")
+    judge = make_backend(endpoint, concurrency=args.concurrency, cache=folder / "llm_cache.sqlite")
     from tqdm import tqdm
 
     bar = tqdm(total=len(todo), unit="item", file=sys.stderr, desc=f"judge {args.judge_command}")

@@ -24,7 +24,7 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "m
                       "judge_model", "judge_base_url", "judge_mode", "judge_samples",
                       "judge_batch_size", "judge_models", "peers", "consensus", "consensus_retries",
                       "models", "steer", "fidelity", "reply_attempts", "candidates",
-                      "judge_paraphrase", "judge_order")
+                      "judge_paraphrase", "judge_order", "provider", "judge_provider")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 MAX_SEED = 2 ** 63 - 1  # engine.runs.grid.MAX_SEED (not imported: the grid module is heavy for --help)
 MAX_CONCURRENCY = 1024
@@ -61,6 +61,10 @@ def register(subparsers) -> None:
     what.add_argument("--replicates", type=int, default=1, help="sessions per task (default 1)")
     model = p.add_argument_group("model")
     model.add_argument("--model", default=None, help="'local' (default), a .gguf path, or a model name")
+    model.add_argument("--provider", metavar="NAME",
+                       help="the backend that runs --model: local, openai (any OpenAI-compatible "
+                            "server) or a plugin's (python -m engine plugins); default: local for "
+                            "'local' or a .gguf path without --base-url, else openai")
     model.add_argument("--base-url", nargs="+", metavar="URL", type=server_url,
                        help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint); several "
                             "URLs (or commas): replicas of the model, calls spread over them with "
@@ -119,6 +123,8 @@ def register(subparsers) -> None:
     judge = p.add_argument_group("judge")
     judge.add_argument("--judge-model", help="rate final ideas with this model ('local' or a name)")
     judge.add_argument("--judge-base-url", type=server_url, help="server of the judge model")
+    judge.add_argument("--judge-provider", metavar="NAME",
+                       help="the backend of the judge model (as --provider; default from its name)")
     judge.add_argument("--judge-mode", choices=("together", "alone"),
                        help="together (default): the final ideas of a task rated together in "
                             "shuffled batches, relative to each other (paper A's consensual "
@@ -175,7 +181,7 @@ def grid_from_args(args: argparse.Namespace) -> dict:
     from engine.llm.replicas import split_urls
 
     urls = split_urls(args.base_url)
-    grid = {"name": f"{args.method}", "model": args.model or "local",
+    grid = {"name": f"{args.method}", "model": args.model or "local", "provider": args.provider,
             "base_url": urls[0] if len(urls) == 1 else (urls or None),
             "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
@@ -208,13 +214,13 @@ def grid_from_args(args: argparse.Namespace) -> dict:
     if args.judge_model:
         grid["judge"] = {"model": args.judge_model, "base_url": args.judge_base_url,
                          "api_key_env": args.api_key_env}
-        for name in ("mode", "samples", "batch_size", "paraphrase", "order"):
+        for name in ("mode", "samples", "batch_size", "paraphrase", "order", "provider"):
             if getattr(args, f"judge_{name}") is not None:
                 grid["judge"][name] = getattr(args, f"judge_{name}")
         if args.judge_models:
             grid["judge"]["models"] = [m.strip() for m in args.judge_models.split(",") if m.strip()]
     elif any(getattr(args, f"judge_{n}") is not None
-             for n in ("mode", "samples", "batch_size", "models", "paraphrase", "order")):
+             for n in ("mode", "samples", "batch_size", "models", "paraphrase", "order", "provider")):
         raise InputError("the --judge-* options need --judge-model", field="judge_model")
     return grid
 

@@ -51,6 +51,21 @@ class OpenAIEmbedder:
         self.retries = 0
         self.token_level = 0  # texts answered with one vector per token, mean-pooled here
 
+    @classmethod
+    def for_endpoint(cls, endpoint, **options) -> "OpenAIEmbedder":
+        """The embedder of an ``engine.llm.endpoints.Endpoint`` (one OpenAI-compatible
+        server: its model, URL, key variable, deadline and attempts); ``options`` as for the
+        constructor (cache, batch_size, concurrency)."""
+        from engine.errors import InputError
+
+        if endpoint.provider != "openai":
+            raise InputError(f"embeddings come from an OpenAI-compatible server (provider openai), "
+                             f"not {endpoint.provider!r}", field="provider")
+        if len(endpoint.urls) > 1:
+            raise InputError("one embeddings server URL, not several", field="embed_base_url")
+        return cls(endpoint.model, base_url=endpoint.base_url, api_key_env=endpoint.api_key_env,
+                   timeout=endpoint.timeout, max_attempts=endpoint.max_attempts, **options)
+
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Unit-length float32 embeddings, one row per text, in order; cached texts are not sent.
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from engine.llm.errors import BackendError, RetryableError  # noqa: F401  (re-exported: the backends raise them)
+from engine.llm.pricing import cost_of
 from engine.llm.retry import RetryPolicy, call_with_retries
 from engine.llm.secrets import scrub
 
@@ -121,6 +122,9 @@ class Backend:
     """Base class: subclasses implement ``_complete``; callers use ``achat`` or ``chat``."""
 
     kind = "base"
+    #: (input, output) USD per 1M tokens; None: unknown, which a cost shows as "cost unknown",
+    #: never as 0. ``engine.llm.make_backend`` sets it from the provider and the endpoint.
+    price: tuple[float, float] | None = None
 
     def __init__(self, *, model: str, concurrency: int = 8, retry: RetryPolicy | None = None):
         if concurrency < 1:
@@ -146,6 +150,10 @@ class Backend:
     def describe(self) -> dict[str, Any]:
         """Configuration safe to write into a manifest."""
         return {"backend": self.kind, "model": self.model, "concurrency": self.concurrency}
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """What that many tokens cost at this backend's price; None when the price is unknown."""
+        return cost_of(self.price, prompt_tokens, completion_tokens)
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

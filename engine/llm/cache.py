@@ -97,6 +97,7 @@ class CachedBackend(Backend):
         self.replay = replay
         self.model = inner.model
         self.kind = inner.kind
+        self.price = inner.price
         self.concurrency = inner.concurrency
         self.retry = inner.retry
         self.usage = inner.usage  # one set of counters: calls made plus cache hits

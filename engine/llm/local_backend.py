@@ -4,6 +4,9 @@
 no key, no network. Any other ``.gguf`` path works too. One model instance per file is
 shared by every backend in the process and used by one request at a time (llama.cpp
 contexts are not thread-safe), on a worker thread so the event loop stays responsive.
+
+Registered as the provider ``local`` (``LOCAL``, ``engine.llm.providers``); llama_cpp is
+imported when the model is first loaded, never at registration. It costs nothing.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from typing import Any
 
 from engine.errors import InputError
 from engine.llm.base import Backend, ChatResult, RetryableError
+from engine.llm.endpoints import LOCAL_ALIASES, Endpoint
+from engine.llm.providers import BACKENDS, BackendFactory
 from engine.llm.retry import RetryPolicy
 
 # Idle OpenMP workers must sleep, not spin: on a busy 2-core machine spinning made two threads
 # 30x slower (measured, see default_threads). libgomp reads this once, when llama_cpp loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-LOCAL_ALIASES = ("local", "smollm2", "smollm2-135m")
 _MODELS: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
 
@@ -93,6 +97,7 @@ def _load(path: Path, n_ctx: int, n_threads: int | None):
 
 class LocalBackend(Backend):
     kind = "local"
+    price = (0.0, 0.0)  # runs on this machine
 
     def __init__(self, model: str = "local", *, n_ctx: int = 4096, n_threads: int | None = None,
                  retry: RetryPolicy | None = None):
@@ -140,3 +145,18 @@ class LocalBackend(Backend):
             half = cut // 2
             messages[longest]["content"] = content[:half] + "\n[...]\n" + content[-half:]
         return messages
+
+
+def _build(endpoint: Endpoint, *, api_key: str | None = None, concurrency: int = 1,
+           n_ctx: int = 4096, n_threads: int | None = None) -> LocalBackend:
+    """The ``local`` provider's backend: no server, so no key and no URL (one request at a time)."""
+    if endpoint.base_url is not None:
+        raise InputError("the local provider runs the model in this process: it takes no base URL "
+                         "(for a server, use the provider openai)", field="base_url")
+    return LocalBackend(endpoint.model, n_ctx=n_ctx, n_threads=n_threads)
+
+
+LOCAL = BACKENDS.register(BackendFactory(
+    "local", _build, price=lambda endpoint: (0.0, 0.0),
+    model_name=lambda endpoint: resolve_local_model(endpoint.model).stem, in_process=True,
+    description="a GGUF file through llama-cpp-python, in this process (SmolLM2-135M by default)"))

@@ -6,6 +6,11 @@ variable named by ``api_key_env`` (default ``OPENAI_API_KEY``) or is passed in m
 kept only on the client object and scrubbed from every error. ``timeout`` is a total deadline
 for each request (the whole reply must arrive within it), not a per-read timeout. Reasoning
 models (o1/o3/o4, gpt-5: paper A's o3) take no temperature and count ``max_completion_tokens``.
+
+Registered as the provider ``openai`` (``OPENAI``, ``engine.llm.providers``): the ``openai``
+SDK is imported when a client is first made, never at registration. Several base URLs make
+one ``ReplicaBackend`` over replicas of the model. Its price is the endpoint's (a grid's
+``prices:``), else the list price of ``engine.llm.pricing``, else unknown.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from engine.errors import InputError
 from engine.llm.base import Backend, BackendError, ChatResult, RetryableError
+from engine.llm.endpoints import Endpoint
+from engine.llm.pricing import DEFAULT_PRICES
+from engine.llm.providers import BACKENDS, BackendFactory
 from engine.llm.retry import RetryPolicy, retry_after_seconds
 from engine.llm.secrets import redact_url, remember_secret, scrub, url_secrets
 
@@ -38,8 +46,10 @@ class OpenAIBackend(Backend):
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", azure_api_version: str | None = None,
                  timeout: float = 120.0, concurrency: int = 16, retry: RetryPolicy | None = None,
-                 reasoning: bool | None = None, reasoning_effort: str | None = None):
+                 reasoning: bool | None = None, reasoning_effort: str | None = None,
+                 price: tuple[float, float] | None = None):
         super().__init__(model=model, concurrency=concurrency, retry=retry)
+        self.price = price if price is not None else DEFAULT_PRICES.get(model)
         if base_url is not None:  # "" is not "no URL": it would send the calls to api.openai.com
             from engine.llm.endpoints import check_base_url
 
@@ -204,3 +214,26 @@ def _short(text: str, limit: int = 300) -> str:
 def _retry_after(response) -> float | None:
     """Seconds from a retry-after-ms or Retry-After (seconds or HTTP-date) header, if sent."""
     return retry_after_seconds(getattr(response, "headers", None))
+
+
+def _price(endpoint: Endpoint) -> tuple[float, float] | None:
+    return endpoint.price if endpoint.price is not None else DEFAULT_PRICES.get(endpoint.model)
+
+
+def _build(endpoint: Endpoint, *, api_key: str | None = None, concurrency: int = 16) -> Backend:
+    """The ``openai`` provider's backend: one server, or a ``ReplicaBackend`` over several
+    URLs, each with ``concurrency`` requests in flight."""
+    from engine.llm.replicas import ReplicaBackend
+
+    servers = [OpenAIBackend(endpoint.model, base_url=url, api_key=api_key, api_key_env=endpoint.api_key_env,
+                             azure_api_version=endpoint.azure_api_version, timeout=endpoint.timeout,
+                             concurrency=concurrency, retry=RetryPolicy(max_attempts=endpoint.max_attempts),
+                             reasoning_effort=endpoint.reasoning_effort, price=_price(endpoint))
+               for url in endpoint.urls or [None]]
+    return servers[0] if len(servers) == 1 else ReplicaBackend(servers)
+
+
+OPENAI = BACKENDS.register(BackendFactory(
+    "openai", _build, price=_price,
+    description="an OpenAI-compatible server: api.openai.com, Azure (azure_api_version), vLLM, Ollama, "
+                "llama.cpp's server (base_url; several URLs: replicas)"))

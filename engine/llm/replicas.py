@@ -76,6 +76,7 @@ class ReplicaBackend(Backend):
                             max_retry_after=retry.max_retry_after, sleep=retry.sleep, rng=retry.rng)
         super().__init__(model=replicas[0].model, concurrency=total, retry=retry)
         self.kind = replicas[0].kind
+        self.price = replicas[0].price
         self.replicas = [_Replica(r) for r in replicas]
         self.cooldown = cooldown
         self.clock = clock

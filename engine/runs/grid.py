@@ -5,6 +5,8 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
     name: my-grid
     model: local                # or an OpenAI-compatible model name; base_url, api_key_env,
     seed: 0                     #   azure_api_version as on the command line
+    provider: openai            # optional: the backend (local, openai, a plugin's); default:
+                                #   local for 'local' or a .gguf path without base_url, else openai
     concurrency: 4
     tasks: all                  # or a list of task ids; tasks_file: a JSONL of {id, prompt};
                                 #   tasks_map: {id: uid} names its fields; tasks_extra:
@@ -13,7 +15,8 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
     benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.tasks.benchmark_tasks
     defaults: {max_tokens: 200} # protocol options applied to every condition
     judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas;
-                                #   order: shared|shuffled, paraphrase: MODEL (engine.judging.judge)
+                                #   order: shared|shuffled, paraphrase: MODEL (engine.judging.judge);
+                                #   provider, base_url, api_key_env: the judge's own server
     prices: {my-model: [0.5, 1.5]}                        # USD per 1M input, output tokens
     conditions:
       - {method: homo_mad, agents: 5, rounds: 2, replicates: 5}
@@ -23,6 +26,13 @@ Each session gets a stable id ``method-task-<options hash>-<prompt hash>-r<repli
 prompt hash: the first 8 hex digits of the task prompt's SHA-256, so an edited prompt makes
 new sessions) and a seed derived from the grid seed and that id, so a re-run finds the same
 sessions.
+
+The servers are read once into ``Endpoint`` values (``engine.llm.endpoints``):
+``model_endpoint`` (the debaters, and each per-agent model of a condition's ``models``),
+``judge_endpoint`` (the judge, its further ``models`` and its ``paraphrase`` model) and
+``embed_endpoint`` (``embed_base_url``). A file's key variables stay limited to key-like
+names (``check_key_variables``); the model's key goes to the model's server, the judge's to
+the judge's, the embeddings server gets the model's.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 
 from engine.errors import InputError
 from engine.fields import Whole
+from engine.llm.endpoints import Endpoint
 from engine.protocols.config import ProtocolConfig, make_config
 from engine.storage.yaml_safe import load_yaml
 from engine.tasks import TASK_IDS, Task, get_task, load_tasks_file, task_from_text
@@ -46,6 +57,19 @@ MAX_SEED = 2 ** 63 - 1  # what numpy, JSON readers and Parquet hold as an intege
 MAX_TIMEOUT_S = 86_400.0
 MAX_PRICE = 1_000_000.0  # USD per 1M tokens; far above any listed price
 Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
+
+
+def _provider(value):
+    """A provider named in a grid: a registered backend (``engine.llm.providers``); None:
+    chosen from the model name."""
+    if value is None:
+        return None
+    from engine.llm.providers import check_provider
+
+    try:
+        return check_provider(value)
+    except InputError as error:
+        raise ValueError(error.reason) from None
 
 
 def _server_url(value, field: str):
@@ -65,6 +89,7 @@ def _server_url(value, field: str):
 class JudgeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     model: str = "local"
+    provider: str | None = None  # see GridSpec.provider
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
@@ -90,6 +115,11 @@ class JudgeSpec(BaseModel):
     def _url(cls, value):
         return _server_url(value, "judge.base_url")
 
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value):
+        return _provider(value)
+
 
 class BenchmarkSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -110,6 +140,9 @@ class GridSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = "grid"
     model: str = "local"
+    # the backend that runs the model (engine.llm.providers: local, openai, a plugin's); None:
+    # local for "local" or a .gguf path without base_url, else openai (as before providers)
+    provider: str | None = None
     base_url: str | list[str] | None = None  # several: replicas of the model (engine.llm.replicas)
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
@@ -138,6 +171,11 @@ class GridSpec(BaseModel):
     @classmethod
     def _url(cls, value, info):
         return _server_url(value, info.field_name)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value):
+        return _provider(value)
 
 
 @dataclass(frozen=True)
@@ -170,6 +208,7 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
+        where = where if where.isprintable() else repr(where)[1:-1]  # a key "\n" stays one line
         message = "unknown key" if first.get("type") == "extra_forbidden" else first.get("msg")
         raise InputError(str(message).removeprefix("Value error, "), path=str(path) if path else None,
                          field=where or None) from None
@@ -190,6 +229,40 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
             raise
         raise InputError(error.reason, path=str(path), row=error.row, field=error.field) from None
     return grid
+
+
+def model_endpoint(grid: GridSpec, model: str | None = None) -> Endpoint:
+    """The debaters' server: the grid's model, or ``model`` (a per-agent model of a condition's
+    ``models``) on the same server, with the same key, deadline, attempts; its price from
+    ``prices:`` when listed."""
+    name = grid.model if model is None else model
+    return Endpoint(provider=grid.provider, model=name, base_url=grid.base_url,
+                    api_key_env=grid.api_key_env, azure_api_version=grid.azure_api_version,
+                    reasoning_effort=grid.reasoning_effort, timeout=grid.request_timeout,
+                    max_attempts=grid.max_attempts, price=grid.prices.get(name))
+
+
+def judge_endpoint(grid: GridSpec, model: str | None = None) -> Endpoint | None:
+    """The judge's server (None without a judge): the judge's model, or ``model`` (one of
+    ``judge.models``, or the ``paraphrase`` model) on it; the grid's deadline and attempts."""
+    if grid.judge is None:
+        return None
+    spec = grid.judge
+    name = spec.model if model is None else model
+    return Endpoint(provider=spec.provider, model=name, base_url=spec.base_url,
+                    api_key_env=spec.api_key_env, azure_api_version=spec.azure_api_version,
+                    timeout=grid.request_timeout, max_attempts=grid.max_attempts,
+                    price=grid.prices.get(name))
+
+
+def embed_endpoint(grid: GridSpec) -> Endpoint | None:
+    """The OpenAI-compatible embeddings server of ``embed_base_url`` (None: the in-process
+    MiniLM), with the model's key variable, deadline and attempts."""
+    if not grid.embed_base_url:
+        return None
+    return Endpoint(provider="openai", model=grid.embed_model or "all-MiniLM-L6-v2",
+                    base_url=grid.embed_base_url, api_key_env=grid.api_key_env,
+                    timeout=grid.request_timeout, max_attempts=grid.max_attempts)
 
 
 def check_key_variables(grid: GridSpec, path: Path) -> None:
