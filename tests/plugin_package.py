@@ -58,11 +58,53 @@ FIRST_LAST = Feature("first_last_distance", "First-last distance", first_last,
 
 
 METHOD = '''
-"""round_robin_once: filled in with the method registry."""
+"""round_robin_once: each agent speaks once, in order, having read the turns before it."""
+from engine.protocols.method import Method
+
+
+async def round_robin_once(session):
+    said = []
+    for k in range(session.config.agents):
+        speaker = f"Agent {k + 1}"
+        messages = [{"role": "system", "content": f"You are {speaker}."},
+                    {"role": "user", "content": "\\n".join([session.task.prompt, *said])}]
+        turn = await session.ask(speaker, messages, phase="discussion", round=k)
+        said.append(turn.text)
+    return said[-1]
+
+
+ROUND_ROBIN_ONCE = Method(
+    name="round_robin_once", run=round_robin_once, label="Round robin, once",
+    calls=lambda config, with_retries: config.agents, team=3,
+    options={"agents", "temperature", "max_tokens"})
 '''
 
 BACKEND = '''
-"""canned: filled in with the backend registry."""
+"""canned: a backend with no server; reply K (1, 2, ...) to the system prompt's speaker."""
+from engine.llm.base import Backend, ChatResult
+from engine.llm.providers import BackendFactory
+
+
+class CannedBackend(Backend):
+    kind = "canned"
+
+    def __init__(self, model, **options):
+        super().__init__(model=model, concurrency=options.get("concurrency", 4))
+        self.replies = 0
+
+    async def _complete(self, messages, *, temperature, max_tokens, seed):
+        self.replies += 1
+        speaker = messages[0]["content"].removeprefix("You are ").rstrip(".")
+        text = f"canned reply {self.replies} to {speaker}"
+        return ChatResult(text=text, prompt_tokens=10, completion_tokens=len(text.split()))
+
+
+def build(endpoint, *, api_key=None, concurrency=16, **options):
+    return CannedBackend(endpoint.model, concurrency=concurrency)
+
+
+CANNED = BackendFactory("canned", build, price=lambda endpoint: (1.0, 2.0),
+                        description="canned replies, no server")
 '''
 
 

@@ -84,3 +84,44 @@ def test_the_features_command_computes_the_plugins_feature(plugin_site, tmp_path
     x = np.array([0.8, 0.4, 0.0])
     assert table["discursive_diversity"][0] == pytest.approx(1 - 0.4 / math.sqrt(x @ x), abs=1e-7)
     assert "lab_plugin_example_missing" not in done.stdout  # a broken plugin is no column
+
+
+def test_the_plugins_method_is_a_choice_of_run_and_its_dry_run_counts_its_calls(plugin_site, tmp_path):
+    help_text = engine(plugin_site, "run", "--help").stdout
+    assert "round_robin_once" in help_text
+    done = engine(plugin_site, "run", "--method", "round_robin_once", "--task", "plastic_waste",
+                  "--agents", "4", "--replicates", "2", "--provider", "canned", "--model", "canned-1",
+                  "--out", str(tmp_path / "dry"), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    # 2 sessions x 4 agents x one call each (the method's own count), priced by the backend:
+    # 8 calls; cost needs tokens, so the dry run says sessions and calls
+    assert "2 sessions" in done.stdout + done.stderr and "8 chat calls" in done.stdout + done.stderr
+    assert not (tmp_path / "dry" / "corpus.jsonl").exists()
+
+
+def test_a_grid_runs_the_plugins_method_through_the_plugins_backend(plugin_site, tmp_path):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("model: canned-1\nprovider: canned\ntasks: [plastic_waste]\nreplicates: 2\n"
+                    "conditions:\n  - {method: round_robin_once, agents: 3}\n")
+    out = tmp_path / "run"
+    done = engine(plugin_site, "run", "--grid", str(grid), "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    from engine.storage.run_folder import read_run_corpus
+
+    corpus = read_run_corpus(out / "corpus.jsonl")
+    assert len(corpus) == 2
+    for conversation in corpus:
+        assert conversation.status == "ok" and conversation.protocol == "round_robin_once"
+        assert [t.speaker for t in conversation.turns] == ["Agent 1", "Agent 2", "Agent 3"]
+        # the backend counts its replies across the run's concurrent sessions: each text names
+        # its speaker, and the final idea is the last agent's reply
+        assert all(t.text.startswith("canned reply ") and t.text.endswith(f"to {t.speaker}")
+                   for t in conversation.turns)
+        assert conversation.final_idea == conversation.turns[-1].text
+    manifest = json.loads((out / "manifest.json").read_text())
+    text = json.dumps(manifest)
+    assert PLUGIN_NAME in text and PLUGIN_VERSION in text
+    plugins = manifest["plugins"]
+    assert plugins["methods"]["round_robin_once"]["plugin"] == PLUGIN_NAME
+    assert plugins["methods"]["round_robin_once"]["version"] == PLUGIN_VERSION
+    assert plugins["backends"]["canned"]["plugin"] == PLUGIN_NAME

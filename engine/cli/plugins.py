@@ -15,7 +15,7 @@ import json
 REGISTRIES = (
     ("features", "engine.measures.registry", "FEATURES"),
     ("methods", "engine.protocols.registry", "METHODS_REGISTRY"),
-    ("backends", "engine.llm.registry", "BACKENDS"),
+    ("backends", "engine.llm.providers", "BACKENDS"),
 )
 
 

@@ -1,0 +1,1 @@
+"""Running sessions: grids, conditions, the runner (in memory or a resumable run folder)."""
