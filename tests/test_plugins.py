@@ -101,14 +101,14 @@ def test_the_plugins_method_is_a_choice_of_run_and_its_dry_run_counts_its_calls(
 
 def test_a_grid_runs_the_plugins_method_through_the_plugins_backend(plugin_site, tmp_path):
     grid = tmp_path / "grid.yaml"
-    grid.write_text("model: canned-1\nprovider: canned\ntasks: [plastic_waste]\nreplicates: 2\n"
-                    "conditions:\n  - {method: round_robin_once, agents: 3}\n")
+    grid.write_text("model: canned-1\nprovider: canned\ntasks: [plastic_waste]\n"
+                    "conditions:\n  - {method: round_robin_once, agents: 3, replicates: 2}\n")
     out = tmp_path / "run"
     done = engine(plugin_site, "run", "--grid", str(grid), "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
     from engine.storage.run_folder import read_run_corpus
 
-    corpus = read_run_corpus(out / "corpus.jsonl")
+    corpus = read_run_corpus(out)
     assert len(corpus) == 2
     for conversation in corpus:
         assert conversation.status == "ok" and conversation.protocol == "round_robin_once"

@@ -4,7 +4,8 @@
 (``engine.runs.resume.storable_config``: URLs without credentials, the key's variable NAME,
 never a key), the backends' ``describe()``, the endpoints the run built with their provider
 and where it came from (this project or a plugin's name and version), versions, every task
-prompt. ``final_manifest`` adds the sessions, usage, cost, consensus and replies when it ends.
+prompt, and ``plugins``: the methods and backends of the run that a plugin registered, each
+with the plugin's name and version. ``final_manifest`` adds the sessions, usage, cost, consensus and replies when it ends.
 """
 
 from __future__ import annotations
@@ -38,6 +39,20 @@ def versions() -> dict[str, str]:
     return versions
 
 
+def plugins_used(specs: Sequence[SessionSpec], endpoints) -> dict[str, dict[str, Any]]:
+    """``{"methods": {name: source}, "backends": {name: source}}`` of what plugins registered
+    and this run uses (built-ins are left out; ``engine.registry.Source.record``)."""
+    from engine.llm.providers import BACKENDS
+    from engine.protocols.registry import METHODS_REGISTRY
+
+    methods = {s.config.method for s in specs}
+    providers = {e.provider for e in endpoints if getattr(e, "provider", None)}
+    return {"methods": {name: source.record() for name, source in METHODS_REGISTRY.from_plugins().items()
+                        if name in methods},
+            "backends": {name: source.record() for name, source in BACKENDS.from_plugins().items()
+                         if name in providers}}
+
+
 def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -54,6 +69,7 @@ def base_manifest(grid: GridSpec, specs: Sequence[SessionSpec], previous: dict[s
         "created": previous.get("created") or now(), "config": storable_config(grid),
         "backend": backends.main.describe(), "judge": backends.judge.describe() if backends.judge else None,
         "endpoints": {role: endpoint_record(endpoint) for role, endpoint in endpoints.items()},
+        "plugins": plugins_used(specs, endpoints.values()),
         "versions": versions(), "seed": grid.seed, "files": {"corpus": "corpus.jsonl",
                                                               "failed": "failed.jsonl"},
         "sessions": {"planned": len(specs)},
