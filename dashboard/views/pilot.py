@@ -21,7 +21,6 @@ from dashboard.widgets import notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.diagnosis.diagnose import too_few_sessions_text
 from engine.errors import InputError
-from engine.protocols.config import METHODS
 from engine.tasks import TASK_IDS
 
 JOB_KEY = "pilot_job"
@@ -89,7 +88,8 @@ with st.container(border=True):
         api_key = c1.text_input("API key", type="password", key="pilot_api_key", disabled=busy,
                                 help="Kept only in this browser session's memory; never saved. "
                                      "Leave empty to use $OPENAI_API_KEY.")
-    method = c2.selectbox("Protocol", METHODS, index=METHODS.index("open"), key="pilot_method", disabled=busy)
+    methods = pilot_settings.method_choices()  # the registry's, plugins' included
+    method = c2.selectbox("Method", methods, index=methods.index("open"), key="pilot_method", disabled=busy)
     task = c2.selectbox("Task", TASK_IDS, key="pilot_task", disabled=busy)
     c3, c4, c5 = st.columns(3)
     single = method in pilot_settings.SINGLE_AGENT

@@ -130,14 +130,15 @@ def stage_grid(budget: Budget, designs: Sequence[str], *, model: str, seed: int,
 
 def plan_text(grid: dict, label: str) -> tuple[str, dict]:
     """One line: sessions, calls, tokens and cost of a stage (``engine.runs.runner.estimate``)."""
-    from engine.runs.grid import load_grid, plan
-    from engine.llm.pricing import cost_usd, format_cost
+    from engine.llm.pricing import cost_of, format_cost
+    from engine.llm.providers import endpoint_price
+    from engine.runs.grid import load_grid, model_endpoint, plan
     from engine.runs.runner import estimate
 
     spec = load_grid(grid)
     budget = estimate(plan(spec))
-    cost = cost_usd("local" if spec.model == "local" else "openai", spec.model,
-                    budget["prompt_tokens"], budget["completion_tokens"], spec.prices)
+    cost = cost_of(endpoint_price(model_endpoint(spec)), budget["prompt_tokens"],
+                   budget["completion_tokens"])
     budget["cost_usd"] = cost
     return (f"{label}: {budget['sessions']} sessions, at most {budget['calls']:,} chat calls, about "
             f"{budget['prompt_tokens']:,} prompt + {budget['completion_tokens']:,} completion tokens, "

@@ -20,7 +20,7 @@ from engine.llm.base import Backend
 from engine.llm.endpoints import Endpoint
 from engine.llm.pricing import Price, cost_of
 from engine.llm.providers import make_backend
-from engine.protocols.config import DEBATES
+from engine.protocols.registry import debate_methods
 from engine.runs.grid import GridSpec, SessionSpec, embed_endpoint, judge_endpoint, model_endpoint
 
 
@@ -132,7 +132,7 @@ def needs_embeddings(specs: Sequence[SessionSpec]) -> bool:
     """Debates whose agents read their most distant or closest peers (Creative-MAD), and
     steered discussions (the moderator embeds every turn)."""
     return any(spec.config.method == "steered"
-               or (spec.config.method in DEBATES and spec.config.peer_strategy in ("distant", "closest"))
+               or (spec.config.method in debate_methods() and spec.config.peer_strategy in ("distant", "closest"))
                for spec in specs)
 
 
