@@ -37,6 +37,7 @@ from engine.measures.diversity import inter_session_diversity
 from engine.stats import guards
 
 RATINGS = ("novelty", "usefulness", "creativity")
+GROUP_SIZES = range(2, 16)  # runs per diversity group the page accepts (paper B: 5)
 
 
 def combined(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -271,7 +272,7 @@ def compare_page_data(frames: dict[str, pd.DataFrame], manifests: dict[str, dict
                       compute=sys.modules[__name__]) -> CompareData:
     """The Compare runs page's numbers: the runs ``frames`` (each dataset whole) and their
     ``manifests``, each against the run ``reference``; diversity in groups of ``group_size``
-    final outputs embedded by ``embed`` (None: left out). ``compute`` gives ``feature_summary``,
+    final outputs embedded by ``embed`` (None, or a size outside ``GROUP_SIZES``: left out). ``compute`` gives ``feature_summary``,
     ``rating_summary``, ``run_differences``, ``diversity_groups``, ``diversity_summary`` and
     ``diversity_differences``: this module (default) or the page's caches of them
     (``dashboard.widgets.cached``)."""
@@ -284,8 +285,8 @@ def compare_page_data(frames: dict[str, pd.DataFrame], manifests: dict[str, dict
         compute.feature_summary(frames) if features else None,
         compute.run_differences(frames, features, reference) if features else None,
         ratings, rated, compute.run_differences(frames, rated, reference) if rated else None, group_size)
-    if group_size is None:
-        return data
+    if group_size not in GROUP_SIZES:
+        return replace(data, group_size=None)
     groups = compute.diversity_groups(frames, embed, group_size)
     return replace(data, diversity=compute.diversity_summary(frames, None, group_size, groups=groups),
                    diversity_differences=compute.diversity_differences(groups, reference))

@@ -50,10 +50,10 @@ notebook_button.render("compare", {
 feature_section, rating_section = st.container(), st.container()
 st.subheader("Diversity of final outputs (paper B)")
 group_size = st.number_input("Runs per diversity group (2 to 15)", value=5, step=1, key="compare_group_size")
-valid_size = 2 <= group_size <= 15
+valid_size = group_size in comparison.GROUP_SIZES
 data = comparison.compare_page_data(frames, manifests, reference, include_same=include_same,
-                                    group_size=int(group_size) if valid_size else None,
-                                    embed=get_embedder().encode if valid_size else None, compute=cached)
+                                    group_size=int(group_size), embed=get_embedder().encode if valid_size else None,
+                                    compute=cached)
 
 with holdings:
     ui.ours("What each dataset holds")

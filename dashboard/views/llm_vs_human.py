@@ -27,36 +27,16 @@ ui.export_context(sample=samples.sample(sample_name).title,
                   n="; ".join(f"{s} {c:,}" for s, c in frame["source"].value_counts().items()))
 
 c1, c2, c3 = st.columns(3)
-notice = st.container()  # filled once the numbers are computed, below the tabs' choices
-
-features = list(have.features)
-chosen, outcome, outcomes = [], None, list(have.ratings)
+notice = st.container()
+features, outcomes = list(have.features), list(have.ratings)
 tab_features, tab_ratings, tab_published = st.tabs(["Trajectory features", "Ratings", "Published"], key="lvh_tabs")
-
-with tab_features:
-    if not features:
-        st.info("No trajectory features in this dataset.")
-    else:
-        chosen = st.multiselect("Features", features, default=features, key="lvh_features")
-        ui.chart(st, cached.chart("distributions_by_group", frame, chosen, title="Trajectory features by source "
-                                                      "(box = quartiles, dashed = mean)"),
-                        key="lvh_feature_boxes", outcome="the trajectory features (Table 19)")
-    feature_numbers = st.container()
-
-with tab_ratings:
-    if not have.ratings:
-        st.info("No ratings (novelty, usefulness, creativity) in this dataset: the paper release "
-                "does not include them. Join the authors' `ideas_with_ratings_clean.csv` on the Data "
-                "page, or open a dataset with judge ratings. The published Table 5 is in the next tab.")
-    else:
-        ui.chart(st, cached.chart("distributions_by_group", frame, outcomes, title="Ratings by source"),
-                 key="lvh_rating_boxes", outcome=", ".join(outcomes))
-        if have.ratings and {"novelty", "usefulness"} <= set(outcomes):
-            ui.chart(st, cached.chart("novelty_usefulness_scatter", frame), key="lvh_scatter", outcome="novelty and usefulness")
-        outcome = st.selectbox("Outcome for the top-5% view", outcomes, key="lvh_top_outcome")
-    rating_numbers = st.container()
-
+# each tab's choices in their place first, then the numbers, then what is shown, in the tabs' order
+feature_picker, feature_part = tab_features.container(), tab_features.container()
+rating_charts, rating_picker, rating_part = tab_ratings.container(), tab_ratings.container(), tab_ratings.container()
+chosen = feature_picker.multiselect("Features", features, default=features, key="lvh_features") if features else []
+outcome = rating_picker.selectbox("Outcome for the top-5% view", outcomes, key="lvh_top_outcome") if outcomes else None
 data = llm_vs_human_page_data(frame, chosen if features else None, outcome, outcomes, compute=cached)
+
 c1.metric("LLM conversations", f"{data.n_llm:,}")
 c2.metric("Human conversations", f"{data.n_human:,}")
 if not data.both:
@@ -64,7 +44,13 @@ if not data.both:
                 "need both LLM and human teams (the paper release has both). Distributions are shown "
                 "for what is here.")
 
-with feature_numbers:
+with feature_part:
+    if not features:
+        st.info("No trajectory features in this dataset.")
+    else:
+        ui.chart(st, cached.chart("distributions_by_group", frame, chosen, title="Trajectory features by source "
+                                                      "(box = quartiles, dashed = mean)"),
+                        key="lvh_feature_boxes", outcome="the trajectory features (Table 19)")
     if data.effects is not None:
         c3.metric("Features compared", len(data.effects))
         ui.ours("LLM − human: Hedges' g with 95% CI, Welch's t-test")
@@ -74,7 +60,18 @@ with feature_numbers:
                                   value="g", x_title="Hedges' g (LLM − human)"), key="lvh_forest",
                  outcome="Hedges' g, LLM − human, of each trajectory feature")
 
-with rating_numbers:
+with rating_charts:
+    if not outcomes:
+        st.info("No ratings (novelty, usefulness, creativity) in this dataset: the paper release "
+                "does not include them. Join the authors' `ideas_with_ratings_clean.csv` on the Data "
+                "page, or open a dataset with judge ratings. The published Table 5 is in the next tab.")
+    else:
+        ui.chart(st, cached.chart("distributions_by_group", frame, outcomes, title="Ratings by source"),
+                 key="lvh_rating_boxes", outcome=", ".join(outcomes))
+        if {"novelty", "usefulness"} <= set(outcomes):
+            ui.chart(st, cached.chart("novelty_usefulness_scatter", frame), key="lvh_scatter", outcome="novelty and usefulness")
+
+with rating_part:
     if data.top_error:
         st.warning(ui.escape(data.top_error))
     elif data.top is not None:

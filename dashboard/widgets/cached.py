@@ -305,3 +305,8 @@ def diversity_summary(frames: dict[str, pd.DataFrame], embed, group_size: int = 
 @st.cache_data(show_spinner=False, max_entries=16)
 def diversity_differences(groups: dict[str, dict], reference: str) -> pd.DataFrame:
     return comparison.diversity_differences(groups, reference)
+
+
+# the names ``trajectories.trajectories_page_data`` calls them by
+selection_map_frames = map_frames
+conversation_map = cached_conversation_map
