@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.page_data import beside
-from dashboard.page_data.analyses import manipulability_percent
+from dashboard.page_data.analyses import manipulability_percent  # noqa: F401  (the default ``compute``'s)
 from dashboard.page_data.datasets import Availability
 from engine.errors import InputError
 from engine.stats import interaction_share, published_a
@@ -32,8 +32,8 @@ class DesignLeversData:
     features: list[str]
     ours: pd.DataFrame | None = None  # Table 24 computed here, in percent (attrs: n, fits); None: not computed
     error: str = ""  # why not
-    beside: beside.Beside | None = None  # ours beside the published Table 24
-    beside_text: pd.DataFrame | None = None
+    beside_paper: beside.Beside | None = None  # ours beside the published Table 24
+    beside_paper_text: pd.DataFrame | None = None
     difference: pd.DataFrame | None = None  # ours − published, percentage points
     share: pd.DataFrame | None = None  # Table 25
     robust: pd.DataFrame | None = None  # Table 24 on the release's 4B features

@@ -57,7 +57,7 @@ ours = data.ours
 paper = published_a.table24()
 headings = published_a.TABLE24_HEADINGS
 if ours is not None:
-    rows, rows_text, difference, share = data.beside, data.beside_text, data.difference, data.share
+    rows, rows_text, difference, share = data.beside_paper, data.beside_paper_text, data.difference, data.share
     ui.export_context(n=f"{ours.attrs['n']:,} fitted", outcome="R² (%) of each trajectory feature on the design factors")
     made_by = small_model(llm)
     for line in guard_lines(ours):  # N < 10 k, or a column refused: above the numbers
