@@ -55,10 +55,12 @@ class Page:
 
 PAGES: tuple[Page, ...] = (
     Page("data_page", "Data", ":material/table:", "dashboard.page_data.datasets.data_page_data", default=True),
-    Page("llm_vs_human", "LLM vs human", ":material/groups:", "dashboard.page_data.llm_vs_human.llm_vs_human_page_data"),
+    Page("llm_vs_human", "LLM vs human", ":material/groups:",
+         "dashboard.page_data.llm_vs_human.llm_vs_human_page_data"),
     Page("trajectories", "Trajectories", ":material/timeline:",
          "dashboard.page_data.trajectories.trajectories_page_data"),
-    Page("design_levers", "Design levers", ":material/tune:", "dashboard.page_data.design_levers.design_levers_page_data"),
+    Page("design_levers", "Design levers", ":material/tune:",
+         "dashboard.page_data.design_levers.design_levers_page_data"),
     Page("regression", "Regression", ":material/functions:", "dashboard.page_data.regression.regression_page_data"),
     Page("paper_a_tables", "Paper A tables", ":material/table_chart:",
          "dashboard.page_data.paper_a_tables.paper_a_tables_page_data"),
@@ -68,7 +70,7 @@ PAGES: tuple[Page, ...] = (
     Page("steering", "Steering", ":material/explore:", "dashboard.page_data.steering.steering_page_data"),
     Page("pilot", "Pilot", ":material/science:", "dashboard.page_data.pilot_diagnosis.pilot_page_data"),
     Page("compare", "Compare runs", ":material/compare_arrows:", "dashboard.page_data.comparison.compare_page_data"),
-    Page("export", "Export", ":material/download:", "dashboard.exports.report.catalog"),
+    Page("export", "Export", ":material/download:", "dashboard.exports.report.catalog"),  # the report's own items
 )
 
 

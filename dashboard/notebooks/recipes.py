@@ -108,7 +108,8 @@ charts.trajectory_pair(points, left, right, title=f"Two conversations on shared 
 '''),
         code("data.feature_values"),
         code('''
-page_numbers = {"turns": len(points), "conversations": len(data.ids), "drawn": len(drawn), "search hits": int(hits.sum()),
+page_numbers = {"turns": len(points), "conversations": len(data.ids), "drawn": len(drawn),
+                "search hits": int(hits.sum()),
                 "cluster labels": sorted(points["cluster"].dropna().unique().tolist()) if clusters else [],
                 "feature values": data.feature_values}
 '''),
@@ -144,7 +145,8 @@ charts.percent_heatmap(data.ours, "R² (%) computed here", zmax=60) if data.ours
         code('''
 charts.percent_heatmap(published_a.table24(), "R² (%) published (paper A, Table 24)", colorscale="Oranges", zmax=60)
 '''),
-        code('page_numbers = {"Table 24 (R² %)": table24, "N": data.ours.attrs["n"] if data.ours is not None else None}'),
+        code('page_numbers = {"Table 24 (R² %)": table24, '
+             '"N": data.ours.attrs["n"] if data.ours is not None else None}'),
     ]
 
 
@@ -344,7 +346,8 @@ features = data.features
 feature_summary = data.feature_summary.loc[features].round(4) if features else None
 if features:
     display(charts.distributions_by_group(comparison.combined(frames), OPTIONS.get("features") or features[:6],
-                                          group="dataset", title="Features by dataset (box = quartiles, dashed = mean)"))
+                                          group="dataset",
+                                          title="Features by dataset (box = quartiles, dashed = mean)"))
     display(compare_runs.difference_forest(data.feature_differences, f"Features: run − {reference} (Hedges' g)"))
 data.feature_differences
 '''),

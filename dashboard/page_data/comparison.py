@@ -272,10 +272,10 @@ def compare_page_data(frames: dict[str, pd.DataFrame], manifests: dict[str, dict
                       compute=sys.modules[__name__]) -> CompareData:
     """The Compare runs page's numbers: the runs ``frames`` (each dataset whole) and their
     ``manifests``, each against the run ``reference``; diversity in groups of ``group_size``
-    final outputs embedded by ``embed`` (None, or a size outside ``GROUP_SIZES``: left out). ``compute`` gives ``feature_summary``,
-    ``rating_summary``, ``run_differences``, ``diversity_groups``, ``diversity_summary`` and
-    ``diversity_differences``: this module (default) or the page's caches of them
-    (``dashboard.widgets.cached``)."""
+    final outputs embedded by ``embed`` (None, or a size outside ``GROUP_SIZES``: left out).
+    ``compute`` gives ``feature_summary``, ``rating_summary``, ``run_differences``,
+    ``diversity_groups``, ``diversity_summary`` and ``diversity_differences``: this module
+    (default) or the page's caches of them (``dashboard.widgets.cached``)."""
     present = set().union(*(feature_choices(frame) for frame in frames.values()))
     features = [f for f in feature_names() if f in present]
     ratings = compute.rating_summary(frames)

@@ -238,5 +238,7 @@ def diversity_page_data(dataset: Dataset, frame: pd.DataFrame, methods, embed: E
     headline = paper_b_rows(frame, ("creative_mad", "homo_mad"))
     metrics = ("vendi", "div_bleu")
     intra = compute.intra_session_table(dataset, frame, methods, embed) if turns else None
-    return DiversityData(inter, {m: gain_over(inter, m) for m in metrics}, {m: gain_interval(inter, m) for m in metrics},
-                         len(headline), small_model(headline), consensus_table(paper_b_rows(frame, methods)), intra)
+    gains = {m: gain_over(inter, m) for m in metrics}
+    intervals = {m: gain_interval(inter, m) for m in metrics}
+    return DiversityData(inter, gains, intervals, len(headline), small_model(headline),
+                         consensus_table(paper_b_rows(frame, methods)), intra)

@@ -18,7 +18,8 @@ class PaperATableData:
     table: str  # the table's key ("1", "24", "fig1"...)
     lacking: list[str] = field(default_factory=list)  # what the data lack for it (then nothing is fitted)
     result: paper_tables.PaperTable | None = None
-    compared: list[tuple[beside.Beside, pd.DataFrame]] = field(default_factory=list)  # (ours beside the paper's, its text)
+    # each table of ours beside the paper's, with its text
+    compared: list[tuple[beside.Beside, pd.DataFrame]] = field(default_factory=list)
     error: str = ""  # why it could not be fitted on this selection
 
 

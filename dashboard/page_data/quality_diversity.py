@@ -26,7 +26,7 @@ import pandas as pd
 
 from dashboard.page_data.analyses import small_model
 from dashboard.page_data.diversity import Embed, consensus_table, paper_b_rows
-from dashboard.page_data.diversity import inter_session_table, intra_session_table  # noqa: F401 (the default ``compute``'s)
+from dashboard.page_data.diversity import inter_session_table, intra_session_table  # noqa: F401 (``compute``)
 from engine.datasets import Dataset
 from engine.judging.quality import per_round_table, rubric_table, win_rates
 from engine.stats.guards import (MIN_GROUPS_FOR_INTERVAL, mean_interval, score_range, too_few_text,
