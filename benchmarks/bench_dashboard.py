@@ -22,10 +22,11 @@ import sys
 import time
 from pathlib import Path
 
+from dashboard import pages
+
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
-PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "paper_a_tables",
-         "diversity", "quality_diversity", "steering", "pilot", "compare", "export"]
+PAGES = pages.keys()  # every page of the registry (``dashboard.pages``), in the sidebar's order
 TARGET_S = 3.0
 
 
@@ -46,9 +47,9 @@ def render(page: str, dataset: str, umap: bool = False) -> tuple[float, float]:
     at.session_state["dataset_choice"] = dataset
     if umap:
         at.session_state["traj_method"] = "umap"
-    if page != "data_page":
+    if not pages.page(page).default:
         at.run()
-        at.switch_page(f"views/{page}.py")
+        at.switch_page(pages.page(page).script)
     started, cpu = time.perf_counter(), time.process_time()
     at.run()
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -91,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
           f"  target <= {TARGET_S:.0f} s")
     worst = 0.0
     for dataset in datasets:
-        pages = [page for page in PAGES if not args.page or page in args.page]
-        cases = [(page, False) for page in pages] + ([("trajectories", True)] if "trajectories" in pages else [])
+        measured = [page for page in PAGES if not args.page or page in args.page]
+        cases = [(page, False) for page in measured] + ([("trajectories", True)] if "trajectories" in measured else [])
         for page, umap in cases:
             cold = render(page, dataset, umap)[0]
             warms = [render(page, dataset, umap) for _ in range(max(1, args.repeat))]

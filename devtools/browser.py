@@ -21,9 +21,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from dashboard import pages
+
 REPO = Path(__file__).resolve().parents[1]
-PAGE_TITLES = ("Data", "LLM vs human", "Trajectories", "Design levers", "Regression", "Paper A tables",
-               "Diversity", "Quality–Diversity", "Steering", "Pilot", "Compare runs", "Export")
+PAGE_TITLES = tuple(pages.titles())  # the sidebar's pages, in its order (``dashboard.pages``)
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 

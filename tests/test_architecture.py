@@ -1,7 +1,8 @@
 """The rules of ARCHITECTURE.md, checked on the source with ``ast`` (nothing is imported):
 Streamlit only in the views, the widgets and the app's entry; no import circle in ``engine/``
 or ``dashboard/``; the dashboard's computing folders never import a page or a widget; the
-engine never imports the dashboard. Imports inside functions count as much as top-level ones.
+engine never imports the dashboard; one page list (``dashboard/pages.py``). Imports inside
+functions count as much as top-level ones.
 """
 
 from __future__ import annotations
@@ -218,3 +219,68 @@ def test_private_import_check_sees_one(tmp_path):
     _write(tmp_path, {"engine/__init__.py": "", "engine/a.py": "def _helper():\n    pass\n",
                       "engine/b.py": "from engine.a import _helper, __doc__\n"})
     assert private_imports(tmp_path, ("engine",)) == ["engine.b: engine.a._helper"]
+
+
+# ----------------------------------------------------------------------------- one page list
+PAGE_REGISTRY = REPO / "dashboard" / "pages.py"
+PAGE_LIST_FOLDERS = ("dashboard", "devtools", "benchmarks", "tests")
+
+
+def registered_pages(registry: Path) -> list[tuple[str, str]]:
+    """``(key, title)`` of every ``Page("key", "title", ...)`` in the registry's source."""
+    found = []
+    for node in ast.walk(ast.parse(registry.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Page" and len(node.args) >= 2 \
+                and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args[:2]):
+            found.append((node.args[0].value, node.args[1].value))
+    return found
+
+
+def page_lists(path: Path, pages: list[tuple[str, str]]) -> list[str]:
+    """Where ``path`` lists pages itself: every literal list, tuple or set holding three page
+    names or more (keys, titles or view scripts ``views/<key>.py``), every dict whose values are
+    three page names or more (``{key: title}``; a dict of numbers per page is data about those
+    pages, not a list of them), and the file as a whole when its string literals name more
+    than half of the pages' titles."""
+    keys = {key for key, _ in pages}
+    titles = {title for _, title in pages}
+    names = keys | titles | {f"views/{key}.py" for key in keys}
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+            items = node.values if isinstance(node, ast.Dict) else node.elts
+            named = {i.value for i in items if isinstance(i, ast.Constant) and i.value in names}
+            if len(named) >= 3:
+                found.append(f"line {node.lineno}: {', '.join(sorted(named))}")
+    said = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in titles}
+    if len(said) > len(titles) / 2:
+        found.append(f"{len(said)} of the {len(titles)} page titles")
+    return found
+
+
+def test_page_list_finder_sees_a_tuple_a_dict_and_a_file_of_titles(tmp_path):
+    registry = tmp_path / "pages.py"
+    registry.write_text("PAGES = (Page('a_page', 'A'), Page('b', 'Bee'), Page('c', 'Sea'), Page('d', 'Dee'))\n")
+    pages = registered_pages(registry)
+    assert pages == [("a_page", "A"), ("b", "Bee"), ("c", "Sea"), ("d", "Dee")]
+    _write(tmp_path, {"one.py": "PAGES = ['a_page', 'b', 'views/c.py']\n",
+                      "two.py": "TITLES = {'a_page': 'A', 'b': 'Bee', 'c': 'Sea'}\n",
+                      "three.py": "x = 'A'\ny = 'Bee'\nz = 'Sea'\n",
+                      "fine.py": "open_page('a_page')\nopen_page('b')\nnot_these = ('c', 'other')\n"
+                                 "AT_LEAST = {'a_page': 2, 'b': 3, 'c': 1}\n"})
+    assert page_lists(tmp_path / "one.py", pages) == ["line 1: a_page, b, views/c.py"]
+    assert page_lists(tmp_path / "two.py", pages) == ["line 1: A, Bee, Sea", "3 of the 4 page titles"]
+    assert page_lists(tmp_path / "three.py", pages) == ["3 of the 4 page titles"]
+    assert page_lists(tmp_path / "fine.py", pages) == []
+
+
+def test_one_page_list():
+    """The pages are listed once, in ``dashboard/pages.py``: the app, the notebooks, devtools,
+    the benchmarks and the tests read it (``dashboard.pages``)."""
+    pages = registered_pages(PAGE_REGISTRY)
+    assert len(pages) >= 10
+    found = {path.relative_to(REPO).as_posix(): lists
+             for folder in PAGE_LIST_FOLDERS for path in sorted((REPO / folder).rglob("*.py"))
+             if path != PAGE_REGISTRY and (lists := page_lists(path, pages))}
+    assert found == {}

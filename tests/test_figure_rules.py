@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard import pages
 from dashboard.figures import checks
 from tests.cached_runs import cached_runs_folder
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
-PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "paper_a_tables", "diversity",
-         "quality_diversity", "steering", "pilot", "compare", "export"]
+PAGES = pages.keys()
 DATASETS = sorted(p.parent.name for p in (REPO / "cached_runs").glob("*/manifest.json"))
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DATASETS, reason="no cached dataset")]
@@ -42,7 +42,7 @@ def page_figures(dataset: str) -> dict[str, list[dict]]:
     at.run()
     out = {}
     for page in PAGES:
-        at.switch_page(f"views/{page}.py")
+        at.switch_page(pages.page(page).script)
         at.run()
         assert not at.exception, (dataset, page, [e.value for e in at.exception])
         out[page] = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]

@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard import pages
+
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "dashboard" / "app.py")
 RELEASE = REPO / "cached_runs" / "paper_release"
@@ -68,8 +70,8 @@ def page(name: str, before=None, widgets=None) -> AppTest:
     if before is not None:
         before(at)
         at.run()
-    if name != "data_page":
-        at.switch_page(f"views/{name}.py").run()
+    if not pages.page(name).default:
+        at.switch_page(pages.page(name).script).run()
     if widgets is not None:
         widgets(at)
         at.run()
@@ -158,11 +160,7 @@ def test_trajectories_and_compare_runs_notebooks(cached_runs_of):
     same(shown(at, "compare_diversity"), numbers["diversity"])
 
 
-PAGES = ["data_page", "llm_vs_human", "trajectories", "design_levers", "regression", "paper_a_tables", "diversity",
-         "quality_diversity", "steering", "pilot", "compare", "export"]
-
-
-@pytest.mark.parametrize("name", PAGES)
+@pytest.mark.parametrize("name", pages.keys())
 def test_every_page_has_the_button_and_its_notebook_is_valid_python(cached_runs_of, name):
     """Every page keeps its selection and offers "Download as notebook"; the notebook validates
     (nbformat) and every code cell parses; text from the dataset only in code cells."""

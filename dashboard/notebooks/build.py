@@ -1,6 +1,7 @@
 """The notebook of one page (see ``dashboard.notebooks``): a preamble that loads the dataset and
-applies the filters, the page's own cells (``dashboard.notebooks.recipes``), and the
-``page_numbers`` cell that prints, as JSON, the numbers the page shows."""
+applies the filters, the page's own cells (its recipe, named in the page registry
+``dashboard.pages``), and the ``page_numbers`` cell that prints, as JSON, the numbers the page
+shows."""
 
 from __future__ import annotations
 
@@ -11,18 +12,10 @@ from pathlib import Path
 
 import nbformat
 
-from dashboard.notebooks import recipes
+from dashboard import pages
 from dashboard.notebooks.cells import code, md
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-# page key (the view's module name) -> the title the sidebar gives it
-PAGES = {
-    "data_page": "Data", "llm_vs_human": "LLM vs human", "trajectories": "Trajectories",
-    "design_levers": "Design levers", "regression": "Regression", "paper_a_tables": "Paper A tables",
-    "diversity": "Diversity", "quality_diversity": "Quality–Diversity", "steering": "Steering",
-    "pilot": "Pilot", "compare": "Compare runs", "export": "Export",
-}
 
 
 @dataclass
@@ -37,8 +30,8 @@ class Selection:
     dataset_name: str = ""
 
     def __post_init__(self) -> None:
-        if self.page not in PAGES:
-            raise ValueError(f"unknown page {self.page!r}; pages: {', '.join(PAGES)}")
+        if self.page not in pages.keys():
+            raise ValueError(f"unknown page {self.page!r}; pages: {', '.join(pages.keys())}")
         self.filters = {str(k): [str(v) for v in values] for k, values in (self.filters or {}).items() if values}
         json.dumps(self.options)  # options must be plain data: they are written into the notebook
 
@@ -93,11 +86,11 @@ print(json.dumps(plain(page_numbers), default=str))
 
 def notebook(selection: Selection, *, repo: Path = REPO_ROOT) -> nbformat.NotebookNode:
     """The page's notebook for ``selection`` (validated by nbformat)."""
-    title = PAGES[selection.page]
+    page = pages.page(selection.page)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cells = [
         md(f"""
-# {title}: the page as a notebook
+# {page.title}: the page as a notebook
 
 Written by the Creativity Dynamics Lab dashboard ({when}). It loads the page's dataset, applies the
 sidebar's filters and the page's options, and computes the page's numbers and figures with the same
@@ -108,7 +101,7 @@ functions the page calls: `engine` (statistics, projections, diversity) and `das
         code(PREAMBLE.format(repo=str(repo), dataset=str(selection.dataset), filters=selection.filters,
                              options=selection.options), "setup"),
     ]
-    cells += getattr(recipes, selection.page)(selection)
+    cells += pages.load(page.notebook)(selection)
     cells.append(md("## The page's numbers\n\nWhat the page shows, as JSON (tables: index, columns, data)."))
     cells.append(code(NUMBERS, "page-numbers"))
     nb = nbformat.v4.new_notebook(cells=cells)

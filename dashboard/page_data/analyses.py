@@ -12,7 +12,7 @@ import pandas as pd
 
 from engine import stats
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats.paper_tables import MIN_ROWS, constant_factors  # noqa: F401  (used by the pages)
 
 
@@ -49,7 +49,7 @@ def manipulability_percent(frame: pd.DataFrame, suffix: str = "", sample: str = 
     percent; ``attrs['n']`` kept. ``suffix='_4b'`` uses the release's Qwen3-Embedding-4B features."""
     from engine import samples
 
-    features = [f + suffix for f in FEATURE_NAMES]
+    features = [f + suffix for f in PAPER_A_FEATURES]
     rows = samples.select(frame, sample, source="llm")
     table = stats.manipulability(rows, features=features, drop_constant=True)
     out = table * 100
@@ -138,7 +138,7 @@ def fit_spec(frame: pd.DataFrame, outcome: str, blocks: list[str], estimator: st
     return stats.fit(spec, frame, allow_nonconvergence=True)
 
 
-def conversation_map(frame: pd.DataFrame, columns=FEATURE_NAMES) -> pd.DataFrame:
+def conversation_map(frame: pd.DataFrame, columns=PAPER_A_FEATURES) -> pd.DataFrame:
     """PCA (2 components) of the z-scored nine features, one point per conversation.
 
     A fallback map for datasets without turn embeddings (the paper release).

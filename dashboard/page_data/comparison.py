@@ -19,20 +19,25 @@ As a run tracker compares runs (Weights & Biases: deltas with intervals, a diff 
 * ``diversity_differences``: the same on the per-group Vendi and Div-BLEU values;
 * ``config_differences``: the runs' manifests flattened to dotted keys, the keys whose values
   differ (or that only some runs have) side by side.
+
+``compare_page_data`` gathers them: the page's numbers, which the page and its notebook call.
 """
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
+from dashboard.page_data.feature_choices import feature_choices, feature_names
 from engine.measures.diversity import inter_session_diversity
-from engine.measures.trajectory import FEATURE_NAMES
 from engine.stats import guards
 
 RATINGS = ("novelty", "usefulness", "creativity")
+GROUP_SIZES = range(2, 16)  # runs per diversity group the page accepts (paper B: 5)
 
 
 def combined(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -69,7 +74,7 @@ def column_summary(frames: dict[str, pd.DataFrame], columns) -> pd.DataFrame:
 
 
 def feature_summary(frames):
-    return column_summary(frames, FEATURE_NAMES)
+    return column_summary(frames, feature_names())
 
 
 def rating_summary(frames):
@@ -239,3 +244,49 @@ def config_differences(manifests: dict[str, dict], *, include_same: bool = False
             rows.append({"setting": key, "kind": _kind(key), **dict(zip(flat, texts)), "differs": differs})
     table = pd.DataFrame(rows, columns=["setting", "kind", *flat, "differs"])
     return table.set_index("setting")
+
+
+# ------------------------------------------------------------------------------ the page
+@dataclass(frozen=True)
+class CompareData:
+    overview: pd.DataFrame
+    config: pd.DataFrame  # ``config_differences``
+    features: list[str]  # the features some run has values of
+    feature_summary: pd.DataFrame | None
+    feature_differences: pd.DataFrame | None  # each run − the reference (``run_differences``)
+    ratings: pd.DataFrame  # ``rating_summary``
+    rated: list[str]  # the ratings some run has
+    rating_differences: pd.DataFrame | None
+    group_size: int | None  # runs per diversity group; None: no diversity asked for
+    diversity: pd.DataFrame | None = None  # ``diversity_summary``
+    diversity_differences: pd.DataFrame | None = None
+
+    @property
+    def embedding_models(self) -> set[str]:
+        """The embedding models the runs' features come from."""
+        return set(self.overview["embedding model"]) if len(self.overview) else set()
+
+
+def compare_page_data(frames: dict[str, pd.DataFrame], manifests: dict[str, dict], reference: str, *,
+                      include_same: bool = False, group_size: int | None = 5, embed: Callable | None = None,
+                      compute=sys.modules[__name__]) -> CompareData:
+    """The Compare runs page's numbers: the runs ``frames`` (each dataset whole) and their
+    ``manifests``, each against the run ``reference``; diversity in groups of ``group_size``
+    final outputs embedded by ``embed`` (None, or a size outside ``GROUP_SIZES``: left out).
+    ``compute`` gives ``feature_summary``, ``rating_summary``, ``run_differences``,
+    ``diversity_groups``, ``diversity_summary`` and ``diversity_differences``: this module
+    (default) or the page's caches of them (``dashboard.widgets.cached``)."""
+    present = set().union(*(feature_choices(frame) for frame in frames.values()))
+    features = [f for f in feature_names() if f in present]
+    ratings = compute.rating_summary(frames)
+    rated = [c for c in RATINGS if any(ratings.loc[c, f"{n} N"] > 0 for n in frames)]
+    data = CompareData(
+        overview(frames, manifests), config_differences(manifests, include_same=include_same), features,
+        compute.feature_summary(frames) if features else None,
+        compute.run_differences(frames, features, reference) if features else None,
+        ratings, rated, compute.run_differences(frames, rated, reference) if rated else None, group_size)
+    if group_size not in GROUP_SIZES:
+        return replace(data, group_size=None)
+    groups = compute.diversity_groups(frames, embed, group_size)
+    return replace(data, diversity=compute.diversity_summary(frames, None, group_size, groups=groups),
+                   diversity_differences=compute.diversity_differences(groups, reference))

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dashboard.page_data.feature_choices import feature_choices
 from engine.datasets import Dataset
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES  # paper A's nine: the release's 4B columns
 from engine.names import (
     PAPER_B as PAPER_B_METHODS,  # paper A's samples are in engine.samples
 )
@@ -65,13 +66,38 @@ def availability(dataset: Dataset) -> Availability:
         n_conversations=len(frame),
         turns=dataset.corpus is not None and any(c.turns for c in dataset.corpus),
         turn_embeddings=dataset.turn_embeddings is not None and dataset.turn_index is not None,
-        features=tuple(f for f in FEATURE_NAMES if has(f)),
+        features=tuple(feature_choices(frame)),
         ratings=tuple(c for c in OUTCOME_COLUMNS if has(c)),
         sources=tuple(sorted(frame["source"].dropna().astype(str).unique())) if "source" in frame else (),
         paper_b_methods=methods,
         final_ideas=has("final_idea"),
-        features_4b=any(f"{f}_4b" in frame.columns for f in FEATURE_NAMES),
+        features_4b=any(f"{f}_4b" in frame.columns for f in PAPER_A_FEATURES),
     )
+
+
+@dataclass(frozen=True)
+class DataPageData:
+    """The Data page's numbers: its four headline counts (as the page prints them) and the
+    conversations by model and task (None without those columns)."""
+
+    headline: dict[str, str]
+    by_model_and_task: pd.DataFrame | None
+
+
+def data_page_data(frame: pd.DataFrame) -> DataPageData:
+    """The Data page's numbers of the selected rows ``frame``."""
+    counts = frame["source"].value_counts() if "source" in frame else pd.Series(dtype=int)
+    headline = {
+        "Conversations selected": f"{len(frame):,}",
+        "LLM conversations": f"{int(counts.get('llm', 0)):,}",
+        "Human conversations": f"{int(counts.get('human', 0)):,}",
+        "Mean turns": f"{frame['n_turns'].mean():.1f}" if "n_turns" in frame else "n/a",
+    }
+    by_model_and_task = None
+    if {"source", "model", "task"} <= set(frame.columns):
+        by_model_and_task = pd.crosstab(frame["model"].fillna(MISSING_LABEL), frame["task"].fillna(MISSING_LABEL),
+                                        margins=True, margins_name="total")
+    return DataPageData(headline, by_model_and_task)
 
 
 def demonstration(manifest: dict) -> str | None:

@@ -7,21 +7,26 @@
   a cell with fewer runs than one group is kept with a ``warning``;
 * ``intra_session_table``: per session and debate round, diversity among the agents'
   responses (``engine.measures.diversity.intra_session_diversity``);
-* ``final_output_map``: PCA of the final outputs' embeddings, for the inter-session picture.
+* ``final_output_map``: PCA of the final outputs' embeddings, for the inter-session picture;
+* ``consensus_table``: how each condition's final outputs were picked (the bias check);
+* ``diversity_page_data``: the Diversity page's numbers, which the page and its notebook call.
 
 ``embed`` is any callable texts -> (n, dim) unit vectors (the cached project embedder).
 """
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from engine.runs.conditions import add_condition
+from dashboard.page_data.analyses import small_model
 from engine.datasets import Dataset
 from engine.measures.diversity import diversity_by_condition, intra_session_diversity
+from engine.runs.conditions import add_condition
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -157,3 +162,83 @@ def gain_interval(table: pd.DataFrame, metric: str, method: str = "creative_mad"
             draws.append(100 * (means[method] - means[baseline]) / means[baseline])
     low, high = np.percentile(draws, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
     return {**summary, "low": float(low), "high": float(high)}
+
+
+def consensus_table(conversations: pd.DataFrame) -> pd.DataFrame:
+    """Per debate condition: sessions with a pick, unparsed picks, and how often each agent was
+    chosen (the consensus bias check of the Diversity and Quality–Diversity pages)."""
+    frame = add_condition(conversations)
+    if "consensus_choice" not in frame:
+        return pd.DataFrame(columns=["condition", "sessions", "unparsed", "unparsed_share"])
+    frame = frame[frame["consensus_choice"].notna()].copy()
+    if "consensus_agent" not in frame:  # runs made before the agent was recorded: 0-based choice
+        frame["consensus_agent"] = None
+    missing = frame["consensus_agent"].isna()
+    frame.loc[missing, "consensus_agent"] = frame.loc[missing, "consensus_choice"].map(
+        lambda c: f"Agent {int(c) + 1}")
+    if "consensus_resolution" not in frame:
+        frame["consensus_resolution"] = None
+    rows = []
+    for condition, part in frame.groupby("condition"):
+        parsed = part["consensus_parsed"].dropna() if "consensus_parsed" in part else pd.Series(dtype=object)
+        unparsed = int((parsed == False).sum())  # noqa: E712 (object column of True/False)
+        row = {"condition": condition, "sessions": len(part), "unparsed": unparsed,
+               "unparsed_share": unparsed / len(parsed) if len(parsed) else np.nan,
+               "unparsed resolved by": ("position (Agent 1; runs made before retries)"
+                                        if part["consensus_resolution"].isna().all() and unparsed
+                                        else "seeded random pick" if unparsed else "")}
+        for agent, count in part["consensus_agent"].value_counts().sort_index().items():
+            row[f"chose {agent}"] = int(count)
+        if "consensus_lens" in part and part["consensus_lens"].notna().any():
+            lenses = part["consensus_lens"].dropna().value_counts().sort_index()
+            row["lenses chosen"] = ", ".join(f"{lens} {count}" for lens, count in lenses.items())
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    chose = [c for c in table.columns if c.startswith("chose ")]
+    table[chose] = table[chose].fillna(0).astype(int)
+    return table
+
+
+# ------------------------------------------------------------------------------ the page
+@dataclass(frozen=True)
+class DiversityData:
+    inter: pd.DataFrame  # ``inter_session_table`` (with each cell's per-group values)
+    gains: dict[str, float | None]  # Creative-MAD's gain over Homo MAD, per metric (``gain_over``)
+    intervals: dict[str, dict | None]  # their bootstrap intervals (``gain_interval``)
+    headline_rows: int  # Creative-MAD and Homo MAD sessions the gains rest on
+    made_by: str | None  # the small model that made them, if one did
+    consensus: pd.DataFrame  # how the final outputs were picked (``consensus_table``)
+    intra: pd.DataFrame | None  # ``intra_session_table``; None without turns
+
+    @property
+    def shown(self) -> pd.DataFrame:
+        """The inter-session table without its per-group arrays (what the page lists)."""
+        return self.inter.drop(columns=["vendi_per_group", "div_bleu_per_group"], errors="ignore")
+
+    @property
+    def by_condition(self) -> pd.DataFrame:
+        """The cells with a value, conditions as the bars' ``method``."""
+        return self.shown.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
+
+    @property
+    def short(self) -> pd.DataFrame:
+        """The cells with fewer runs than one group (no diversity value)."""
+        return self.inter[self.inter["n_groups"] == 0]
+
+
+def diversity_page_data(dataset: Dataset, frame: pd.DataFrame, methods, embed: Embed, *, group_size: int = 5,
+                        turns: bool = True, compute=sys.modules[__name__]) -> DiversityData:
+    """The Diversity page's numbers on the selection ``frame`` of ``dataset``: the paper-B
+    sessions of ``methods`` in groups of ``group_size`` runs; per-round diversity when the
+    dataset has ``turns``. ``compute`` gives ``inter_session_table`` and
+    ``intra_session_table``: this module (default) or the page's caches of them
+    (``dashboard.widgets.cached``)."""
+    methods = tuple(methods)
+    inter = compute.inter_session_table(frame, methods, embed, group_size)
+    headline = paper_b_rows(frame, ("creative_mad", "homo_mad"))
+    metrics = ("vendi", "div_bleu")
+    intra = compute.intra_session_table(dataset, frame, methods, embed) if turns else None
+    gains = {m: gain_over(inter, m) for m in metrics}
+    intervals = {m: gain_interval(inter, m) for m in metrics}
+    return DiversityData(inter, gains, intervals, len(headline), small_model(headline),
+                         consensus_table(paper_b_rows(frame, methods)), intra)

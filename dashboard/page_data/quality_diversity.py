@@ -12,16 +12,23 @@
   Wilson interval over the readable comparisons (none below 3 comparisons). ``INTERVALS`` says so in one sentence.
 * ``pareto``: conditions no other condition beats on both quality and diversity.
 * ``ablation_table``: section 7.4's rows (lens / peer designs) of the summary.
+* ``quality_diversity_page_data``: all of the page's numbers, which the page and its notebook call.
 """
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from dashboard.page_data.analyses import small_model
+from dashboard.page_data.diversity import Embed, consensus_table, paper_b_rows
+from dashboard.page_data.diversity import inter_session_table, intra_session_table  # noqa: F401 (``compute``)
 from engine.datasets import Dataset
-from engine.judging.quality import rubric_table, win_rates
+from engine.judging.quality import per_round_table, rubric_table, win_rates
 from engine.stats.guards import (MIN_GROUPS_FOR_INTERVAL, mean_interval, score_range, too_few_text,
                                  wilson_interval)
 
@@ -116,37 +123,46 @@ def ablation_table(summary: pd.DataFrame) -> pd.DataFrame:
     return rows[keep].sort_values(["ablation", "k"], na_position="first").reset_index(drop=True)
 
 
-def consensus_table(conversations: pd.DataFrame) -> pd.DataFrame:
-    """Per condition: sessions with a pick, unparsed picks, and how often each agent was chosen."""
-    from engine.runs.conditions import add_condition
+# ------------------------------------------------------------------------------ the page
+GROUP = 5  # runs per diversity group (paper B: 15 runs -> 3 groups of 5)
 
-    frame = add_condition(conversations)
-    if "consensus_choice" not in frame:
-        return pd.DataFrame(columns=["condition", "sessions", "unparsed", "unparsed_share"])
-    frame = frame[frame["consensus_choice"].notna()].copy()
-    if "consensus_agent" not in frame:  # runs made before the agent was recorded: 0-based choice
-        frame["consensus_agent"] = None
-    missing = frame["consensus_agent"].isna()
-    frame.loc[missing, "consensus_agent"] = frame.loc[missing, "consensus_choice"].map(
-        lambda c: f"Agent {int(c) + 1}")
-    if "consensus_resolution" not in frame:
-        frame["consensus_resolution"] = None
-    rows = []
-    for condition, part in frame.groupby("condition"):
-        parsed = part["consensus_parsed"].dropna() if "consensus_parsed" in part else pd.Series(dtype=object)
-        unparsed = int((parsed == False).sum())  # noqa: E712 (object column of True/False)
-        row = {"condition": condition, "sessions": len(part), "unparsed": unparsed,
-               "unparsed_share": unparsed / len(parsed) if len(parsed) else np.nan,
-               "unparsed resolved by": ("position (Agent 1; runs made before retries)"
-                                        if part["consensus_resolution"].isna().all() and unparsed
-                                        else "seeded random pick" if unparsed else "")}
-        for agent, count in part["consensus_agent"].value_counts().sort_index().items():
-            row[f"chose {agent}"] = int(count)
-        if "consensus_lens" in part and part["consensus_lens"].notna().any():
-            lenses = part["consensus_lens"].dropna().value_counts().sort_index()
-            row["lenses chosen"] = ", ".join(f"{lens} {count}" for lens, count in lenses.items())
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    chose = [c for c in table.columns if c.startswith("chose ")]
-    table[chose] = table[chose].fillna(0).astype(int)
-    return table
+
+@dataclass(frozen=True)
+class QualityDiversityData:
+    rubric: pd.DataFrame  # the judge's rubric records (``load_quality``)
+    pairwise: pd.DataFrame  # its pairwise comparisons
+    sessions: pd.DataFrame  # the paper-B sessions with a final output (``diversity.paper_b_rows``)
+    inter: pd.DataFrame  # diversity per condition and task (``diversity.inter_session_table``)
+    summary: pd.DataFrame  # ``condition_summary`` with its two Pareto columns
+    made_by: str | None  # the small model that made the sessions, if one did
+    intra: pd.DataFrame | None  # per-round diversity (``diversity.intra_session_table``); None without turns
+    rounds_quality: pd.DataFrame | None  # per-round rubric scores (``engine.judging.quality.per_round_table``)
+    ablation: pd.DataFrame  # section 7.4
+    consensus: pd.DataFrame  # how the final answers were picked
+
+    @property
+    def incomplete(self) -> pd.DataFrame:
+        """The condition × task cells with a warning (fewer runs than a group, a partial group)."""
+        return self.inter[self.inter["warning"] != ""]
+
+
+def quality_diversity_page_data(dataset: Dataset, frame: pd.DataFrame, methods, embed: Embed, *,
+                                turns: bool = True, compute=sys.modules[__name__]) -> QualityDiversityData:
+    """The Quality–Diversity page's numbers on the selection ``frame`` of ``dataset``: the
+    paper-B sessions of ``methods``, diversity in groups of ``GROUP`` runs; the per-round views
+    when the dataset has ``turns``. ``compute`` gives ``load_quality``, ``inter_session_table`` and
+    ``intra_session_table``: this module (default) or the page's caches of them
+    (``dashboard.widgets.cached``)."""
+    methods = tuple(methods)
+    rubric, pairwise = compute.load_quality(dataset)
+    sessions = paper_b_rows(frame, methods)
+    inter = compute.inter_session_table(frame, methods, embed, GROUP)
+    summary = condition_summary(inter, sessions, rubric, pairwise, group_size=GROUP)
+    summary["pareto (rubric × Vendi)"] = pareto(summary, "rubric", "vendi")
+    summary["pareto (rubric × Div-BLEU)"] = pareto(summary, "rubric", "div_bleu")
+    intra = rounds_quality = None
+    if turns:
+        intra = compute.intra_session_table(dataset, frame, methods, embed)
+        rounds_quality = per_round_table(rubric, sessions) if not rubric.empty else pd.DataFrame()
+    return QualityDiversityData(rubric, pairwise, sessions, inter, summary, small_model(sessions), intra,
+                                rounds_quality, ablation_table(summary), consensus_table(sessions))

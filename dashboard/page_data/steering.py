@@ -24,6 +24,7 @@ Welch's p from the same statistic; at least 3 sessions a side).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -138,3 +139,43 @@ def trajectory_with_marks(vectors: np.ndarray, conversation_id: str,
         marks["turn"] = marks["n_turns"].astype(int) - 1
         marks = marks.merge(points, on=["conversation_id", "turn"], how="left")
     return points, marks
+
+
+# ------------------------------------------------------------------------------ the page
+SUMMARY_COLUMNS = ["method", "sessions", "calls_per_session", "interventions_per_session",
+                   *[f"{name}{part}" for name in OUTCOMES for part in ("", "_lo", "_hi", "_n")],
+                   "rubric_parse_rate", "judge_parsed", "judge_parse_rate", "vendi", "vendi_lo", "vendi_hi", "div_bleu",
+                   "div_bleu_lo", "div_bleu_hi", "groups"]  # what the page lists of ``summary_table``, in order
+
+
+@dataclass(frozen=True)
+class SteeringData:
+    summary: pd.DataFrame  # ``summary_table``
+    differences: pd.DataFrame  # ``difference_table``
+    finished: int  # sessions with status ok
+    records: pd.DataFrame  # the moderator's interventions (empty when none were recorded)
+    interventions: pd.DataFrame  # ``intervention_counts``
+    steered_ids: list[str]  # the finished steered sessions
+
+    @property
+    def shown(self) -> pd.DataFrame:
+        """The summary's columns the page lists (``SUMMARY_COLUMNS``)."""
+        return self.summary[[c for c in SUMMARY_COLUMNS if c in self.summary.columns]]
+
+    @property
+    def steered_sessions(self) -> int:
+        """Finished steered sessions (the summary's ``sessions`` of the steered method)."""
+        steered = self.summary[self.summary["method"] == "steered"] if len(self.summary) else self.summary
+        return int(steered["sessions"].iloc[0]) if len(steered) else 0
+
+
+def steering_page_data(conversations: pd.DataFrame, folder: Path) -> SteeringData:
+    """The Steering page's numbers: the steered dataset's sessions ``conversations``, its files
+    in ``folder`` (final ideas' embeddings, the moderator's interventions)."""
+    records = pd.read_parquet(folder / INTERVENTIONS) if (folder / INTERVENTIONS).exists() else pd.DataFrame()
+    column = _method_column(conversations)
+    steered_ids = sorted(conversations.loc[(conversations[column] == "steered") & (conversations["status"] == "ok"),
+                                           "conversation_id"])
+    return SteeringData(summary_table(conversations, final_vectors(folder)), difference_table(conversations),
+                        int((conversations["status"] == "ok").sum()), records, intervention_counts(records),
+                        steered_ids)

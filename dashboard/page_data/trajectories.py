@@ -1,16 +1,20 @@
 """Turn-level projections, map frames, clusters and the transcript reader's rows for the
-Trajectories page (no Streamlit: ``dashboard.widgets.cached`` keeps these per dataset)."""
+Trajectories page (no Streamlit: ``dashboard.widgets.cached`` keeps these per dataset), and
+``trajectories_page_data``, the page's numbers its notebook computes with the same calls."""
 
 from __future__ import annotations
 
 import hashlib
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from dashboard.page_data.analyses import conversation_map  # noqa: F401  (the default ``compute``'s)
+from dashboard.page_data.feature_choices import feature_names
 from engine.datasets import Dataset
-from engine.measures.trajectory import FEATURE_NAMES
 
 
 def projection_cache_dir() -> Path:
@@ -78,7 +82,7 @@ def contrasting_pair(frame: pd.DataFrame) -> tuple[str, str]:
 
 def feature_pair_table(frame: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
     """Features (and ratings) of the chosen conversations, one column per conversation."""
-    columns = [c for c in (*FEATURE_NAMES, "creativity", "novelty", "usefulness", "n_turns",
+    columns = [c for c in (*feature_names(), "creativity", "novelty", "usefulness", "n_turns",
                            "task", "model", "discussion") if c in frame.columns]
     rows = frame.set_index("conversation_id").loc[ids, columns]
     numeric = rows.select_dtypes("number").columns
@@ -96,7 +100,7 @@ MAP_FACTORS = ("discussion", "task", "model", "source")
 def map_points(points: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """Turn points with their conversation's factors and features, the turn's progress through
     its conversation (0 first, 1 last) and a row id (``point_id``) for selections."""
-    keep = [c for c in ("conversation_id", *MAP_FACTORS, *FEATURE_NAMES, "creativity") if c in frame.columns]
+    keep = [c for c in ("conversation_id", *MAP_FACTORS, *feature_names(), "creativity") if c in frame.columns]
     out = points.merge(frame[keep], on="conversation_id", how="left")
     rank = out.groupby("conversation_id")["turn"].rank(method="first") - 1
     size = out.groupby("conversation_id")["turn"].transform("size") - 1
@@ -290,3 +294,57 @@ def turn_clusters(dataset: Dataset, k: int) -> pd.DataFrame:
     result = cluster_turns(merged["text"].fillna("").tolist(), dataset.turn_embeddings, k=k)
     labels = result.table.set_index("cluster")["label"]
     return index.assign(cluster=[labels[c] for c in result.labels])
+
+
+# ------------------------------------------------------------------------------ the page
+def selection_map_frames(dataset: Dataset, frame: pd.DataFrame, method: str, cap: int = MAX_MAP_POINTS):
+    """``map_frames`` of the dataset's turns projected with ``method`` (``projected_turns``)."""
+    return map_frames(projected_turns(dataset, method), frame, cap)
+
+
+@dataclass(frozen=True)
+class TurnMap:
+    """The map's turns (cluster labels merged in when asked) and the search's hits among all of
+    them and among the drawn ones."""
+
+    points: pd.DataFrame
+    drawn: pd.DataFrame
+    hits: pd.Series
+    drawn_hits: pd.Series
+
+
+def turn_map(points: pd.DataFrame, drawn: pd.DataFrame, labelled: pd.DataFrame | None = None,
+             search: str = "") -> TurnMap:
+    """``map_frames``' turns with the cluster of each (``labelled``: ``turn_clusters``) and the
+    turns holding ``search``."""
+    if labelled is not None:
+        points = points.merge(labelled, on=["conversation_id", "turn"], how="left")
+        drawn = drawn.merge(labelled, on=["conversation_id", "turn"], how="left")
+    return TurnMap(points, drawn, search_hits(points, search), search_hits(drawn, search))
+
+
+@dataclass(frozen=True)
+class TrajectoriesData:
+    conversation_map: pd.DataFrame | None = None  # without turn embeddings: the conversations by their features
+    ids: list[str] = field(default_factory=list)  # the selected conversations with projected turns
+    map: TurnMap | None = None
+    feature_values: pd.DataFrame | None = None  # the features of the side-by-side pair
+
+
+def trajectories_page_data(dataset: Dataset, frame: pd.DataFrame, method: str | None = None, *,
+                           clusters: int | None = None, search: str = "", pair=(),
+                           compute=sys.modules[__name__]) -> TrajectoriesData:
+    """The Trajectories page's numbers on the selection ``frame``: with ``method`` ("pca",
+    "umap") the turns in semantic space (``selection_map_frames``), with ``clusters`` labels of
+    k-means (``turn_clusters``), the hits of ``search`` and the features of the two
+    conversations of ``pair`` (``feature_pair_table``); without (no turn embeddings), the map
+    of conversations by their features (``analyses.conversation_map``). The page makes the same
+    calls one by one, between its widgets (its map is a fragment that reruns alone); ``compute``
+    gives ``selection_map_frames``, ``turn_clusters`` and ``conversation_map``: this module
+    (default) or the page's caches (``dashboard.widgets.cached``)."""
+    if method is None:
+        return TrajectoriesData(conversation_map=compute.conversation_map(frame))
+    ids, points, drawn = compute.selection_map_frames(dataset, frame, method)
+    labelled = compute.turn_clusters(dataset, int(clusters)) if clusters else None
+    values = feature_pair_table(frame, list(pair)) if pair else None
+    return TrajectoriesData(None, ids, turn_map(points, drawn, labelled, search), values)

@@ -32,7 +32,7 @@ import pandas as pd
 from engine.corpus import Corpus
 from engine.datasets import Dataset
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine.measures.trajectory import PAPER_A_FEATURES
 
 DEFAULT_MAX_MB = 50.0
 METADATA_FIELDS = ("source", "task", "model", "discussion")
@@ -137,7 +137,7 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None
             return _from_corpus(corpus, name, manifest, embedder_factory, debate_as,
                                 rows=(len(table), "conversation rows"))
         renamed = {mapping.get(c, c) for c in map(str, table.columns)}
-        if not renamed & set(FEATURE_NAMES):  # e.g. one row per turn: not a conversation table
+        if not renamed & set(PAPER_A_FEATURES):  # e.g. one row per turn: not a conversation table
             raise InputError("a Parquet upload is a corpus (a nested 'turns' column) or a conversation table "
                              "(conversation_id and Table 19 feature columns); this one has neither (save "
                              "one-row-per-turn transcripts as CSV or JSONL)", path=str(path), field="turns")
@@ -170,7 +170,7 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None
                            manifest=manifest)
         return Dataset(name=name, conversations=_apply_metadata_to_table(read_metrics(path), {}, metadata, path),
                        manifest=manifest)
-    if "conversation_id" in columns and "turn" not in columns and columns & set(FEATURE_NAMES):
+    if "conversation_id" in columns and "turn" not in columns and columns & set(PAPER_A_FEATURES):
         from engine.measures.feature_table import read_feature_table
 
         table = read_feature_table(path) if not mapping else \

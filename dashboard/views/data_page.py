@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-import pandas as pd
 import streamlit as st
 
 from dashboard.page_data import datasets, import_summary, uploads
@@ -60,12 +59,10 @@ if manifest.get("ideas_with_metrics"):
                f"{joined['without_metrics']:,} have no conversation metrics ({ui.escape(without or 'none')}); "
                f"{joined['metrics_without_idea']:,} conversations have no idea.")
 
-counts = frame["source"].value_counts() if "source" in frame else pd.Series(dtype=int)
-c1, c2, c3, c4 = st.columns(4)
-c1.metric("Conversations selected", f"{len(frame):,}")
-c2.metric("LLM conversations", f"{int(counts.get('llm', 0)):,}")
-c3.metric("Human conversations", f"{int(counts.get('human', 0)):,}")
-c4.metric("Mean turns", f"{frame['n_turns'].mean():.1f}" if "n_turns" in frame else "n/a")
+numbers = cached.kept("data_page", (cached.content_key(dataset), cached.selection_key(session.current_selections())),
+                      lambda: datasets.data_page_data(frame))
+for column, (label, value) in zip(st.columns(4), numbers.headline.items()):
+    column.metric(label, value)
 notebook_button.render("data_page")
 
 missing = [label for label, ok in (("turn texts", have.turns), ("turn embeddings", have.turn_embeddings),
@@ -75,13 +72,9 @@ if missing:
     st.info("This dataset has no " + ", no ".join(missing) + ". Pages that need them say so; "
             "everything else works on what is here.")
 
-if {"source", "model", "task"} <= set(frame.columns):
+if numbers.by_model_and_task is not None:
     st.subheader("Conversations by model and task")
-    by_model_and_task = cached.kept(
-        "data_counts", (cached.content_key(dataset), cached.selection_key(session.current_selections())),
-        lambda: pd.crosstab(frame["model"].fillna(datasets.MISSING_LABEL), frame["task"].fillna(datasets.MISSING_LABEL),
-                            margins=True, margins_name="total"))
-    ui.table(st, by_model_and_task, key="data_counts")
+    ui.table(st, numbers.by_model_and_task, key="data_counts")
 
 st.subheader("Rows")
 ui.table(st, frame.head(500), key="data_rows", hide_index=True)

@@ -11,20 +11,20 @@ import streamlit as st
 from dashboard.figures import mode_forest as fidelity_chart
 from dashboard.page_data import datasets
 from dashboard.page_data.analyses import small_model
+from dashboard.page_data.design_levers import design_levers_page_data
 from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples
-from engine.errors import InputError
 from engine.stats import published_a
 from engine.stats.guards import not_comparable
-from engine.stats.manipulability import adjusted_r2, guard_lines
+from engine.stats.manipulability import guard_lines
 
 st.title("Design levers")
 dataset, frame, have = ui.page_context()
 everything = frame
 sample_name, frame = sample_picker.pick(st, frame, key="levers_sample", default="trajectory")
 ui.export_context(sample=f"{samples.sample(sample_name).title}, LLM rows")
-llm = frame[frame["source"] == "llm"] if "source" in frame else frame
-features = list(have.features)
+data = design_levers_page_data(everything, frame, sample_name, have, compute=cached)
+llm, features = data.llm, data.features
 if llm.empty or not features:
     st.info("Design levers need LLM conversations with trajectory features; this selection has "
             f"{len(llm)} LLM rows and {len(features)} features.")
@@ -50,16 +50,14 @@ st.caption("OLS of each feature on task; task + discussion; task + model; task +
            "model; task + discussion × model. The LLM rows of the sample chosen above (the paper's: "
            "the trajectory sample, turn-by-turn structures instructed, open, iterative) with all "
            "nine features.")
-try:
-    ours = cached.cached_manipulability(everything, "", sample_name)
-except InputError as error:
-    st.warning(f"Cannot compute the manipulability table on this selection: {ui.escape(error)}")
-    ours = None
+if data.error:
+    st.warning(f"Cannot compute the manipulability table on this selection: {ui.escape(data.error)}")
+ours = data.ours
 
 paper = published_a.table24()
 headings = published_a.TABLE24_HEADINGS
 if ours is not None:
-    rows, rows_text, difference, share = cached.levers_tables(ours)
+    rows, rows_text, difference, share = data.beside_paper, data.beside_paper_text, data.difference, data.share
     ui.export_context(n=f"{ours.attrs['n']:,} fitted", outcome="R² (%) of each trajectory feature on the design factors")
     made_by = small_model(llm)
     for line in guard_lines(ours):  # N < 10 k, or a column refused: above the numbers
@@ -69,19 +67,20 @@ if ours is not None:
         ui.caveat(st, f"factor {factor} dropped: 1 level ({level}). Every column that adds {factor} equals "
                       f"the same model without it.", "info")
     m1, m2, m3 = st.columns(3)
-    fit = ours.attrs["fits"]["interaction"]
+    fit = data.interaction_fit
     ours_label = f"ours, {made_by}" if made_by else "ours"
     if fit["refuse"]:
         m1.metric(f"Mean R², interaction model ({ours_label})", "refused",
                   help=f"N − k = {fit['df_resid']} (N = {fit['n']}, k = {fit['k']}): below 5 residual degrees of freedom")
     elif fit["small_sample"]:
-        m1.metric(f"Mean adjusted R², interaction model ({ours_label})", f"{adjusted_r2(ours)['interaction'].mean():.1f}%")
-        m1.caption(f"R² {ours['interaction'].mean():.1f}%; N = {fit['n']}, k = {fit['k']}")
+        m1.metric(f"Mean adjusted R², interaction model ({ours_label})", f"{data.mean_interaction_adjusted:.1f}%")
+        m1.caption(f"R² {data.mean_interaction:.1f}%; N = {fit['n']}, k = {fit['k']}")
     else:
-        m1.metric(f"Mean R², interaction model ({ours_label})", f"{ours['interaction'].mean():.1f}%")
-    m2.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
+        m1.metric(f"Mean R², interaction model ({ours_label})", f"{data.mean_interaction:.1f}%")
+    m2.metric("Mean R², interaction model (published, Table 2)", f"{data.published_mean_interaction:.1f}%")
     if not fit["refuse"]:
-        m3.metric("Ours − published", f"{round(ours['interaction'].mean() - paper['interaction'].mean(), 1) + 0:+.1f} points")
+        m3.metric("Ours − published",
+                  f"{round(data.mean_interaction - data.published_mean_interaction, 1) + 0:+.1f} points")
     if made_by:
         ui.caveat(st, not_comparable(published_a.MODELS, f"{made_by}, N = {ours.attrs['n']:,} conversations"),
                   "caption")
@@ -90,7 +89,7 @@ if ours is not None:
     ui.chart(st, cached.chart("percent_heatmap", ours.loc[order], "R² (%) computed here", zmax=60,
                               column_labels=headings), key="levers_heatmap_ours")
 else:
-    st.metric("Mean R², interaction model (published, Table 2)", f"{paper['interaction'].mean():.1f}%")
+    st.metric("Mean R², interaction model (published, Table 2)", f"{data.published_mean_interaction:.1f}%")
 ui.published("Paper A, Table 24, N = 3,574")
 ui.chart(st, cached.chart("percent_heatmap", paper, "R² (%) published", colorscale="Oranges", zmax=60,
                           column_labels=headings), key="levers_heatmap_paper",
@@ -107,19 +106,17 @@ if ours is not None:
         ui.table(st, ui.percent_table(ours), key="levers_table_ours")
         if guard_lines(ours):
             st.markdown("Ours, adjusted R² (%)")
-            ui.table(st, ui.percent_table(adjusted_r2(ours)), key="levers_table_ours_adjusted")
+            ui.table(st, ui.percent_table(data.adjusted), key="levers_table_ours_adjusted")
         st.markdown("N, k and N − k of each column's fit (engine.stats.guards)")
-        fits = pd.DataFrame(ours.attrs["fits"]).T[["n", "k", "df_resid", "small_sample", "refuse"]]
-        ui.table(st, fits.rename(columns={"df_resid": "N − k"}), key="levers_table_fits")
+        ui.table(st, data.fits.rename(columns={"df_resid": "N − k"}), key="levers_table_fits")
         st.markdown("Table 25: interaction share")
         ui.table(st, share, key="levers_table25")
     if have.features_4b:
         with st.expander("Robustness: features from Qwen3-Embedding-4B"):
-            try:
-                robust = cached.cached_manipulability(everything, "_4b", sample_name)
-            except InputError as error:
-                st.warning(ui.escape(error))
+            if data.robust_error:
+                st.warning(ui.escape(data.robust_error))
             else:
+                robust = data.robust
                 ui.chart(st, cached.chart("percent_heatmap", robust, f"R² (%), 4B features, N = {robust.attrs['n']:,}",
                                           colorscale="Greens", zmax=60, column_labels=headings),
                                 key="levers_heatmap_4b")

@@ -9,8 +9,6 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.page_data import diversity as diversity_data
-from dashboard.page_data.analyses import small_model
-from dashboard.page_data.quality_diversity import consensus_table
 from dashboard.widgets import cached, notebook_button, ui
 from dashboard.widgets.resources import get_embedder
 from engine.stats import published_b
@@ -36,19 +34,6 @@ st.caption(f"Paper B's protocol (the default): the runs of one condition on one 
            f"groups of {int(group_size)} (15 runs → 3 groups of 5); Vendi and Div-BLEU are computed per "
            f"group and averaged. A condition is everything that defines a run (method, lenses, peers, k, "
            f"N, R, model, temperature, consensus), so runs that differ are never pooled.")
-dataset_key = f"{dataset.path or dataset.name}:{len(dataset.conversations)}"
-
-
-@st.cache_data(show_spinner="Embedding final outputs…", max_entries=16)
-def inter_table(selection: pd.DataFrame, chosen: tuple[str, ...], size: int) -> pd.DataFrame:
-    return diversity_data.inter_session_table(selection, chosen, get_embedder().encode, group_size=size)
-
-
-@st.cache_data(show_spinner="Measuring each debate round…", max_entries=16)
-def intra_table(key: str, selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
-    return diversity_data.intra_session_table(dataset, selection, chosen, get_embedder().encode)
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def output_map(selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
     return diversity_data.final_output_map(selection, chosen, get_embedder().encode)
@@ -59,21 +44,22 @@ if not methods:
     st.warning("Choose at least one method.")
     st.stop()
 chosen = tuple(methods)
-inter = inter_table(frame, chosen, int(group_size))
+data = diversity_data.diversity_page_data(dataset, frame, chosen, get_embedder().encode, group_size=int(group_size),
+                                          turns=have.turns, compute=cached)
+inter = data.inter
 ui.export_context(sample=f"paper-B sessions with a final output ({', '.join(chosen)}), groups of {int(group_size)} runs",
                   n=f"{int(inter['n_runs'].sum()):,} runs" if "n_runs" in inter else None)
 ui.ours(f"Inter-session diversity of final outputs per condition, groups of {int(group_size)} runs")
 metric_columns = st.columns(2)
 paper_gains = published_b.diversity_gains().set_index("model")
-headline_rows = diversity_data.paper_b_rows(frame, ("creative_mad", "homo_mad"))
-made_by = small_model(headline_rows)
-ours_label = f"{made_by}, {len(headline_rows):,} runs" if made_by else ""
+made_by = data.made_by
+ours_label = f"{made_by}, {data.headline_rows:,} runs" if made_by else ""
 for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"),
                                             ("semantic (Vendi) gain %", "lexical (Div-BLEU) gain %")):
-    gain = diversity_data.gain_over(inter, metric)
+    gain = data.gains[metric]
     column.metric(f"Creative-MAD vs Homo MAD, {metric}" + (f" ({ours_label})" if made_by else ""),
                   "n/a" if gain is None else f"{gain:+.1f}%")
-    interval = diversity_data.gain_interval(inter, metric)
+    interval = data.intervals[metric]
     if interval is not None:
         groups = interval["groups"]
         basis = (f"over {groups['creative_mad']} Creative-MAD and {groups['homo_mad']} Homo MAD groups of "
@@ -91,24 +77,22 @@ for column, metric, published_column in zip(metric_columns, ("vendi", "div_bleu"
                    + ", ".join(f"{model} {value:+.1f}%" for model, value in paper_gains[published_column].items()))
     if made_by:
         ui.caveat(column, not_comparable(published_b.MODELS, ours_label), "caption")
-short = inter[inter["n_groups"] == 0]
+short = data.short
 if len(short):
     single = int((short["n_runs"] < 2).sum())
     ui.caveat(st, f"{len(short)} condition/task cell(s) have fewer than {int(group_size)} runs and get no "
                   f"diversity value" + (f"; {single} of them have a single text (diversity undefined)" if single else "")
                   + ". See the 'warning' column.", "warning")
 # the per-group arrays are not drawn, and a frame holding arrays cannot be hashed (chart cache)
-by_condition = (inter.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
-                .drop(columns=["vendi_per_group", "div_bleu_per_group"], errors="ignore"))
+by_condition = data.by_condition
 vendi_bars = cached.chart("diversity_bars", by_condition, "vendi", "Vendi Score (semantic)")
 ui.chart(st, vendi_bars, key="div_vendi", show_key=False, outcome="Vendi Score of the final outputs")
 ui.chart(st, cached.chart("diversity_bars", by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False,
          outcome="Div-BLEU of the final outputs")
 ui.condition_key(st, vendi_bars, key="div_codes")
-ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="div_inter_table",
-         hide_index=True)
+ui.table(st, data.shown.round(4), key="div_inter_table", hide_index=True)
 
-consensus = consensus_table(diversity_data.paper_b_rows(frame, chosen))
+consensus = data.consensus
 if len(consensus):
     ui.ours("Consensus bias check: unreadable picks and where the final outputs came from")
     st.caption("A final output that always comes from one agent makes inter-session diversity measure that "
@@ -119,7 +103,7 @@ st.subheader("Intra-session diversity across rounds (section 7.2)")
 if not have.turns:
     st.info("No turns in this dataset: per-round diversity needs the debate transcripts.")
 else:
-    intra = intra_table(dataset_key, frame, chosen)
+    intra = data.intra
     if intra.empty:
         st.info("No session has two or more responses in a round.")
     else:

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dashboard.page_data import beside
 from dashboard.page_data.analyses import small_model
+from dashboard.page_data.paper_a_tables import paper_a_tables_page_data
 from dashboard.widgets import cached, notebook_button, session, ui
 from engine import samples
 from engine.errors import InputError
@@ -18,11 +19,6 @@ st.title("Paper A tables")
 dataset, frame, have = ui.page_context()
 
 keys = list(paper_tables.TABLES)
-
-
-def _built(result):
-    """A fitted table with its tables beside the paper's and their text (``beside.beside``)."""
-    return result, [(table, table.formatted()) for table in beside.beside(result)]
 
 
 def _name(key: str) -> str:
@@ -57,20 +53,16 @@ except InputError as error:
     st.caption(ui.escape(str(error)))
 
 notebook_button.render("paper_a_tables", {"table": key, "sample": sample_name, "stars": stars})
-lacking = paper_tables.missing_needs(key, frame)
-result = None
-if lacking:
-    st.info(ui.escape(f"{_name(key)} needs " + "; and ".join(lacking) + ". The authors' file is not "
+with st.spinner("Fitting…"):
+    data = cached.figure("paper_a_table", (selection, key, stars, sample_name),
+                         lambda: paper_a_tables_page_data(frame, key, sample_name, stars))
+result, compared = data.result, data.compared
+if data.lacking:
+    st.info(ui.escape(f"{_name(key)} needs " + "; and ".join(data.lacking) + ". The authors' file is not "
                       "shipped here: load ideas_with_ratings_clean.csv on the Data page (Add the authors' "
                       "ratings). The published table is shown below."))
-else:
-    try:
-        with st.spinner("Fitting…"):
-            result, compared = cached.figure(
-                "paper_a_table", (selection, key, stars, sample_name),
-                lambda: _built(paper_tables.build(key, frame, stars=stars, sample=sample_name)))
-    except InputError as error:
-        st.warning(ui.escape(f"Cannot compute {_name(key)} on this selection: {error}"))
+elif data.error:
+    st.warning(ui.escape(f"Cannot compute {_name(key)} on this selection: {data.error}"))
 
 published_table = definition.published() if definition.published else None
 where = f"Paper A, {'Figure 1' if key == 'fig1' else 'Table ' + key}"

@@ -14,6 +14,7 @@ import streamlit as st
 from dashboard.figures import charts
 from dashboard.figures.live_map import PROJECTION_NOTE, LiveTrajectories, live_map
 from dashboard.page_data import datasets
+from dashboard.page_data.pilot_diagnosis import finished_sessions, pilot_page_data
 from dashboard.pilot import history as pilot_history
 from dashboard.pilot import settings as pilot_settings
 from dashboard.pilot.job import PilotJob
@@ -281,8 +282,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
                    "selectable in the sidebar as “pilot: …”). The API key is never saved.")
 
     conversations = dataset.conversations
-    status_column = conversations["status"] if "status" in conversations else pd.Series("ok", index=conversations.index)
-    succeeded = conversations[status_column.fillna("ok") == "ok"]
+    succeeded = finished_sessions(conversations)
     st.subheader("Diagnosis")
     references = session.cached_dataset_names(str(datasets.cached_runs_root()))
     if succeeded.empty:
@@ -295,21 +295,11 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
         reference_name = st.selectbox("Reference", references, key="pilot_reference",
                                       index=references.index("paper_release") if "paper_release" in references else 0)
         reference_set = session.load_dataset(datasets.cached_runs_root() / reference_name)
-        reference = reference_set.conversations
-        if "source" in reference.columns:
-            reference = reference[reference["source"] == "llm"]
-        try:
-            from engine.diagnosis.diagnose import diagnose
-
-            # the two manifests name the embedding models; diagnose compares by percentile
-            # ranks only when they differ (or one is not recorded) and says so
-            diagnosis = diagnose(succeeded, reference,
-                                 pilot_embedding=dataset.manifest.get("embedding_model"),
-                                 reference_embedding=reference_set.manifest.get("embedding_model"))
-        except InputError as error:
-            st.warning(f"No diagnosis: {ui.escape(error)}")
+        found = pilot_page_data(dataset, reference_set)
+        if found.error:
+            st.warning(f"No diagnosis: {ui.escape(found.error)}")
         else:
-            left_out = len(conversations) - len(succeeded)
+            diagnosis, left_out = found.diagnosis, found.left_out
             st.metric("Pilot conversations diagnosed", diagnosis.n_pilot)
             if left_out:
                 st.caption(f"{left_out} failed session(s) left out; {diagnosis.n_pilot} finished.")

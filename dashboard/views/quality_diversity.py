@@ -4,21 +4,17 @@ ablation table (7.4), the consensus bias check, and the paper's published headli
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from dashboard.page_data import analyses
-from dashboard.page_data import diversity as diversity_data
 from dashboard.page_data import quality_diversity as qd
 from dashboard.widgets import cached, notebook_button, ui
 from dashboard.widgets.resources import get_embedder
-from engine.judging.quality import per_round_table
 from engine.stats import published_b
 from engine.stats.guards import not_comparable
 
 st.title("Quality–Diversity")
 dataset, frame, have = ui.page_context()
-GROUP = 5
+GROUP = qd.GROUP
 
 if not have.paper_b_methods or not have.final_ideas:
     st.info(f"“{ui.escape(dataset.name)}” has no paper-B runs with final outputs. Open `local_smollm2_paper_b` "
@@ -31,33 +27,12 @@ if not have.paper_b_methods or not have.final_ideas:
 
 methods = tuple(have.paper_b_methods)
 notebook_button.render("quality_diversity", {})
-dataset_key = f"{dataset.path or dataset.name}:{len(dataset.conversations)}"
-
-
-@st.cache_data(show_spinner="Embedding final outputs…", max_entries=16)
-def inter_table(selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
-    return diversity_data.inter_session_table(selection, chosen, get_embedder().encode, group_size=GROUP)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def quality_records(key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return qd.load_quality(dataset)
-
-
-@st.cache_data(show_spinner="Measuring each debate round…", max_entries=16)
-def intra_table(key: str, selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
-    return diversity_data.intra_session_table(dataset, selection, chosen, get_embedder().encode)
-
-
-rubric, pairwise = quality_records(dataset_key)
-data = diversity_data.paper_b_rows(frame, methods)
+numbers = qd.quality_diversity_page_data(dataset, frame, methods, get_embedder().encode, turns=have.turns,
+                                         compute=cached)
+rubric, data, inter, summary = numbers.rubric, numbers.sessions, numbers.inter, numbers.summary
 ui.export_context(sample="paper-B sessions with a final output", n=f"{len(data):,} sessions")
-inter = inter_table(frame, methods)
-summary = qd.condition_summary(inter, data, rubric, pairwise, group_size=GROUP)
-summary["pareto (rubric × Vendi)"] = qd.pareto(summary, "rubric", "vendi")
-summary["pareto (rubric × Div-BLEU)"] = qd.pareto(summary, "rubric", "div_bleu")
 
-made_by = analyses.small_model(data)
+made_by = numbers.made_by
 st.caption(f"Dataset “{ui.escape(dataset.name)}”: {len(data):,} paper-B sessions with a final output "
            f"(sidebar filters applied), {data['task'].nunique()} task(s)"
            + (f", made by {ui.escape(made_by)}" if made_by else "") + f". Diversity: paper B's protocol, "
@@ -73,7 +48,7 @@ if rubric.empty and summary["rubric"].notna().any():
 elif rubric.empty:
     st.info("No judge ratings in this dataset: quality needs `python -m engine judge quality RUN_DIR` "
             "(and `judge pairwise`) on the run, then `python -m engine.dataset_builds.run_folder`.")
-short = inter[inter["warning"] != ""]
+short = numbers.incomplete
 if len(short):
     ui.caveat(st, f"{len(short)} condition × task cell(s) are incomplete (fewer than {GROUP} runs, or a "
                   f"partial last group left out); see the 'warning' column below.", "warning")
@@ -93,8 +68,7 @@ st.subheader("Across debate rounds (sections 7.1 and 7.2)")
 if not have.turns:
     st.info("No turns in this dataset: per-round views need the debate transcripts.")
 else:
-    intra = intra_table(dataset_key, frame, methods)
-    rounds_quality = per_round_table(rubric, data) if not rubric.empty else pd.DataFrame()
+    intra, rounds_quality = numbers.intra, numbers.rounds_quality
     if intra.empty:
         st.info("No session has two or more responses in a round.")
     else:
@@ -109,7 +83,7 @@ else:
         ui.table(st, rounds_quality.round(3), key="qd_round_quality_table", hide_index=True)
 
 st.subheader("Ablation (section 7.4)")
-ablation = qd.ablation_table(summary)
+ablation = numbers.ablation
 if ablation.empty:
     st.info("No debate conditions in the selection.")
 else:
@@ -117,7 +91,7 @@ else:
     ui.table(st, ablation.round(3), key="qd_ablation", hide_index=True)
 
 st.subheader("Consensus: how the final answers were picked")
-consensus = qd.consensus_table(data)
+consensus = numbers.consensus
 if consensus.empty:
     st.info("No session in the selection records how its consensus was resolved.")
 else:

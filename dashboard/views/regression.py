@@ -5,23 +5,18 @@ every fit, convergence warnings shown."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from dashboard.figures import charts, labels
 from dashboard.page_data import analyses
+from dashboard.page_data.regression import FACTOR_BLOCKS, TEAMS, regression_page_data
 from dashboard.widgets import cached, notebook_button, sample_picker, ui
-from engine import samples, stats
-from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
+from engine import samples
 from engine.stats import published_a
-from engine.stats.guards import SampleTooSmall, headline_r2, not_comparable
+from engine.stats.guards import headline_r2, not_comparable
 
 st.title("Regression")
 dataset, frame, have = ui.page_context()
-
-SAMPLES = {"LLM": ["llm"], "Human": ["human"], "Both (side by side)": ["llm", "human"]}
-FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
 
 outcomes = [*have.ratings, *have.features]
 if not outcomes:
@@ -35,16 +30,14 @@ if not have.ratings:
 controls, results = st.columns([1, 3])
 sample_name, frame = sample_picker.pick(controls, frame, key="reg_paper_sample")
 ui.export_context(sample=samples.sample(sample_name).title)
+embedding = "0.6B"
 if have.features_4b:
     embedding = controls.radio("Feature embeddings", ["0.6B", "4B"], key="reg_embedding", horizontal=True,
                                help="The release's features from Qwen3-Embedding-0.6B (main) or -4B "
                                     "(robustness, Table 26).")
-    if embedding == "4B":
-        swapped = {f"{f}_4b": f for f in FEATURE_NAMES if f"{f}_4b" in frame.columns}
-        frame = frame.drop(columns=list(swapped.values())).rename(columns=swapped)
 outcome = controls.selectbox("Outcome", outcomes, key="reg_outcome")
 present = set(frame["source"].dropna().astype(str)) if "source" in frame else set()
-available_samples = [label for label, sources in SAMPLES.items() if all(s in present for s in sources)]
+available_samples = [label for label, sources in TEAMS.items() if all(s in present for s in sources)]
 if not available_samples:
     st.warning(f"The {sample_name} sample has no LLM or human rows in this selection.")
     st.stop()
@@ -63,60 +56,34 @@ star_choice = controls.radio("Stars", list(STAR_CHOICES), key="reg_stars", horiz
                                           "tenths": ".10/.05/.01 (Tables 1, 20, 21)"}.get)
 star_levels = STAR_CHOICES[star_choice]
 
-
-def blocks_for(sample_frame: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """Blocks to use on one sample, and the ones skipped because they do not vary there."""
-    blocks, skipped = [], []
-    if use_trajectory:
-        if outcome in FEATURE_NAMES:
-            blocks += [f for f in have.features if f != outcome]
-        else:
-            blocks.append("trajectory")
-    for block, on in factor_choice.items():
-        if not on:
-            continue
-        if estimator == "mixedlm" and block == "task":
-            continue  # task is the random-intercept group
-        if block in sample_frame.columns and sample_frame[block].nunique(dropna=True) >= 2 \
-                and sample_frame[block].notna().all():
-            blocks.append(block)
-        else:
-            skipped.append(block)
-    return blocks, skipped
-
-
-fits: dict[str, dict] = {}
-used_blocks: dict[str, list[str]] = {}
-for source in SAMPLES[sample_label]:
-    part = frame[frame["source"] == source]
-    label = "LLM" if source == "llm" else "Human"
-    if len(part) < analyses.MIN_ROWS:
-        results.info(f"{label}: {len(part)} conversation(s) in this selection; a regression needs at least "
+data = regression_page_data(frame, outcome, TEAMS[sample_label], estimator, features=have.features,
+                            ratings=have.ratings, trajectory=use_trajectory,
+                            factors=[b for b, on in factor_choice.items() if on], star_levels=star_levels,
+                            embedding=embedding, compute=cached)
+frame = data.frame
+for team in data.teams:
+    label = team.label
+    if team.too_few:
+        results.info(f"{label}: {team.rows} conversation(s) in this selection; a regression needs at least "
                      f"{analyses.MIN_ROWS}. Widen the sidebar filters.")
         continue
-    blocks, skipped = blocks_for(part)
-    if skipped:
-        constant = analyses.constant_factors(part, skipped)
+    if team.skipped:
         results.caption(f"{label}: " + "; ".join(
-            f"factor {b} dropped: 1 level ({ui.escape(constant[b])})" if b in constant else f"factor {b} dropped: missing values"
-            for b in skipped))
-    if not blocks and estimator != "mixedlm":
+            f"factor {b} dropped: 1 level ({ui.escape(level)})" if level is not None else f"factor {b} dropped: missing values"
+            for b, level in team.skipped.items()))
+    if not team.blocks and estimator != "mixedlm":
         results.warning(f"{label}: choose at least one predictor block.")
         continue
-    used_blocks[label] = list(blocks)
-    try:
-        fits[label] = cached.cached_fit(part, outcome, tuple(blocks), estimator, f"{label}: {outcome}",
-                                          star_levels)
-    except SampleTooSmall as error:  # a guard, not a fault: the message stands in place of the table
-        ui.caveat(results, f"{label}: {error}", "warning")
-    except InputError as error:  # a design the data cannot fit (e.g. an outcome the other features
-        # determine exactly): said in place of the table, as the guards are
-        ui.caveat(results, f"{label}: {error}", "warning")
+    if team.error:  # a guard, not a fault: the message stands in place of the table
+        ui.caveat(results, f"{label}: {team.error}", "warning")
+fits = data.fits
 
 made_by = analyses.small_model(frame)
 notebook_button.render("regression", {"sample": sample_name, "outcome": outcome, "estimator": estimator,
-                                      "embedding": st.session_state.get("reg_embedding", "0.6B"),
-                                      "stars": list(star_levels), "blocks": used_blocks}, where=controls)
+                                      "embedding": embedding, "trajectory": bool(use_trajectory),
+                                      "factors": [b for b, on in factor_choice.items() if on],
+                                      "teams": TEAMS[sample_label], "stars": list(star_levels),
+                                      "blocks": data.used_blocks}, where=controls)
 with results:
     if fits:
         metric_columns = st.columns(len(fits))
@@ -135,12 +102,7 @@ with results:
             for note in s.get("warnings", []):
                 ui.caveat(column, f"{label}: {note}", "warning")
         tables = {label: f["table"] for label, f in fits.items()}
-        if all_terms:
-            terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
-        else:
-            terms = [f for f in FEATURE_NAMES if all(f in set(t["term"]) for t in tables.values())]
-            if not terms:
-                terms = [t for t in next(iter(tables.values()))["term"] if t not in ("Intercept", "Group Var")]
+        terms = data.terms(all_terms)
         fitted_n = "; ".join(f"{label} {f['summary']['n']:,}" for label, f in fits.items())
         ui.export_context(outcome=outcome, n=f"{fitted_n} fitted")
         ui.chart(st, charts.coefficient_plot(tables, title=f"Standardized coefficients on {outcome} (95% CI)",
@@ -149,14 +111,10 @@ with results:
             with st.expander(f"{label}: all coefficients"):
                 ui.table(st, labels.regression_table(table, 4), key=f"reg_table_{label}", hide_index=True)
         if len(fits) == 2:
-            try:
-                (a_label, a), (b_label, b) = fits.items()
-                compared = stats.compare_results(stats.RegressionResult(None, a["table"], a["summary"]),
-                                                 stats.RegressionResult(None, b["table"], b["summary"]),
-                                                 labels=(a_label, b_label))
-            except InputError as error:
-                st.caption(f"No side-by-side table: {ui.escape(error)}")
+            if data.compare_error:
+                st.caption(f"No side-by-side table: {ui.escape(data.compare_error)}")
             else:
+                compared = data.compared
                 ui.ours(f"LLM vs human coefficients on {outcome} (as Table 23)" if outcome == "creativity" else
                         f"LLM vs human coefficients on {outcome} (Table 23's layout; the paper's outcome is "
                         "creativity)")
@@ -164,13 +122,12 @@ with results:
 
 st.divider()
 st.subheader("R² ladder (Table 1)")
-if have.ratings:
-    ladder_outcome = "creativity" if "creativity" in have.ratings else have.ratings[0]
-    ladder, notes, ladder_n = cached.cached_ladder(frame, ladder_outcome)
+if data.ladder is not None:
+    ladder_outcome, ladder, notes, ladder_n = data.ladder_outcome, data.ladder, data.ladder_notes, data.ladder_n
     if ladder.empty:
         st.info("No specification could be fitted on this selection: " + ui.escape(" · ".join(notes)))
     else:
-        warnings = analyses.ladder_warnings(ladder_n)
+        warnings = data.ladder_warnings
         for line in warnings:
             ui.caveat(st, line)
         models = f" ({made_by})" if made_by else ""

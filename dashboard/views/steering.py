@@ -4,7 +4,6 @@ N, whatever the result; the moderator's interventions by rule; what the dataset 
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from dashboard.figures import charts
@@ -31,8 +30,8 @@ if not (folder / "manifest.json").exists() or not (folder / sd.FINAL_IDS).exists
 
 dataset = load_dataset(folder)
 conversations = dataset.conversations
-summary = sd.summary_table(conversations, sd.final_vectors(folder))
-n_ok = int((conversations["status"] == "ok").sum())
+data = sd.steering_page_data(conversations, folder)
+summary, n_ok = data.summary, data.finished
 ui.export_context(sample=f"finished sessions of {sd.DATASET_NAME}", n=f"{n_ok} sessions")
 manifest = dataset.manifest
 
@@ -51,31 +50,24 @@ st.caption(f"Dataset “{ui.escape(sd.DATASET_NAME)}”: {n_ok} finished session
            f"and [0, 1]; at most {groups_max} groups per method"
            + (f": {too_few_text(groups_max)}, so the table shows the values only." if groups_max < MIN_GROUPS_FOR_INTERVAL
               else ".") + " Fewer than 3 values: no interval.")
-columns = ["method", "sessions", "calls_per_session", "interventions_per_session"]
-for name in sd.OUTCOMES:
-    columns += [name, f"{name}_lo", f"{name}_hi", f"{name}_n"]
-columns += ["rubric_parse_rate", "judge_parsed", "judge_parse_rate", "vendi", "vendi_lo", "vendi_hi", "div_bleu", "div_bleu_lo",
-            "div_bleu_hi", "groups"]
-notebook_button.render("steering", {"folder": str(folder), "columns": columns}, dataset=dataset, filters={})
-ui.table(st, summary[[c for c in columns if c in summary.columns]].round(4), key="steering_summary",
-         hide_index=True)
+notebook_button.render("steering", {"folder": str(folder)}, dataset=dataset, filters={})
+ui.table(st, data.shown.round(4), key="steering_summary", hide_index=True)
 
-differences = sd.difference_table(conversations)
+differences = data.differences
 ui.ours("Steered minus each baseline")
 st.caption("Difference of session means, Welch 95% interval and Welch's p from the same statistic (they "
            "agree: p < .05 exactly when the interval excludes 0); an interval containing 0 means no "
            "detectable difference at this N. At least 3 sessions a side.")
 ui.table(st, differences.round(4), key="steering_differences", hide_index=True)
 
-records = pd.read_parquet(folder / sd.INTERVENTIONS) if (folder / sd.INTERVENTIONS).exists() else pd.DataFrame()
+records = data.records
 ui.ours("Moderator interventions by rule")
-st.caption(f"Recorded 'moderator' turns of the {int((summary['method'] == 'steered').any() and summary.loc[summary['method'] == 'steered', 'sessions'].iloc[0])} "
+st.caption(f"Recorded 'moderator' turns of the {data.steered_sessions} "
            "steered sessions (what was measured and the rule that fired are in each turn's meta; they are "
            "left out of every trajectory).")
-ui.table(st, sd.intervention_counts(records), key="steering_interventions", hide_index=True)
+ui.table(st, data.interventions, key="steering_interventions", hide_index=True)
 
-steered_ids = sorted(conversations.loc[(conversations["discussion"] == "steered") &
-                                       (conversations["status"] == "ok"), "conversation_id"])
+steered_ids = data.steered_ids
 if steered_ids and dataset.turn_embeddings is not None:
     ui.ours("A steered session's trajectory, interventions marked")
     chosen = st.selectbox("Steered session", steered_ids, key="steering_session")

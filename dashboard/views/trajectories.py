@@ -10,9 +10,9 @@ import streamlit as st
 
 from dashboard.figures import charts, explore_map, raster
 from dashboard.page_data import trajectories
+from dashboard.page_data.feature_choices import feature_choices, feature_names
 from dashboard.widgets import cached, notebook_button, ui
 from engine.errors import InputError
-from engine.measures.trajectory import FEATURE_NAMES
 
 st.title("Trajectories")
 dataset, frame, have = ui.page_context()
@@ -24,7 +24,7 @@ if not have.turn_embeddings:
             "page. Below: a map of conversations by their nine features instead.")
     colour = st.selectbox("Colour by", [c for c in ("source", "model", "discussion", "task")
                                         if c in frame.columns], key="traj_map_colour")
-    points = cached.cached_conversation_map(frame)
+    points = trajectories.trajectories_page_data(dataset, frame, compute=cached).conversation_map
     if points.empty:
         st.warning("Too few conversations with all nine features for a map.")
     else:
@@ -75,36 +75,35 @@ def _reset_reader_turn() -> None:
 
 @st.fragment
 def explore() -> None:
-    points, drawn = all_points, all_drawn
+    # the numbers of trajectories.trajectories_page_data, made one by one between the widgets
+    labelled = None
     controls = st.columns([1, 2, 1])
     clusters_on = controls[2].toggle("Cluster labels", key="traj_clusters",
                                      help="k-means of the turn embeddings, each cluster named by its c-TF-IDF "
                                           "keywords (engine.maps.topic_labels), the names written on the map.")
     if clusters_on:
         k = controls[2].number_input("Clusters (k)", value=8, step=1, key="traj_k",
-                                     help=f"2 to {min(30, len(points))}")
-        if not 2 <= k <= min(30, len(points)):
-            controls[2].error(f"k must be 2 to {min(30, len(points))}")
+                                     help=f"2 to {min(30, len(all_points))}")
+        if not 2 <= k <= min(30, len(all_points)):
+            controls[2].error(f"k must be 2 to {min(30, len(all_points))}")
             clusters_on = False
         else:
             labelled = cached.turn_clusters(dataset, int(k))
-            points = points.merge(labelled, on=["conversation_id", "turn"], how="left")
-            drawn = drawn.merge(labelled, on=["conversation_id", "turn"], how="left")
             if st.session_state.get("traj_colour_before_clusters") is None:  # colour by cluster when switched on
                 st.session_state["traj_colour_before_clusters"] = st.session_state.get("traj_colour", "progress")
                 st.session_state["traj_colour"] = "cluster"
     if not clusters_on and st.session_state.pop("traj_colour_before_clusters", None) is not None \
             and st.session_state.get("traj_colour") == "cluster":
         st.session_state["traj_colour"] = "progress"
-    colour_options = ["progress", "turn", "speaker", *[c for c in trajectories.MAP_FACTORS if c in points],
-                      *(["cluster"] if clusters_on else []), *[f for f in FEATURE_NAMES if f in points]]
+    colour_options = ["progress", "turn", "speaker", *[c for c in trajectories.MAP_FACTORS if c in all_points],
+                      *(["cluster"] if clusters_on else []), *feature_choices(all_points)]
     if st.session_state.get("traj_colour") not in colour_options:
         st.session_state["traj_colour"] = "progress"
     colour = controls[0].selectbox("Colour by", colour_options, key="traj_colour",
                                    format_func=lambda c: "progress through the conversation" if c == "progress" else c)
     query = controls[1].text_input("Search the turns", key="traj_search", placeholder="a word or phrase")
-    hits = trajectories.search_hits(points, query)
-    drawn_hits = trajectories.search_hits(drawn, query)
+    shown = trajectories.turn_map(all_points, all_drawn, labelled, query)
+    points, drawn, hits, drawn_hits = shown.points, shown.drawn, shown.hits, shown.drawn_hits
     sampled = len(drawn) < len(points)
 
     if sampled:
@@ -224,7 +223,7 @@ values = trajectories.feature_pair_table(frame, [first, second])
 ui.ours("Feature values (and ratings when present)")
 ui.table(st, values, key="traj_feature_values")
 st.caption("Global coherence near its low end marks broad exploration, near its high end a "
-           f"narrow focus (paper A, Figure 4). Features: {', '.join(FEATURE_NAMES)}.")
+           f"narrow focus (paper A, Figure 4). Features: {', '.join(feature_names())}.")
 notebook_button.render("trajectories", {
     "method": method, "colour": st.session_state.get("traj_colour", "progress"),
     "search": st.session_state.get("traj_search", ""),

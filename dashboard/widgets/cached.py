@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard.page_data import analyses, beside, datasets, fidelity, trajectories
+from dashboard.page_data import (analyses, comparison, datasets, design_levers, diversity, fidelity, quality_diversity,
+                                 regression, trajectories)
 from engine import samples
 from engine.datasets import Dataset
-from engine.stats import interaction_share
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -52,12 +52,17 @@ def cached_ladder(frame: pd.DataFrame, outcome: str) -> tuple[pd.DataFrame, list
     return analyses.regression_ladder(frame, outcome)
 
 
+regression_ladder = cached_ladder  # the name ``regression.regression_page_data`` calls it by
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_fit(frame: pd.DataFrame, outcome: str, blocks: tuple[str, ...], estimator: str,
                name: str, star_levels: tuple[float, float, float] = (0.05, 0.01, 0.001)) -> dict:
     """A fitted spec as plain data (table + summary), so it can be cached and copied."""
-    result = analyses.fit_spec(frame, outcome, list(blocks), estimator, name, star_levels)
-    return {"table": result.table, "summary": result.summary}
+    return regression.fit_table(frame, outcome, blocks, estimator, name, star_levels)
+
+
+fit_table = cached_fit  # the name ``regression.regression_page_data`` calls it by
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -156,13 +161,12 @@ def contrasting_pair(frame: pd.DataFrame, key: tuple) -> tuple[str, str]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _levers_tables(ours: pd.DataFrame, n: int):
-    rows = beside.manipulability_beside(ours)
-    return rows, rows.formatted(), beside.values_of(rows, beside.DIFF), interaction_share(ours / 100).round(3)
+    return design_levers.levers_tables(ours)
 
 
 def levers_tables(ours: pd.DataFrame):
-    """Design levers' tables of our Table 24 (``cached_manipulability``): (``beside.Beside`` of
-    ours beside the published Table 24, its text, ours − published as numbers, Table 25's
+    """``design_levers.levers_tables`` of our Table 24 (``cached_manipulability``): (``beside.Beside``
+    of ours beside the published Table 24, its text, ours − published as numbers, Table 25's
     interaction share), kept per table and its fitted N (``attrs['n']``, which the caption
     states and a DataFrame's hash leaves out)."""
     return _levers_tables(ours, int(ours.attrs.get("n", 0)))
@@ -227,3 +231,82 @@ def availability(dataset: Dataset) -> datasets.Availability:
     turns = None if dataset.turn_index is None else len(dataset.turn_index)
     return kept("availability", (content_key(dataset), corpus, embeddings, turns),
                 lambda: datasets.availability(dataset))
+
+
+# ------------------------------------------------------------------ paper B's diversity (embeddings)
+@st.cache_data(show_spinner="Embedding final outputs…", max_entries=16)
+def _inter_session_table(frame: pd.DataFrame, methods: tuple[str, ...], group_size: int, _embed) -> pd.DataFrame:
+    return diversity.inter_session_table(frame, methods, _embed, group_size=group_size)
+
+
+def inter_session_table(frame: pd.DataFrame, methods, embed, group_size: int = 5) -> pd.DataFrame:
+    """``diversity.inter_session_table``, kept per rows, methods and group size (``embed`` is
+    the project's one embedder)."""
+    return _inter_session_table(frame, tuple(methods), int(group_size), embed)
+
+
+@st.cache_data(show_spinner="Measuring each debate round…", max_entries=16)
+def _intra_session_table(_dataset: Dataset, key: str, frame: pd.DataFrame, methods: tuple[str, ...],
+                         _embed) -> pd.DataFrame:
+    return diversity.intra_session_table(_dataset, frame, methods, _embed)
+
+
+def intra_session_table(dataset: Dataset, frame: pd.DataFrame, methods, embed) -> pd.DataFrame:
+    """``diversity.intra_session_table``, kept per dataset (folder and size), rows and methods."""
+    key = f"{dataset.path or dataset.name}:{len(dataset.conversations)}"
+    return _intra_session_table(dataset, key, frame, tuple(methods), embed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _load_quality(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return quality_diversity.load_quality(_dataset)
+
+
+def load_quality(dataset: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``quality_diversity.load_quality``, kept per dataset (folder and size)."""
+    return _load_quality(dataset, f"{dataset.path or dataset.name}:{len(dataset.conversations)}")
+
+
+# ------------------------------------------------------------------ Compare runs (``comparison``)
+def runs_key(frames: dict[str, pd.DataFrame]) -> tuple:
+    """The runs by name and content (``frame_fingerprint``): what every comparison rests on."""
+    return tuple((name, frame_fingerprint(frame)) for name, frame in frames.items())
+
+
+def feature_summary(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    return kept("compare_feature_summary", runs_key(frames), lambda: comparison.feature_summary(frames))
+
+
+def rating_summary(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    return kept("compare_rating_summary", runs_key(frames), lambda: comparison.rating_summary(frames))
+
+
+def run_differences(frames: dict[str, pd.DataFrame], columns, reference: str) -> pd.DataFrame:
+    return kept("compare_run_differences", (runs_key(frames), tuple(columns), reference),
+                lambda: comparison.run_differences(frames, columns, reference))
+
+
+@st.cache_data(show_spinner="Embedding final outputs…", max_entries=8)
+def _diversity_groups(keys: tuple, size: int, _frames: dict, _embed):
+    return comparison.diversity_groups(_frames, _embed, group_size=size)
+
+
+def diversity_groups(frames: dict[str, pd.DataFrame], embed, group_size: int = 5) -> dict[str, dict]:
+    """Kept per runs' names and contents (``runs_key``): a dataset uploaded again under the same
+    name with other outputs is embedded again."""
+    return _diversity_groups(runs_key(frames), int(group_size), frames, embed)
+
+
+def diversity_summary(frames: dict[str, pd.DataFrame], embed, group_size: int = 5, groups=None) -> pd.DataFrame:
+    return kept("compare_diversity", (runs_key(frames), int(group_size)),
+                lambda: comparison.diversity_summary(frames, embed, int(group_size), groups=groups))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def diversity_differences(groups: dict[str, dict], reference: str) -> pd.DataFrame:
+    return comparison.diversity_differences(groups, reference)
+
+
+# the names ``trajectories.trajectories_page_data`` calls them by
+selection_map_frames = map_frames
+conversation_map = cached_conversation_map

@@ -306,5 +306,3 @@ def _kmeans_plus_plus_labels(kernel, sq_norms, n_clusters, first_draws, trial_dr
     center_distances = np.stack([distance_to(centers[:, :, c]) for c in range(n_clusters)], axis=3)
     return center_distances.argmin(axis=3)
 
-# Until the dashboard reads the registry: the old name of the nine (kept for its pages only)
-FEATURE_NAMES = PAPER_A_FEATURES
