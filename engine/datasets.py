@@ -68,7 +68,7 @@ class Dataset:
     def save(self, folder: str | Path) -> Path:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        _write_parquet(self.conversations, folder / CONVERSATIONS)
+        write_parquet(self.conversations, folder / CONVERSATIONS)
         if self.corpus is not None:
             self.corpus.to_parquet(folder / CORPUS)
         if self.turn_embeddings is not None:
@@ -181,7 +181,7 @@ def list_datasets(root: str | Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if (p / MANIFEST).exists())
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+def write_parquet(frame: pd.DataFrame, path: Path) -> None:
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=False, compression="zstd")
     atomic_write_bytes(path, buffer.getvalue())

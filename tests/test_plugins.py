@@ -125,3 +125,74 @@ def test_a_grid_runs_the_plugins_method_through_the_plugins_backend(plugin_site,
     assert plugins["methods"]["round_robin_once"]["plugin"] == PLUGIN_NAME
     assert plugins["methods"]["round_robin_once"]["version"] == PLUGIN_VERSION
     assert plugins["backends"]["canned"]["plugin"] == PLUGIN_NAME
+
+
+@pytest.fixture(scope="module")
+def plugin_dataset(plugin_site, tmp_path_factory):
+    """A copy of the cached local dataset, given the registered features it lacks by
+    ``dataset features`` run with the plugin installed."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("cached") / "cached_runs"
+    for name, source in (("with_plugin", "local_smollm2"), ("with_plugin_fidelity", "local_smollm2_fidelity")):
+        shutil.copytree(REPO / "cached_runs" / source, root / name)
+        done = engine(plugin_site, "dataset", "features", str(root / name))
+        assert done.returncode == 0, done.stderr
+        assert "forward_flow, discursive_diversity, first_last_distance" in done.stdout
+    return root / "with_plugin"
+
+
+def test_dataset_features_adds_the_plugins_column_and_changes_none(plugin_dataset):
+    before = pd.read_parquet(REPO / "cached_runs" / "local_smollm2" / "conversations.parquet")
+    after = pd.read_parquet(plugin_dataset / "conversations.parquet")
+    assert list(after.columns) == [*before.columns, "forward_flow", "discursive_diversity",
+                                   "first_last_distance"]
+    for column in before.columns:  # paper A's nine among them, bit for bit
+        assert after[column].equals(before[column]), column
+    # first_last_distance by hand from the stored embeddings of one conversation
+    emb = np.load(plugin_dataset / "turn_embeddings.npy")
+    index = pd.read_parquet(plugin_dataset / "turn_index.parquet")
+    cid = after.loc[after["n_turns"] >= 3, "conversation_id"].iloc[0]
+    turns = emb[index[index["conversation_id"] == cid].sort_values("turn").index.to_numpy()].astype(float)
+    first, last = turns[0], turns[-1]
+    expected = 1 - first @ last / (np.linalg.norm(first) * np.linalg.norm(last))
+    got = after.loc[after["conversation_id"] == cid, "first_last_distance"].item()
+    assert got == pytest.approx(expected, abs=1e-9)
+    manifest = json.loads((plugin_dataset / "manifest.json").read_text())
+    assert manifest["feature_plugins"]["first_last_distance"]["plugin"] == PLUGIN_NAME
+    assert manifest["feature_plugins"]["first_last_distance"]["version"] == PLUGIN_VERSION
+    assert set(manifest["features_added"]) == {"forward_flow", "discursive_diversity", "first_last_distance"}
+
+
+@pytest.fixture
+def plugin_in_this_process(plugin_site):
+    """The plugin importable here (the dashboard runs in this process under AppTest)."""
+    from engine.measures.registry import FEATURES
+
+    sys.path.insert(0, str(plugin_site))
+    FEATURES.forget_plugins()
+    yield
+    sys.path.remove(str(plugin_site))
+    FEATURES.forget_plugins()
+    assert "first_last_distance" not in FEATURES.names()
+
+
+def test_the_dashboards_feature_pickers_offer_the_plugins_feature(plugin_dataset, plugin_in_this_process,
+                                                                 monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import pages
+
+    monkeypatch.setenv("CDL_CACHED_RUNS", str(plugin_dataset.parent))
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(REPO / "dashboard" / "app.py"), default_timeout=180)
+    at.run()
+    at.switch_page(pages.page("trajectories").script).run()
+    assert not at.exception, [e.value for e in at.exception]
+    colours = at.selectbox(key="traj_colour").options
+    assert {"forward_flow", "discursive_diversity", "first_last_distance"} <= set(colours)
+    at.switch_page(pages.page("compare").script).run()
+    at.multiselect(key="compare_datasets").set_value(["with_plugin", "with_plugin_fidelity"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    [picker] = [m for m in at.multiselect if m.key == "compare_features"]
+    assert "first_last_distance" in picker.options and "forward_flow" in picker.options

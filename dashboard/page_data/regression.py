@@ -90,12 +90,13 @@ class RegressionData:
 
 def blocks_for(rows: pd.DataFrame, outcome: str, features, trajectory: bool, factors, estimator: str):
     """(blocks, skipped) of one team type: the trajectory block (or, for a feature as outcome,
-    the other features) and the chosen factors that vary in ``rows`` with no missing value;
+    the other features of paper A's nine: a measure beyond them is never a predictor of paper
+    A's specifications) and the chosen factors that vary in ``rows`` with no missing value;
     the mixed model takes task as its group, not as a block."""
     blocks, skipped = [], []
     if trajectory:
         if outcome in feature_names():
-            blocks += [f for f in features if f != outcome]
+            blocks += [f for f in features if f != outcome and f in PAPER_A_FEATURES]
         else:
             blocks.append("trajectory")
     for block in factors:

@@ -4,6 +4,7 @@
     python -m engine dataset build runs/local_smollm2_paper_b --kind paper-b --out cached_runs/local_smollm2_paper_b
     python -m engine dataset build runs/steered --kind steered --out cached_runs/local_smollm2_steered
     python -m engine dataset release --out cached_runs/paper_release
+    python -m engine dataset features cached_runs/local_smollm2
 
 ``build`` turns a run folder of ``python -m engine run`` into a dataset: finished sessions, judge
 ratings scaled within task, turn embeddings and the nine trajectory features. ``--kind``
@@ -11,7 +12,9 @@ chooses the description written into its manifest (all protocols, paper B's abla
 ``steered``, adds the final-idea embeddings and the moderator's interventions; a run whose
 paper-A sessions include ``fidelity: release`` ones (``cached_runs/grids/fidelity.yaml``) is
 described as the fidelity comparison (``engine.dataset_builds.fidelity_manifest``). ``release`` reads
-paper A's released metrics files.
+paper A's released metrics files. ``features`` adds to a dataset's table every registered
+feature it lacks (a measure added since it was built, or a plugin's), computed from its own
+turn embeddings; columns it has are never changed (``engine.dataset_builds.more_features``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,21 @@ def register(subparsers) -> None:
                                                      "(default ../shared/data/paper_release)")
     release.add_argument("--out", type=Path, help="dataset folder to write (default cached_runs/paper_release)")
     release.set_defaults(handler=release_command)
+    more = actions.add_parser("features", help="add the registered features a dataset's table lacks")
+    more.add_argument("folder", type=Path, help="dataset folder (with turn embeddings)")
+    more.add_argument("--features", metavar="NAMES",
+                      help="comma-separated features to add (default: every registered one it lacks)")
+    more.set_defaults(handler=features_command)
+
+
+def features_command(args: argparse.Namespace) -> int:
+    from engine.dataset_builds.more_features import add_features
+
+    names = None if args.features is None else [n.strip() for n in args.features.split(",") if n.strip()]
+    added = add_features(args.folder, names)
+    print(f"{args.folder}: added {', '.join(added)}" if added else
+          f"{args.folder}: nothing to add (the table has every registered feature it can)")
+    return 0
 
 
 def build_command(args: argparse.Namespace) -> int:
