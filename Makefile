@@ -35,8 +35,9 @@ dashboard: install browser
 test: install browser
 	$(PYTHON) -m pytest
 
+# the developer's tier: no real model, no browser, no fault injection (under 3 minutes)
 test-fast: install
-	$(PYTHON) -m pytest -m "not slow"
+	$(PYTHON) -m pytest -m "not slow and not robustness"
 
 bench: install
 	$(PYTHON) -m benchmarks --skip embed_cache scale
@@ -56,7 +57,7 @@ cached-runs-paper-b: install
 	nice -n 10 $(PYTHON) -m engine judge pairwise runs/local_smollm2_paper_b --max-per-pair 3 --retries 1 --concurrency 1
 	$(PYTHON) -m engine dataset build runs/local_smollm2_paper_b --kind paper-b --out cached_runs/local_smollm2_paper_b
 
-# The cached pilot report (README, "a pilot that checks its advice"): prescribe and verify on
+# The cached pilot report (docs/tutorial.md, "a pilot that checks its advice"): prescribe and verify on
 # the local model with the small budget (resumable), its report.json and report.html kept.
 pilot-report: install
 	nice -n 10 $(PYTHON) -m engine pilot --model local --budget small --out runs/pilot_local_small --no-progress

@@ -1,0 +1,87 @@
+"""Every chart on every page, over every cached dataset, meets the figure rules
+(``dashboard.figures.checks``): no two legend entries alike in colour and mark, the legend
+outside the plot and horizontal when its names are long, score axes set inside the score's
+range. The charts are read as the browser gets them (the Plotly JSON Streamlit sends), and
+the export catalog's figures of each dataset are held to the same rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import pages
+from dashboard.figures import checks
+from tests.support.cached_runs import cached_runs_folder
+
+REPO = Path(__file__).resolve().parents[2]
+APP = str(REPO / "dashboard" / "app.py")
+PAGES = pages.keys()
+DATASETS = sorted(p.parent.name for p in (REPO / "cached_runs").glob("*/manifest.json"))
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DATASETS, reason="no cached dataset")]
+
+
+@pytest.fixture(scope="module")
+def every_dataset(tmp_path_factory):
+    """The dashboard pointed at all cached datasets, one embedding cache for the module."""
+    root, env = cached_runs_folder(tmp_path_factory.mktemp("rules"), *DATASETS)
+    patch = pytest.MonkeyPatch()
+    for key, value in env.items():
+        patch.setenv(key, value)
+    yield root
+    patch.undo()
+
+
+def page_figures(dataset: str) -> dict[str, list[dict]]:
+    """``{page: [figure JSON, ...]}`` of every page opened with ``dataset`` chosen."""
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.session_state["dataset_choice"] = dataset
+    at.run()
+    out = {}
+    for page in PAGES:
+        at.switch_page(pages.page(page).script)
+        at.run()
+        assert not at.exception, (dataset, page, [e.value for e in at.exception])
+        out[page] = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return out
+
+
+def _title(figure: dict) -> str:
+    title = (figure.get("layout") or {}).get("title") or {}
+    return title.get("text", "") if isinstance(title, dict) else str(title)
+
+
+# charts each dataset must show at least (so the rules are not checked on nothing)
+AT_LEAST = {"paper_release": {"llm_vs_human": 2, "design_levers": 3, "regression": 1},
+            "local_smollm2": {"llm_vs_human": 3, "trajectories": 3, "diversity": 4, "quality_diversity": 3},
+            "local_smollm2_paper_b": {"trajectories": 3, "diversity": 4, "quality_diversity": 4},
+            "local_smollm2_steered": {"trajectories": 3, "steering": 1}}
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_every_chart_of_every_page_meets_the_rules(every_dataset, dataset):
+    figures = page_figures(dataset)
+    for page, minimum in AT_LEAST.get(dataset, {}).items():
+        assert len(figures[page]) >= minimum, (dataset, page, len(figures[page]))
+    found = {f"{page}: {_title(figure)!r}": problems
+             for page, shown in figures.items() for figure in shown
+             if (problems := checks.problems(figure))}
+    assert found == {}, f"{dataset}: {json.dumps(found, indent=1, ensure_ascii=False)}"
+    assert sum(len(v) for v in figures.values()) >= 8
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_every_export_catalog_figure_meets_the_rules(dataset):
+    from dashboard.exports import report
+    from dashboard.page_data.datasets import availability
+    from engine.datasets import Dataset
+
+    data = Dataset.load(REPO / "cached_runs" / dataset)
+    items = report.catalog(data, data.conversations, availability(data))
+    drawn = [item for item in items if item.figure is not None]
+    assert drawn
+    found = {item.title: problems for item in drawn if (problems := checks.problems(item.figure))}
+    assert found == {}

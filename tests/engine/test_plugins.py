@@ -1,0 +1,198 @@
+"""A plugin package from outside the project, found through its entry points.
+
+The package (``tests/support/plugin_package.py``) is pip-installed on a temporary path; the project's
+files are not touched (checked: ``git status`` of the checkout is the same before and after).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.support.plugin_package import PLUGIN_NAME, PLUGIN_VERSION, env_with, install_plugin
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def project_state() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def plugin_site(tmp_path_factory):
+    before = project_state()
+    site = install_plugin(tmp_path_factory.mktemp("plugin"))
+    yield site
+    assert project_state() == before, "installing and using the plugin changed the project's files"
+
+
+def engine(site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=cwd or REPO, env=env_with(site),
+                          capture_output=True, text=True, timeout=600)
+
+
+def write_embeddings(folder: Path) -> tuple[Path, list[np.ndarray]]:
+    """Two conversations' turn embeddings and their index, as ``embed`` writes them."""
+    from engine.embedding.embedder import write_embeddings as write
+
+    a = np.array([[1, 0, 0], [0, 1, 0], [0.6, 0.8, 0]], dtype=np.float32)
+    b = np.array([[0, 0, 1], [0, 0, 1]], dtype=np.float32)
+    index = pd.DataFrame({"conversation_id": ["a", "a", "a", "b", "b"], "turn": [0, 1, 2, 0, 1],
+                          "speaker": ["x", "y", "x", "x", "y"]})
+    path = folder / "turn_embeddings.npy"
+    write(np.vstack([a, b]), index, path, folder / "turn_index.parquet")
+    return path, [a, b]
+
+
+def test_the_plugins_command_names_the_plugin_and_its_broken_entry(plugin_site):
+    done = engine(plugin_site, "plugins", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    features = {e["name"]: e for e in report["features"]["entries"]}
+    assert features["first_last_distance"]["plugin"] == PLUGIN_NAME
+    assert features["first_last_distance"]["version"] == PLUGIN_VERSION
+    assert features["local_coherence"]["plugin"] is None
+    [failure] = report["features"]["failures"]
+    assert "lab_plugin_example_missing" in failure and "failed to import" in failure
+    text = engine(plugin_site, "plugins")
+    assert text.returncode == 0
+    [line] = [l for l in text.stdout.splitlines() if l.split()[:1] == ["first_last_distance"]]
+    assert f"{PLUGIN_NAME} {PLUGIN_VERSION}" in line
+    assert "plugins that failed: 1" in text.stdout
+
+
+def test_the_features_command_computes_the_plugins_feature(plugin_site, tmp_path):
+    path, (a, b) = write_embeddings(tmp_path)
+    done = engine(plugin_site, "features", str(path), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(io.StringIO(done.stdout))
+    assert list(table.columns[-3:]) == ["forward_flow", "discursive_diversity", "first_last_distance"]
+    # 1 - cos(first, last): a ends at (0.6, 0.8, 0) from (1, 0, 0): 1 - 0.6; b repeats itself: 0
+    assert table["first_last_distance"].tolist() == pytest.approx([0.4, 0.0], abs=1e-7)
+    # forward flow of a by hand: t=2: 1; t=3: mean(1 - 0.6, 1 - 0.8) = 0.3; mean 0.65
+    assert table["forward_flow"].tolist() == pytest.approx([0.65, 0.0], abs=1e-7)
+    # discursive diversity of a: x = mean((1,0,0), (0.6,0.8,0)) = (0.8, 0.4, 0), y = (0,1,0)
+    x = np.array([0.8, 0.4, 0.0])
+    assert table["discursive_diversity"][0] == pytest.approx(1 - 0.4 / math.sqrt(x @ x), abs=1e-7)
+    assert "lab_plugin_example_missing" not in done.stdout  # a broken plugin is no column
+
+
+def test_the_plugins_method_is_a_choice_of_run_and_its_dry_run_counts_its_calls(plugin_site, tmp_path):
+    help_text = engine(plugin_site, "run", "--help").stdout
+    assert "round_robin_once" in help_text
+    done = engine(plugin_site, "run", "--method", "round_robin_once", "--task", "plastic_waste",
+                  "--agents", "4", "--replicates", "2", "--provider", "canned", "--model", "canned-1",
+                  "--out", str(tmp_path / "dry"), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    # 2 sessions x 4 agents x one call each (the method's own count), priced by the backend:
+    # 8 calls; cost needs tokens, so the dry run says sessions and calls
+    assert "2 sessions" in done.stdout + done.stderr and "8 chat calls" in done.stdout + done.stderr
+    assert not (tmp_path / "dry" / "corpus.jsonl").exists()
+
+
+def test_a_grid_runs_the_plugins_method_through_the_plugins_backend(plugin_site, tmp_path):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("model: canned-1\nprovider: canned\ntasks: [plastic_waste]\n"
+                    "conditions:\n  - {method: round_robin_once, agents: 3, replicates: 2}\n")
+    out = tmp_path / "run"
+    done = engine(plugin_site, "run", "--grid", str(grid), "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    from engine.storage.run_folder import read_run_corpus
+
+    corpus = read_run_corpus(out)
+    assert len(corpus) == 2
+    for conversation in corpus:
+        assert conversation.status == "ok" and conversation.protocol == "round_robin_once"
+        assert [t.speaker for t in conversation.turns] == ["Agent 1", "Agent 2", "Agent 3"]
+        # the backend counts its replies across the run's concurrent sessions: each text names
+        # its speaker, and the final idea is the last agent's reply
+        assert all(t.text.startswith("canned reply ") and t.text.endswith(f"to {t.speaker}")
+                   for t in conversation.turns)
+        assert conversation.final_idea == conversation.turns[-1].text
+    manifest = json.loads((out / "manifest.json").read_text())
+    text = json.dumps(manifest)
+    assert PLUGIN_NAME in text and PLUGIN_VERSION in text
+    plugins = manifest["plugins"]
+    assert plugins["methods"]["round_robin_once"]["plugin"] == PLUGIN_NAME
+    assert plugins["methods"]["round_robin_once"]["version"] == PLUGIN_VERSION
+    assert plugins["backends"]["canned"]["plugin"] == PLUGIN_NAME
+
+
+@pytest.fixture(scope="module")
+def plugin_dataset(plugin_site, tmp_path_factory):
+    """A copy of the cached local dataset, given the registered features it lacks by
+    ``dataset features`` run with the plugin installed."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("cached") / "cached_runs"
+    for name, source in (("with_plugin", "local_smollm2"), ("with_plugin_fidelity", "local_smollm2_fidelity")):
+        shutil.copytree(REPO / "cached_runs" / source, root / name)
+        done = engine(plugin_site, "dataset", "features", str(root / name))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().endswith("added first_last_distance")  # the built-ins it has
+    return root / "with_plugin"
+
+
+def test_dataset_features_adds_the_plugins_column_and_changes_none(plugin_dataset):
+    before = pd.read_parquet(REPO / "cached_runs" / "local_smollm2" / "conversations.parquet")
+    after = pd.read_parquet(plugin_dataset / "conversations.parquet")
+    assert {"forward_flow", "discursive_diversity"} <= set(before.columns)  # the cached build has them
+    assert list(after.columns) == [*before.columns, "first_last_distance"]
+    for column in before.columns:  # paper A's nine among them, bit for bit
+        assert after[column].equals(before[column]), column
+    # first_last_distance by hand from the stored embeddings of one conversation
+    emb = np.load(plugin_dataset / "turn_embeddings.npy")
+    index = pd.read_parquet(plugin_dataset / "turn_index.parquet")
+    cid = after.loc[after["n_turns"] >= 3, "conversation_id"].iloc[0]
+    turns = emb[index[index["conversation_id"] == cid].sort_values("turn").index.to_numpy()].astype(float)
+    first, last = turns[0], turns[-1]
+    expected = 1 - first @ last / (np.linalg.norm(first) * np.linalg.norm(last))
+    got = after.loc[after["conversation_id"] == cid, "first_last_distance"].item()
+    assert got == pytest.approx(expected, abs=1e-9)
+    manifest = json.loads((plugin_dataset / "manifest.json").read_text())
+    assert manifest["feature_plugins"]["first_last_distance"]["plugin"] == PLUGIN_NAME
+    assert manifest["feature_plugins"]["first_last_distance"]["version"] == PLUGIN_VERSION
+    assert manifest["features_added"]["first_last_distance"]["from"] == "turn_embeddings.npy"
+
+
+@pytest.fixture
+def plugin_in_this_process(plugin_site):
+    """The plugin importable here (the dashboard runs in this process under AppTest)."""
+    from engine.measures.registry import FEATURES
+
+    sys.path.insert(0, str(plugin_site))
+    FEATURES.forget_plugins()
+    yield
+    sys.path.remove(str(plugin_site))
+    FEATURES.forget_plugins()
+    assert "first_last_distance" not in FEATURES.names()
+
+
+def test_the_dashboards_feature_pickers_offer_the_plugins_feature(plugin_dataset, plugin_in_this_process,
+                                                                 monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import pages
+
+    monkeypatch.setenv("CDL_CACHED_RUNS", str(plugin_dataset.parent))
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(REPO / "dashboard" / "app.py"), default_timeout=180)
+    at.run()
+    at.switch_page(pages.page("trajectories").script).run()
+    assert not at.exception, [e.value for e in at.exception]
+    colours = at.selectbox(key="traj_colour").options
+    assert {"forward_flow", "discursive_diversity", "first_last_distance"} <= set(colours)
+    at.switch_page(pages.page("compare").script).run()
+    at.multiselect(key="compare_datasets").set_value(["with_plugin", "with_plugin_fidelity"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    [picker] = [m for m in at.multiselect if m.key == "compare_features"]
+    assert "first_last_distance" in picker.options and "forward_flow" in picker.options
