@@ -1,7 +1,7 @@
 """Design levers page: trajectory features by model × discussion structure, the
 manipulability table (paper A, Tables 2, 24 and 25), ours beside the published one, and how
 far the structures' implementation (the paper's text or the authors' code) moves the
-features (``dashboard.page_data.fidelity``)."""
+features (``dashboard.page_data.fidelity_levers``)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard.page_data import (analyses, comparison, datasets, design_levers, diversity, fidelity, quality_diversity,
+from dashboard.page_data import (analyses, comparison, datasets, design_levers, diversity, fidelity_levers, quality_diversity,
                                  regression, trajectories)
 from engine import samples
 from engine.datasets import Dataset
@@ -31,8 +31,8 @@ def cached_manipulability(frame: pd.DataFrame, suffix: str = "", sample: str = "
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def cached_fidelity_view(frame: pd.DataFrame, name: str, root: str) -> fidelity.FidelityView:
-    return fidelity.view(frame, name, Path(root))
+def cached_fidelity_view(frame: pd.DataFrame, name: str, root: str) -> fidelity_levers.FidelityView:
+    return fidelity_levers.view(frame, name, Path(root))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -35,9 +35,9 @@ def register(subparsers) -> None:
 
 
 def pilot_command(args: argparse.Namespace) -> int:
-    from engine.diagnosis.prescribe import recommended_text, run_pilot_study
+    from engine.diagnosis.prescribe import recommended_text, prescribe_and_verify
 
-    study = run_pilot_study(args.out, model=args.model, budget=args.budget, baseline=args.baseline,
+    study = prescribe_and_verify(args.out, model=args.model, budget=args.budget, baseline=args.baseline,
                             seed=args.seed, base_url=args.base_url, api_key_env=args.api_key_env,
                             dry_run=args.dry_run, progress=not args.no_progress)
     if args.dry_run:

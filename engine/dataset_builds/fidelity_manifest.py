@@ -2,7 +2,7 @@
 
 A run folder whose paper-A sessions include ``fidelity="release"`` ones (the grid
 ``cached_runs/grids/fidelity.yaml``: open, instructed and iterative in both fidelities,
-``engine.protocols.fidelity``) is described as such by ``engine.dataset_builds.run_folder``:
+``engine.protocols.fidelity_modes``) is described as such by ``engine.dataset_builds.run_folder``:
 what was run, how replies were asked again or read (``engine.protocols.reask.reply_summary``)
 and how the comparison is read (``engine.stats.mode_differences``).
 """

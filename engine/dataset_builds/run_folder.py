@@ -23,7 +23,7 @@ import pandas as pd
 
 from engine.storage import durable
 from engine.judging.consensus_check import consensus_summary
-from engine.dataset_builds import fidelity_manifest as fidelity
+from engine.dataset_builds import fidelity_manifest
 from engine.corpus import Corpus, atomic_write_bytes
 from engine.datasets import dataset_from_corpus
 from engine.embedding.embedder import DEFAULT_MODEL, Embedder
@@ -84,8 +84,8 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
     if (run_dir / FAILED_FILE).exists():
         failed_records = durable.read_records(run_dir / FAILED_FILE)
     failed = len(failed_records)
-    if description is None and not paper_b and fidelity.is_fidelity_run(corpus):
-        parts = fidelity.manifest_parts(run_dir, corpus, [record for _, record in failed_records])
+    if description is None and not paper_b and fidelity_manifest.is_fidelity_run(corpus):
+        parts = fidelity_manifest.manifest_parts(run_dir, corpus, [record for _, record in failed_records])
         description, made_by, regenerate = parts["description"], parts["made_by"], parts["regenerate"]
         extra_manifest = {**parts["extra"], **(extra_manifest or {})}
     corpus.name = out_dir.name

@@ -430,7 +430,7 @@ class PilotStudy:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def run_pilot_study(out: str | Path, *, model: str = "local", budget: str = "small",
+def prescribe_and_verify(out: str | Path, *, model: str = "local", budget: str = "small",
                     baseline: str = "open", seed: int = 0, base_url=None, api_key_env: str | None = None,
                     dry_run: bool = False, backend=None, embedder=None, reference: pd.DataFrame | None = None,
                     progress: bool = True, say: Callable[[str], None] = print) -> PilotStudy:

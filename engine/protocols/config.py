@@ -9,7 +9,7 @@ with a message naming them.
 
 ``fidelity`` (paper A's structures only): ``paper`` follows paper A's text (appendix A.1.2),
 ``release`` the authors' generation code (GitHub ``pitehu/llm_multiagent_creativity``,
-``generation/*.py``) where the two disagree (``engine.protocols.fidelity``; the differences are
+``generation/*.py``) where the two disagree (``engine.protocols.fidelity_modes``; the differences are
 listed in ``docs/fidelity.md``). ``reply_attempts``: how many times an instructed turn is
 asked before its reply counts as unreadable (default: 3 in ``paper`` mode, the release's 50
 in ``release`` mode).
@@ -43,7 +43,7 @@ from engine.fields import Whole
 
 from engine.names import METHODS
 from engine.protocols import registry
-from engine.protocols.fidelity import DEFAULT_FIDELITY, FIDELITIES, default_reply_attempts
+from engine.protocols.fidelity_modes import DEFAULT_FIDELITY, FIDELITIES, default_reply_attempts
 from engine.protocols.method import PEER_STRATEGIES
 from engine.protocols.registry import BUILT_IN_METHODS, hand_raising_methods, is_method, method_names, methods_taking
 

@@ -1,6 +1,6 @@
 """Paper A, "Instructed Discussion" (A.1.2): Agree / Modify / Replace around one current idea.
 
-Both fidelities (``engine.protocols.fidelity``):
+Both fidelities (``engine.protocols.fidelity_modes``):
 
 * Start: the top-ranked idea of the initial phase, or (without it) an idea written by the
   first speaker as the first turn.

@@ -3,7 +3,7 @@
 Protocols: ``engine.protocols.none``, ``open``, ``instructed``, ``iterative``, ``progressive``
 (shared team steps in ``engine.protocols.team``). Every structure is a team of 3 by default
 (the paper's teams are 3 or 6), runs for discussion turns (``turn_limit``) and takes the
-paper/release ``fidelity`` (``engine.protocols.fidelity``). The initial generation phase is
+paper/release ``fidelity`` (``engine.protocols.fidelity_modes``). The initial generation phase is
 on by default, except for ``open``, whose Table 6 conditions 9-16 have none; ``none`` and
 ``progressive`` are built on it. Call counts are the most a stopping rule allows.
 """

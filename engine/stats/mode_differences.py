@@ -1,7 +1,7 @@
 """What the fidelity of paper A's structures does to the nine trajectory features.
 
 The same structures run as the paper's text describes them (``fidelity="paper"``) and as
-the authors' code ran them (``"release"``; ``engine.protocols.fidelity``) give two groups of
+the authors' code ran them (``"release"``; ``engine.protocols.fidelity_modes``) give two groups of
 sessions per structure. ``mode_differences`` compares them feature by feature (paper A,
 Table 19): release − paper difference of means with Welch's 95% interval and p-value,
 Holm's adjustment over the nine features of a structure, and Hedges' g with its interval

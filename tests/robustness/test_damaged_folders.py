@@ -78,24 +78,24 @@ def test_a_quality_file_that_is_a_folder_is_one_line(run_dir, capsys):
 # -- the pilot --------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def pilot_study(tmp_path_factory):
-    from engine.diagnosis.prescribe import BUDGETS, Budget, run_pilot_study
+    from engine.diagnosis.prescribe import BUDGETS, Budget, prescribe_and_verify
     from tests.engine.diagnosis.test_pilot import FakeEmbedder, scripted_backend, synthetic_reference
 
     BUDGETS["tiny"] = Budget("tiny", ("plastic_waste",), 2, 3, dict(BUDGETS["small"].defaults),
                              BUDGETS["small"].designs)
     out = tmp_path_factory.mktemp("pilot")
     reference = synthetic_reference()
-    study = run_pilot_study(out, budget="tiny", backend=scripted_backend(), embedder=FakeEmbedder(),
+    study = prescribe_and_verify(out, budget="tiny", backend=scripted_backend(), embedder=FakeEmbedder(),
                             reference=reference, progress=False, say=lambda _: None)
     yield out, study.report, reference
     BUDGETS.pop("tiny", None)
 
 
 def rerun(out, reference, backend=None):
-    from engine.diagnosis.prescribe import run_pilot_study
+    from engine.diagnosis.prescribe import prescribe_and_verify
     from tests.engine.diagnosis.test_pilot import FakeEmbedder
 
-    return run_pilot_study(out, budget="tiny", backend=backend or ScriptedBackend([]), embedder=FakeEmbedder(),
+    return prescribe_and_verify(out, budget="tiny", backend=backend or ScriptedBackend([]), embedder=FakeEmbedder(),
                            reference=reference, progress=False, say=lambda _: None).report
 
 
@@ -146,11 +146,11 @@ def test_an_immutable_report_is_one_line(pilot_study, tmp_path):
 
 
 def test_a_baseline_the_release_lacks_is_refused_before_any_call(tmp_path, capsys):
-    from engine.diagnosis.prescribe import run_pilot_study
+    from engine.diagnosis.prescribe import prescribe_and_verify
 
     backend = ScriptedBackend(responder=lambda m: "idea")
     with pytest.raises(InputError, match="baseline 'creative_mad' is not in the paper release"):
-        run_pilot_study(tmp_path / "p", baseline="creative_mad", backend=backend, progress=False,
+        prescribe_and_verify(tmp_path / "p", baseline="creative_mad", backend=backend, progress=False,
                         say=lambda _: None)
     assert backend.history == [] and not (tmp_path / "p").exists()
     assert main(["pilot", "--baseline", "creative_mad", "--out", str(tmp_path / "p"), "--dry-run"]) == 2

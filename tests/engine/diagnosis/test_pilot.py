@@ -17,7 +17,7 @@ from engine.llm import ScriptedBackend
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from engine.diagnosis.prescribe import (BUDGETS, needed_n, overall_verdict, predict_shifts, run_pilot_study, verdict,
+from engine.diagnosis.prescribe import (BUDGETS, needed_n, overall_verdict, predict_shifts, prescribe_and_verify, verdict,
                           verify)
 
 
@@ -192,7 +192,7 @@ def test_whole_study_on_a_scripted_backend_resumes_without_calls(tmp_path, monke
     reference = synthetic_reference()
     lines = []
     backend = scripted_backend()
-    study = run_pilot_study(tmp_path, budget="tiny", backend=backend, embedder=FakeEmbedder(), reference=reference,
+    study = prescribe_and_verify(tmp_path, budget="tiny", backend=backend, embedder=FakeEmbedder(), reference=reference,
                             progress=False, say=lines.append)
     report = study.report
     assert lines[0].startswith("Plan") and "chat calls" in lines[1]
@@ -211,7 +211,7 @@ def test_whole_study_on_a_scripted_backend_resumes_without_calls(tmp_path, monke
     page = (tmp_path / "report.html").read_text()
     assert "<h2>Verdict:" in page and "<script" not in page
     calls = len(backend.history)
-    again = run_pilot_study(tmp_path, budget="tiny", backend=ScriptedBackend([]), embedder=FakeEmbedder(),
+    again = prescribe_and_verify(tmp_path, budget="tiny", backend=ScriptedBackend([]), embedder=FakeEmbedder(),
                             reference=reference, progress=False, say=lines.append)
     assert again.report["verification"] == report["verification"] and calls > 0
 

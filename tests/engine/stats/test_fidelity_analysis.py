@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from dashboard.page_data import fidelity as page
+from dashboard.page_data import fidelity_levers as page
 from engine.cli import main
 from engine.datasets import Dataset
 from engine.measures.trajectory import PAPER_A_FEATURES

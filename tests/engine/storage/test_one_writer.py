@@ -98,7 +98,7 @@ def test_dataset_build_and_pilot_are_refused_on_a_folder_being_written(run_dir, 
         assert not (out / "manifest.json").exists()
     finally:
         holder.stop()
-    from engine.diagnosis.prescribe import run_pilot_study
+    from engine.diagnosis.prescribe import prescribe_and_verify
     from tests.engine.diagnosis.test_pilot import FakeEmbedder, synthetic_reference
 
     pilot_out = tmp_path / "pilot"
@@ -106,7 +106,7 @@ def test_dataset_build_and_pilot_are_refused_on_a_folder_being_written(run_dir, 
     backend = ScriptedBackend(responder=debater)
     try:
         with pytest.raises(InputError, match=BUSY):
-            run_pilot_study(pilot_out, backend=backend, embedder=FakeEmbedder(), reference=synthetic_reference(),
+            prescribe_and_verify(pilot_out, backend=backend, embedder=FakeEmbedder(), reference=synthetic_reference(),
                             progress=False, say=lambda _: None)
     finally:
         holder.stop()

@@ -135,21 +135,21 @@ def test_cli_resume_with_another_seed_is_one_line(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def pilot_study(tmp_path_factory):
-    from engine.diagnosis.prescribe import BUDGETS, Budget, run_pilot_study
+    from engine.diagnosis.prescribe import BUDGETS, Budget, prescribe_and_verify
     from tests.engine.diagnosis.test_pilot import FakeEmbedder, scripted_backend, synthetic_reference
 
     BUDGETS["tiny"] = Budget("tiny", ("plastic_waste",), 2, 3, dict(BUDGETS["small"].defaults),
                              BUDGETS["small"].designs)
     out = tmp_path_factory.mktemp("pilot")
     reference = synthetic_reference()
-    study = run_pilot_study(out, budget="tiny", backend=scripted_backend(), embedder=FakeEmbedder(),
+    study = prescribe_and_verify(out, budget="tiny", backend=scripted_backend(), embedder=FakeEmbedder(),
                             reference=reference, progress=False, say=lambda _: None)
     yield out, study.report, reference
     BUDGETS.pop("tiny", None)
 
 
 def test_a_pilot_with_another_seed_is_refused_before_any_call(pilot_study, tmp_path):
-    from engine.diagnosis.prescribe import run_pilot_study
+    from engine.diagnosis.prescribe import prescribe_and_verify
     from tests.engine.diagnosis.test_pilot import FakeEmbedder
 
     source, _, reference = pilot_study
@@ -159,7 +159,7 @@ def test_a_pilot_with_another_seed_is_refused_before_any_call(pilot_study, tmp_p
     for change in ({"seed": 7}, {"baseline": "iterative"}, {"model": "other"}):
         backend = ScriptedBackend(responder=lambda m: "idea")
         with pytest.raises(InputError, match=re.escape(f"made with {next(iter(change))}")):
-            run_pilot_study(out, budget="tiny", backend=backend, embedder=FakeEmbedder(), reference=reference,
+            prescribe_and_verify(out, budget="tiny", backend=backend, embedder=FakeEmbedder(), reference=reference,
                             progress=False, say=lambda _: None, **change)
         assert backend.history == []
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}

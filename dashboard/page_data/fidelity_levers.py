@@ -1,7 +1,7 @@
 """What the Design levers page shows about fidelity (no Streamlit here).
 
 Paper A's structures run as the paper describes them and as the authors' code ran them
-(``engine.protocols.fidelity``): the page compares the nine features between the two modes
+(``engine.protocols.fidelity_modes``): the page compares the nine features between the two modes
 (``engine.stats.mode_differences``). The sessions come from the chosen dataset when it has both
 modes, else from the cached fidelity dataset (``cached_runs/local_smollm2_fidelity``, grid
 ``cached_runs/grids/fidelity.yaml``).
