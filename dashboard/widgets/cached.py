@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard.page_data import (analyses, comparison, datasets, design_levers, diversity, fidelity_levers, quality_diversity,
-                                 regression, trajectories)
+from dashboard.page_data import (analyses, comparison, datasets, design_levers, diversity, fidelity_levers,
+                                 quality_diversity, regression, trajectories)
 from engine import samples
 from engine.datasets import Dataset
 
