@@ -11,10 +11,27 @@ ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "sklearn", "statsmodels", "umap", "torch",
          "sentence_transformers", "transformers", "llama_cpp", "openai", "httpx", "pydantic",
          "streamlit", "plotly", "tqdm", "ray", "onnxruntime", "onnx")
-COMMANDS = (["import"], ["embed"], ["features"], ["diversity"], ["analyze"], ["analyze", "regress"],
-            ["analyze", "manipulability"], ["analyze", "compare"], ["analyze", "diagnose"], ["analyze", "table"], ["run"], ["pilot"],
-            ["judge"], ["judge", "quality"], ["judge", "pairwise"], ["dataset"], ["dataset", "build"],
-            ["dataset", "release"], [])
+
+
+def every_command() -> list[list[str]]:
+    """Every command and subcommand the parser knows, read from the parser itself (a new one
+    is checked without being listed here), and the bare program."""
+    import argparse
+
+    from engine.cli import build_parser
+
+    def walk(parser, prefix):
+        found = [prefix]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found += walk(sub, [*prefix, name])
+        return found
+
+    return walk(build_parser(), [])
+
+
+COMMANDS = every_command()
 
 PROBE = """
 import contextlib, io, json, sys
@@ -28,6 +45,11 @@ for argv in json.loads(sys.argv[1]):
     assert "usage:" in out.getvalue(), argv
 print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in json.loads(sys.argv[2]))))
 """
+
+
+def test_the_command_list_is_read_from_the_parser():
+    names = {" ".join(c) for c in COMMANDS}
+    assert {"", "run", "features", "plugins", "dataset features", "analyze fidelity", "judge pairwise"} <= names
 
 
 def test_help_of_every_subcommand_imports_no_heavy_library():
