@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.measures.trajectory import PAPER_A_FEATURES
+from engine.measures.trajectory import PAPER_A, PAPER_A_FEATURES
 from engine.stats.guards import MIN_SESSIONS_TO_DIAGNOSE
 
 RUN_CORPUS = "corpus.jsonl"  # what `engine run` writes (engine.storage.run_folder)
@@ -61,7 +61,8 @@ CREATIVITY_DIRECTION = {"global_coherence": -1, "semantic_spread": +1, "path_len
 TABLE23_LLM_BETA = {"global_coherence": -0.400, "semantic_spread": 0.227, "path_length": -0.122,
                     "max_distance": -0.276, "topic_switching_rate": 0.095}
 FEATURE_LABELS = {name: name.replace("_", " ") for name in PAPER_A_FEATURES}
-LENGTH_DEPENDENT = ("path_length", "max_distance", "revisit_score", "topic_switching_rate")
+# the nine that grow with the number of turns (their records in engine.measures.trajectory say so)
+LENGTH_DEPENDENT = tuple(f.name for f in PAPER_A if f.grows_with_length)
 LENGTH_WINDOW = 1.5
 MIN_REFERENCE = 20
 TAILS = ("low", "high")  # the flags that count; "typical", "not compared", "not assessed" do not

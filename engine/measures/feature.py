@@ -35,7 +35,7 @@ class Feature:
     min_turns: int = 2  # below this a conversation gets ``short_value``
     short_value: float = math.nan
     needs_speakers: bool = False
-    grows_with_length: bool = False  # a sum over turns, not a mean: compare at equal lengths
+    grows_with_length: bool = False  # tends to grow with the number of turns: compare at equal lengths
     paper_a: bool = False  # one of paper A's nine (Table 19): regressions, published numbers
     description: str = ""
     meta: dict = field(default_factory=dict, compare=False, hash=False)

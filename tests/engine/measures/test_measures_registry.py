@@ -153,3 +153,13 @@ def test_a_feature_registered_in_process_is_computed_and_a_clash_is_refused():
     finally:
         FEATURES.unregister("turn_count_test")
     assert "turn_count_test" not in feature_names()
+
+
+def test_the_features_that_grow_with_length_are_the_diagnosis_length_matched_four():
+    """Sums and maxima over turns (path length; max distance, revisits and topic switches over
+    more pairs and steps) grow with the turn count; means do not."""
+    from engine.diagnosis.diagnose import LENGTH_DEPENDENT
+
+    growing = [f.name for f in FEATURES.values() if f.grows_with_length]
+    assert growing == ["path_length", "max_distance", "topic_switching_rate", "revisit_score"]
+    assert set(LENGTH_DEPENDENT) == set(growing)
