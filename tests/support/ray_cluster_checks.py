@@ -125,9 +125,9 @@ def test_embed_on_two_nodes_equals_one_machine_and_fills_the_same_cache(cluster,
 
 
 def test_features_on_two_nodes_are_bit_identical_in_input_order(cluster, embedded, tmp_path):
-    from engine.cli.data import load_embeddings
-    from engine.measures.trajectory import PAPER_A_FEATURES
+    from engine.embedding.turn_blocks import load_embeddings
     from engine.measures.compute import features_for_corpus
+    from engine.measures.registry import feature_names
 
     folder = embedded[0]
     code, _, err = cli("features", str(folder / "e.npy"), "-o", str(tmp_path / "f.parquet"),
@@ -136,9 +136,10 @@ def test_features_on_two_nodes_are_bit_identical_in_input_order(cluster, embedde
     assert " node(s)" in err  # which nodes: Ray's choice (tiny shards often all go to the head)
     got = pd.read_parquet(tmp_path / "f.parquet")  # every bit kept
     ids, blocks = load_embeddings(folder / "e.npy", None)
-    expected = features_for_corpus(blocks)
+    expected = features_for_corpus(blocks, speakers=blocks.speakers)  # embed wrote the speakers
+    assert list(expected.columns) == list(feature_names())  # the nine, forward flow, discursive diversity
     assert got["conversation_id"].tolist() == ids  # input order
-    assert np.array_equal(got[list(PAPER_A_FEATURES)].to_numpy(), expected.to_numpy(), equal_nan=True)
+    assert np.array_equal(got[list(expected.columns)].to_numpy(), expected.to_numpy(), equal_nan=True)
     shards = int(re.search(r"conversations in (\d+) shards", err).group(1))
     assert shards > 2  # 20-turn shards: the corpus went out in several pieces
 

@@ -121,6 +121,30 @@ def test_shards_of_one_machines_chunks_give_its_features_bit_for_bit():
     assert np.array_equal(got, expected, equal_nan=True)
 
 
+def test_shards_carry_the_speakers_of_their_chunks_for_speaker_measures():
+    """discursive diversity needs who spoke each turn: each chunk's speakers go with it, so a
+    worker's table equals one machine's, every registered feature included."""
+    import numpy as np
+
+    from engine.cluster.features import feature_shard, shards_of_chunks
+    from engine.measures.compute import features_for_corpus, speakers_of
+    from engine.measures.registry import feature_names
+
+    rng = np.random.default_rng(1)
+    conversations = [rng.normal(size=(int(rng.integers(1, 12)), 16)).astype(np.float32) for _ in range(200)]
+    speakers = [[f"agent {int(k)}" for k in rng.integers(0, 3, size=len(c))] for c in conversations]
+    expected = features_for_corpus(conversations, speakers=speakers)
+    assert list(expected.columns) == list(feature_names())
+    got = np.full(expected.shape, np.nan)
+    for shard in shards_of_chunks(conversations, 40):
+        chunk_speakers = [speakers_of(speakers, positions) for positions, _ in shard]
+        values = feature_shard([c for _, c in shard], "batched", None, list(expected.columns), chunk_speakers)
+        for (positions, _), block in zip(shard, values):
+            got[positions] = block
+    assert np.array_equal(got, expected.to_numpy(), equal_nan=True)
+    assert np.isfinite(expected["discursive_diversity"]).sum() > 100
+
+
 HEAD_LOST = """
 import socket, time
 from engine.cluster.connection import HeadWatch
