@@ -148,6 +148,24 @@ def test_widgets_import_no_page_and_the_engine_no_dashboard():
     assert {k: v for k, v in from_widgets.items() if v} == {}
 
 
+def published_definitions(root: Path = REPO) -> list[str]:
+    """Functions and constants named ``published...`` defined in the engine outside
+    ``engine/stats/published_*.py`` (where the papers' printed numbers are transcribed)."""
+    found = []
+    for name, path in module_files(root, ("engine",)).items():
+        if name.startswith("engine.stats.published_"):
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else \
+                [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+            found += [f"{name}.{n}" for n in names if n.lower().startswith("published")]
+    return sorted(found)
+
+
+def test_published_numbers_are_transcribed_in_the_published_modules_only():
+    assert published_definitions() == []
+
+
 def test_published_numbers_live_in_the_engine_only():
     """Paper A's and paper B's printed values are transcribed once, in ``engine.stats``."""
     assert (REPO / "engine/stats/published_a.py").is_file() and (REPO / "engine/stats/published_b.py").is_file()

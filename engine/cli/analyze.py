@@ -341,7 +341,7 @@ def run_regress(args) -> int:
 def run_manipulability(args) -> int:
     import pandas as pd
 
-    from engine.importers.paper_release import published_reference
+    from engine.stats.published_a import published_reference
     from engine.stats import MANIPULABILITY_COLUMNS, manipulability
     from engine.stats.reference import RELEASE_FILE
 

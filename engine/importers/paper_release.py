@@ -180,22 +180,3 @@ def _read_csv(path: Path) -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         reason = " ".join(str(error).split())  # pandas' message ends in a newline
         raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
-
-
-def published_reference() -> dict:
-    """Paper A's published numbers this release reproduces (Tables 2 and 24), in percent."""
-    return {
-        "table24": {
-            "global_coherence": (5.9, 27.0, 28.8, 47.5, 52.6),
-            "max_distance": (6.4, 47.0, 9.1, 48.9, 51.7),
-            "local_coherence": (0.5, 11.9, 31.9, 41.5, 43.4),
-            "semantic_spread": (0.4, 9.3, 2.7, 11.2, 24.8),
-            "topic_switching_rate": (0.3, 6.9, 13.1, 20.2, 24.0),
-            "path_length": (0.1, 2.1, 9.0, 10.8, 14.0),
-            "revisit_score": (1.4, 7.0, 5.3, 11.2, 12.9),
-            "trajectory_curvature": (0.4, 2.5, 5.4, 7.3, 9.6),
-            "convergence_ratio": (0.5, 5.7, 1.0, 6.2, 7.9),
-        },
-        "table2_mean": (1.8, 13.3, 11.8, 22.8, 26.8),
-        "columns": ("task", "task+discussion", "task+model", "additive", "interaction"),
-    }

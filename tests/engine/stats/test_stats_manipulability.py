@@ -9,7 +9,8 @@ import statsmodels.formula.api as smf
 
 from engine.errors import InputError
 from engine.measures.trajectory import PAPER_A_FEATURES
-from engine.importers.paper_release import published_reference, read_metrics
+from engine.importers.paper_release import read_metrics
+from engine.stats.published_a import published_reference
 from engine.stats import MANIPULABILITY_COLUMNS, interaction_share, manipulability
 
 RELEASE = Path(__file__).resolve().parents[4] / "shared/data/paper_release/comprehensive_trajectory_metrics.csv"
