@@ -110,3 +110,15 @@ def protocol_config(settings: dict[str, Any]):
 
     return make_config(settings["method"], agents=team(settings), rounds=rounds(settings),
                        **protocol_options(settings))
+
+
+def provider_choices() -> dict[str, str]:
+    """``{provider: label}`` of the backends a pilot can use: the local model, an
+    OpenAI-compatible server, then every backend a plugin registered (labelled with its
+    package and version; ``engine.llm.providers``)."""
+    from engine.llm.providers import BACKENDS
+
+    choices = {"local": "Local model (SmolLM2, in-process)", "openai": "OpenAI-compatible server"}
+    for name, source in BACKENDS.from_plugins().items():
+        choices[name] = f"{name} (plugin {source.label})"
+    return choices

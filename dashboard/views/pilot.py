@@ -48,11 +48,11 @@ def make_backend(kind: str, model: str, base_url: str, api_key: str):
 
     if kind == "local":
         return local_backend()
-    if not base_url.strip():
+    if kind == "openai" and not base_url.strip():
         raise InputError("an OpenAI-compatible backend needs a base URL", field="base_url")
     if not model.strip():
         raise InputError("name the model to call", field="model")
-    endpoint = llm.Endpoint(provider=kind, model=model.strip(), base_url=base_url.strip())
+    endpoint = llm.Endpoint(provider=kind, model=model.strip(), base_url=base_url.strip() or None)
     return llm.make_backend(endpoint, api_key=api_key or None)
 
 
@@ -78,11 +78,11 @@ def number(where, name: str, value, step, *, disabled: bool = False, help: str =
 
 with st.container(border=True):
     c1, c2 = st.columns(2)
-    kind = c1.radio("Backend", ["local", "openai"], key="pilot_backend", horizontal=True, disabled=busy,
-                    format_func={"local": "Local model (SmolLM2, in-process)",
-                                 "openai": "OpenAI-compatible server"}.get)
+    providers = pilot_settings.provider_choices()  # local, openai, then plugins' backends
+    kind = c1.radio("Backend", list(providers), key="pilot_backend", horizontal=True, disabled=busy,
+                    format_func=providers.get)
     model = base_url = api_key = ""
-    if kind == "openai":
+    if kind != "local":
         base_url = c1.text_input("Base URL", placeholder="https://api.openai.com/v1", key="pilot_base_url",
                                  disabled=busy)
         model = c1.text_input("Model", placeholder="gpt-4.1-mini", key="pilot_model", disabled=busy)

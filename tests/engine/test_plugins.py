@@ -167,14 +167,19 @@ def test_dataset_features_adds_the_plugins_column_and_changes_none(plugin_datase
 @pytest.fixture
 def plugin_in_this_process(plugin_site):
     """The plugin importable here (the dashboard runs in this process under AppTest)."""
+    from engine.llm.providers import BACKENDS
     from engine.measures.registry import FEATURES
+    from engine.protocols.registry import METHODS_REGISTRY
 
+    registries = (FEATURES, METHODS_REGISTRY, BACKENDS)
     sys.path.insert(0, str(plugin_site))
-    FEATURES.forget_plugins()
+    for registry in registries:
+        registry.forget_plugins()
     yield
     sys.path.remove(str(plugin_site))
-    FEATURES.forget_plugins()
-    assert "first_last_distance" not in FEATURES.names()
+    for registry in registries:
+        registry.forget_plugins()
+    assert "first_last_distance" not in FEATURES.names() and "canned" not in BACKENDS.names()
 
 
 def test_the_dashboards_feature_pickers_offer_the_plugins_feature(plugin_dataset, plugin_in_this_process,
@@ -196,3 +201,10 @@ def test_the_dashboards_feature_pickers_offer_the_plugins_feature(plugin_dataset
     assert not at.exception, [e.value for e in at.exception]
     [picker] = [m for m in at.multiselect if m.key == "compare_features"]
     assert "first_last_distance" in picker.options and "forward_flow" in picker.options
+
+
+def test_the_pilot_page_offers_the_plugins_method_and_backend(plugin_in_this_process):
+    from dashboard.pilot import settings
+
+    assert "round_robin_once" in settings.method_choices()
+    assert settings.provider_choices()["canned"] == f"canned (plugin {PLUGIN_NAME} {PLUGIN_VERSION})"
