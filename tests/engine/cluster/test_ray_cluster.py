@@ -30,7 +30,7 @@ def test_two_node_loopback_cluster(tmp_path):
         pytest.skip(f"no loopback-only namespace here: {problem}")
     try:
         result = in_loopback_namespace(
-            [sys.executable, "-m", "pytest", str(ROOT / "tests" / "ray_cluster_checks.py"), "-x", "-q",
+            [sys.executable, "-m", "pytest", str(ROOT / "tests" / "support" / "ray_cluster_checks.py"), "-x", "-q",
              "-p", "no:cacheprovider", "-p", "no:logging", "-o", "addopts=", "-rA", "--durations=0", f"--basetemp={tmp_path / 'inner'}"],
             env={NAMESPACE_ENV: "1"}, cwd=ROOT, capture_output=True, text=True, timeout=840)
     except subprocess.TimeoutExpired as stop:
