@@ -125,7 +125,7 @@ def test_diagnose_writes_json(capsys, tmp_path):
     assert payload["n_pilot"] == 5 and "high_global_coherence" in payload["flags"]
     assert payload["same_embedding"] is False  # a plain CSV records no embedding model
     # no lengths in a plain CSV: the length-dependent features are not compared, and it says so
-    assert "path length, max distance, revisit score, topic switching rate grow with a conversation's length" \
+    assert "path length, max distance, topic switching rate, revisit score grow with a conversation's length" \
         in printed and not any(f.endswith("path_length") for f in payload["flags"])
     # four sessions: the raw numbers only, no flag and no recommendation
     reference.sort_values("global_coherence").tail(4)[list(PAPER_A_FEATURES)].to_csv(pilot, index=False)
