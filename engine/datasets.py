@@ -76,9 +76,7 @@ class Dataset:
                 raise ValueError("turn_index must name every row of turn_embeddings")
             write_embeddings(self.turn_embeddings, self.turn_index, folder / EMBEDDINGS,
                              folder / EMBEDDING_INDEX)
-        manifest = dict(self.manifest, name=self.name)
-        # scrubbed as a whole, as a run's manifest is: no registered key or URL credential
-        atomic_write_text(folder / MANIFEST, scrub(json.dumps(manifest, indent=2, default=str)) + "\n")
+        write_manifest(folder, dict(self.manifest, name=self.name))
         self.path = folder
         return folder
 
@@ -179,6 +177,12 @@ def list_datasets(root: str | Path) -> list[Path]:
     if not root.exists():
         return []
     return sorted(p for p in root.iterdir() if (p / MANIFEST).exists())
+
+
+def write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    """A dataset's ``manifest.json``, written whole and scrubbed as a whole, as a run's
+    manifest is: no registered key or URL credential."""
+    atomic_write_text(Path(folder) / MANIFEST, scrub(json.dumps(manifest, indent=2, default=str)) + "\n")
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable, Generic, Iterable, Iterator, TypeVar
+from typing import Callable, Generic, Iterable, TypeVar
 
 T = TypeVar("T")
 
@@ -111,10 +111,6 @@ class Registry(Generic[T]):
     def names(self) -> tuple[str, ...]:
         self.load_plugins()
         return tuple(self._objects)
-
-    def items(self) -> Iterator[tuple[str, T]]:
-        self.load_plugins()
-        return iter(list(self._objects.items()))
 
     def values(self) -> tuple[T, ...]:
         self.load_plugins()

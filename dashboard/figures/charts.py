@@ -21,16 +21,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard.figures import codes, palette, style
+from dashboard.figures.labels import readable_term
 
 SOURCE_COLOURS = palette.SOURCE
 SEQUENCE = palette.SEQUENCE  # the palette's order, for levels without a fixed colour
 TEMPLATE = style.TEMPLATE
-
-
-def _label(name: str) -> str:
-    from dashboard.figures.labels import feature_label
-
-    return feature_label(name)
 
 
 def _plain(value) -> str:
@@ -84,7 +79,7 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
         return empty_figure("no data for these columns")
     n_rows = math.ceil(len(columns) / n_cols)
     fig = make_subplots(rows=n_rows, cols=min(n_cols, len(columns)),
-                        subplot_titles=[_label(c) for c in columns], vertical_spacing=0.16 if n_rows > 1 else 0.12,
+                        subplot_titles=[readable_term(c) for c in columns], vertical_spacing=0.16 if n_rows > 1 else 0.12,
                         horizontal_spacing=0.11)
     groups = sorted(frame[group].dropna().astype(str).unique())
     looks = style.series_styles(groups, group)
@@ -121,7 +116,7 @@ def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)", v
         return empty_figure("no effect sizes")
     ordered = table.sort_values(value)
     fig = go.Figure(go.Scatter(
-        x=ordered[value], y=[_label(f) for f in ordered["feature"]], mode="markers", name="LLM − human",
+        x=ordered[value], y=[readable_term(f) for f in ordered["feature"]], mode="markers", name="LLM − human",
         marker=dict(color=SOURCE_COLOURS["llm"], size=9),
         error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered[value],
                      arrayminus=ordered[value] - ordered["ci_low"])))
@@ -178,8 +173,8 @@ def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
                              error_y=dict(type="data", array=part["half"]),
                              customdata=part["count"],
                              hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + _plain(level) + "</extra>"))
-    _layout(fig, title or f"{_label(value)} by {x} × {colour}", barmode="group",
-            yaxis_title=_label(value), xaxis_title=x.replace("_", " "),
+    _layout(fig, title or f"{readable_term(value)} by {x} × {colour}", barmode="group",
+            yaxis_title=readable_term(value), xaxis_title=x.replace("_", " "),
             height=style.height_for_legend(440, levels))
     score = style.score_of(value)
     if score is not None:
@@ -198,7 +193,7 @@ def percent_heatmap(table: pd.DataFrame, title: str, colorscale: str = "Blues",
     top = zmax if zmax is not None else float(np.nanmax(z)) if np.isfinite(z).any() else 1
     names = column_labels or {}
     fig = go.Figure(go.Heatmap(
-        z=z, x=[names.get(str(c), str(c)) for c in table.columns], y=[_label(str(i)) for i in table.index],
+        z=z, x=[names.get(str(c), str(c)) for c in table.columns], y=[readable_term(str(i)) for i in table.index],
         colorscale=colorscale,
         zmin=zmin, zmax=top,
         text=[["–" if not np.isfinite(v) else f"{v:+.{digits}f}" if zmin < 0 else f"{v:.{digits}f}" for v in row]
@@ -231,7 +226,7 @@ def coefficient_plot(tables: dict[str, pd.DataFrame], title: str = "Standardized
             customdata=part["term"], hovertemplate="%{customdata}: %{x:.3f}<extra>" + label + "</extra>"))
     labels = terms if terms is not None else (list(next(iter(tables.values()))["term"]) if tables else [])
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))),
-                     ticktext=[_label(t) for t in labels], autorange="reversed")
+                     ticktext=[readable_term(t) for t in labels], autorange="reversed")
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
     return _layout(fig, title, xaxis_title="coefficient", height=150 + 34 * len(labels))
 
@@ -547,7 +542,7 @@ def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot si
     """
     if evidence.empty:
         return empty_figure("no feature could be placed")
-    labels = [_label(f) for f in evidence["feature"]]
+    labels = [readable_term(f) for f in evidence["feature"]]
     fig = go.Figure()
     fig.add_trace(go.Bar(y=labels, x=[80] * len(labels), base=[10] * len(labels), orientation="h",
                          marker_color="#e3e7ee", name="reference 10th-90th pct", hoverinfo="skip"))

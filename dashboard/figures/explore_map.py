@@ -133,15 +133,15 @@ def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series |
     numeric = colour in points and pd.api.types.is_numeric_dtype(points[colour])
     coded = None  # the categories of every turn, for the legend and the image alike
     if numeric:
-        from dashboard.figures.labels import feature_label as _label
+        from dashboard.figures.labels import readable_term
 
         span = {}
         if every is not None and every[colour].notna().any():
             span = dict(cmin=float(every[colour].min()), cmax=float(every[colour].max()))
         fig.add_trace(trace(
-            x=points["x"], y=points["y"], mode="markers", name=_label(colour), customdata=points["point_id"],
+            x=points["x"], y=points["y"], mode="markers", name=readable_term(colour), customdata=points["point_id"],
             marker=dict(color=points[colour], colorscale=PROGRESS_SCALE, size=7, opacity=0.85, showscale=True,
-                        colorbar=dict(title=dict(text=_label(colour)), x=1.02, xanchor="left"), **span),
+                        colorbar=dict(title=dict(text=readable_term(colour)), x=1.02, xanchor="left"), **span),
             text=points["_hover"], hovertemplate="%{text}<extra></extra>", showlegend=False))
     else:
         values = _levels(points, colour)

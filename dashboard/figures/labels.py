@@ -1,10 +1,9 @@
 """Readable names and numbers for what the pages print (no Streamlit here).
 
 * ``readable_term``: a model term as a person reads it: ``C(discussion)[T.open]`` ->
-  ``discussion: open``, ``a:b`` -> ``a × b``, a feature -> its paper name (Table 19), the
+  ``discussion: open``, ``a:b`` -> ``a × b``, a registered feature -> its label (``engine.measures.registry``:
+  paper A's nine as Table 19 names them, and every other registered measure), the
   mixed model's ``Group Var`` -> ``task intercept variance``.
-* ``feature_label``: a registered feature's label (``engine.measures.registry``: paper A's
-  nine as Table 19 names them, and every other registered measure), else the readable column.
 * ``format_p``: p-values as printed in papers: ``<0.001`` below one in a thousand, three
   decimals otherwise (never a bare ``0``).
 * ``regression_table``: a fitted table with both applied, for display.
@@ -17,7 +16,6 @@ import re
 
 import pandas as pd
 
-from engine.stats.published_a import FEATURE_LABELS
 
 _CATEGORICAL = re.compile(r"^C\((?P<factor>[^,)]+)(?:,.*)?\)\[(?:T\.)?(?P<level>.*)\]$")
 
@@ -32,19 +30,11 @@ def readable_term(term) -> str:
         return f"{match['factor'].strip().replace('_', ' ')}: {match['level']}"
     if text == "Group Var":
         return "task intercept variance"
-    if text in FEATURE_LABELS:
-        return FEATURE_LABELS[text]
     from engine.measures.registry import FEATURES
 
     if text in FEATURES:
         return FEATURES.get(text).label
     return text.replace("_", " ")
-
-
-def feature_label(name: str) -> str:
-    from engine.measures.registry import FEATURES
-
-    return FEATURES.get(name).label if name in FEATURES else readable_term(name)
 
 
 def format_p(value) -> str:

@@ -9,11 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures import style
-from dashboard.figures.labels import feature_label
-
-
-def _label(feature: str) -> str:
-    return feature_label(feature)
+from dashboard.figures.labels import readable_term
 
 
 def mode_difference_forest(differences: pd.DataFrame, title: str) -> go.Figure:
@@ -34,12 +30,12 @@ def mode_difference_forest(differences: pd.DataFrame, title: str) -> go.Figure:
             name=structure, marker=style.marker(look, size=9),
             error_x=dict(type="data", symmetric=False, array=part["g_high"] - part["g"],
                          arrayminus=part["g"] - part["g_low"], color=look.colour),
-            customdata=[[_label(f), n1, n2] for f, n1, n2 in zip(part["feature"], part["n_paper"], part["n_release"])],
+            customdata=[[readable_term(f), n1, n2] for f, n1, n2 in zip(part["feature"], part["n_paper"], part["n_release"])],
             hovertemplate="%{customdata[0]}: g = %{x:.2f}<br>N paper %{customdata[1]}, release "
                           "%{customdata[2]}<extra>" + structure + "</extra>"))
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(features))),
-                     ticktext=[_label(f) for f in features], autorange="reversed")
+                     ticktext=[readable_term(f) for f in features], autorange="reversed")
     finite = [v for v in list(rows["g_low"]) + list(rows["g_high"]) if not math.isnan(v)]
     if finite:
         reach = max(abs(v) for v in finite) * 1.08

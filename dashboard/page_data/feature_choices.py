@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from engine.measures import registry
+from engine.measures.registry import feature_names
 
-
-def feature_names() -> tuple[str, ...]:
-    """Every registered feature, in the registry's order."""
-    return registry.feature_names()
+__all__ = ["feature_choices", "feature_names"]
 
 
 def feature_choices(table: pd.DataFrame) -> list[str]:

@@ -13,7 +13,6 @@ crash leaves the dataset as it was.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -72,9 +71,7 @@ def missing_features(dataset: Dataset, names: Sequence[str] | None, with_speaker
 def add_features(folder: str | Path, names: Sequence[str] | None = None) -> list[str]:
     """Compute the features (see ``missing_features``) into the dataset at ``folder``;
     returns the names added (empty: nothing to do, nothing written)."""
-    from engine.corpus import atomic_write_text
-    from engine.datasets import CONVERSATIONS, MANIFEST, write_parquet
-    from engine.llm.secrets import scrub
+    from engine.datasets import CONVERSATIONS, write_manifest, write_parquet
 
     dataset = Dataset.load(folder)
     if dataset.turn_embeddings is None:
@@ -96,5 +93,5 @@ def add_features(folder: str | Path, names: Sequence[str] | None = None) -> list
     if plugins:
         manifest["feature_plugins"] = plugins
     write_parquet(table, Path(folder) / CONVERSATIONS)
-    atomic_write_text(Path(folder) / MANIFEST, scrub(json.dumps(manifest, indent=2, default=str)) + "\n")
+    write_manifest(Path(folder), manifest)
     return names

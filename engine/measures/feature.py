@@ -17,7 +17,7 @@ sequence of speaker labels per conversation, aligned with its turns.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Sequence
 
@@ -38,7 +38,6 @@ class Feature:
     grows_with_length: bool = False  # tends to grow with the number of turns: compare at equal lengths
     paper_a: bool = False  # one of paper A's nine (Table 19): regressions, published numbers
     description: str = ""
-    meta: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
         if not self.name.isidentifier():

@@ -50,7 +50,7 @@ def feature_value(value: Any, *, path: str | Path | None, row: int | None, field
 def check_features(table: pd.DataFrame, path: str | Path | None) -> pd.DataFrame:
     """The table with its feature columns as floats; a bad cell -> InputError (row = position + 1)."""
     table = table.reset_index(drop=True).copy()
-    for name in feature_names():
+    for name in feature_names():  # every registered feature the table holds
         if name in table.columns:
             column = table[name].tolist()
             table[name] = np.array([feature_value(v, path=path, row=i + 1, field=name)
@@ -95,10 +95,11 @@ def _infer_numbers(table: pd.DataFrame) -> pd.DataFrame:
     read them); feature columns are left for ``check_features``; blanks become missing."""
     from engine.importers.records import is_blank
 
+    features = set(feature_names())
     for name in table.columns:
         values = [None if is_blank(v) else v for v in table[name].tolist()]
         table[name] = pd.Series(values, dtype=object)
-        if name in feature_names():
+        if name in features:
             continue
         converted = pd.to_numeric(table[name], errors="coerce")
         if converted.notna().sum() == table[name].notna().sum() and np.isfinite(

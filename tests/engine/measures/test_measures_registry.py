@@ -163,3 +163,10 @@ def test_the_features_that_grow_with_length_are_the_diagnosis_length_matched_fou
     growing = [f.name for f in FEATURES.values() if f.grows_with_length]
     assert growing == ["path_length", "max_distance", "topic_switching_rate", "revisit_score"]
     assert set(LENGTH_DEPENDENT) == set(growing)
+
+
+def test_the_nines_labels_are_the_names_paper_a_prints():
+    """Each record's label is Table 19's name, as transcribed in engine.stats.published_a."""
+    from engine.stats.published_a import FEATURE_LABELS
+
+    assert {name: FEATURES.get(name).label for name in PAPER_A_FEATURES} == FEATURE_LABELS
