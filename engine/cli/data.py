@@ -467,16 +467,9 @@ def run_features(args: argparse.Namespace) -> int:
 
 def chosen_feature_names(option: str | None) -> tuple[str, ...]:
     """``--features``: the names given, each checked against the registry; else every one."""
-    from engine.measures.registry import FEATURES, feature_names
+    from engine.measures.registry import feature_names, named_features
 
-    if option is None:
-        return feature_names()
-    names = tuple(n.strip() for n in option.split(",") if n.strip())
-    unknown = [n for n in names if n not in FEATURES]
-    if unknown or not names:
-        raise InputError(f"unknown feature(s) {unknown or [option]}; known: {', '.join(feature_names())}",
-                         field="--features")
-    return names
+    return feature_names() if option is None else named_features(option)
 
 
 def computable_features(names: tuple[str, ...], speakers) -> tuple[str, ...]:

@@ -57,8 +57,9 @@ def register(subparsers) -> None:
 
 def features_command(args: argparse.Namespace) -> int:
     from engine.dataset_builds.more_features import add_features
+    from engine.measures.registry import named_features
 
-    names = None if args.features is None else [n.strip() for n in args.features.split(",") if n.strip()]
+    names = None if args.features is None else named_features(args.features)
     added = add_features(args.folder, names)
     print(f"{args.folder}: added {', '.join(added)}" if added else
           f"{args.folder}: nothing to add (the table has every registered feature it can)")

@@ -21,7 +21,7 @@ import numpy as np
 from engine.datasets import Dataset
 from engine.errors import InputError
 from engine.measures.compute import features_for_corpus
-from engine.measures.registry import FEATURES, feature, feature_sources
+from engine.measures.registry import FEATURES, feature, feature_sources, named_features
 
 
 def turn_arrays(dataset: Dataset) -> tuple[list[np.ndarray], list[list[str]] | None]:
@@ -55,10 +55,8 @@ def missing_features(dataset: Dataset, names: Sequence[str] | None, with_speaker
     if names is None:
         return [n for n in FEATURES.names() if n not in columns
                 and (with_speakers or not feature(n).needs_speakers)]
+    named_features(",".join(names))  # each one registered
     for name in names:
-        if name not in FEATURES:
-            raise InputError(f"unknown feature {name!r}; known: {', '.join(FEATURES.names())}",
-                             field="--features")
         if name in columns:
             raise InputError(f"the table already has {name!r}; a column is never recomputed",
                              path=str(dataset.path), field=name)

@@ -11,6 +11,7 @@ iterate ``features()``; paper A's regressions and published comparisons keep to
 
 from __future__ import annotations
 
+from engine.errors import InputError
 from engine.measures.discursive_diversity import DISCURSIVE_DIVERSITY
 from engine.measures.feature import Feature
 from engine.measures.forward_flow import FORWARD_FLOW
@@ -21,7 +22,7 @@ FEATURES: Registry[Feature] = Registry("feature", GROUPS["features"], accepts=Fe
 for _builtin in (*PAPER_A, FORWARD_FLOW, DISCURSIVE_DIVERSITY):
     FEATURES.register(_builtin)
 
-__all__ = ["FEATURES", "PAPER_A_FEATURES", "Feature", "feature", "feature_names", "features",
+__all__ = ["FEATURES", "PAPER_A_FEATURES", "Feature", "feature", "feature_names", "features", "named_features",
            "feature_sources", "register_feature"]
 
 
@@ -37,6 +38,17 @@ def features(*, with_speakers: bool = True) -> tuple[Feature, ...]:
 
 def feature_names(*, with_speakers: bool = True) -> tuple[str, ...]:
     return tuple(f.name for f in features(with_speakers=with_speakers))
+
+
+def named_features(option: str, *, field: str = "--features") -> tuple[str, ...]:
+    """A comma-separated list of feature names (``--features a,b``), each registered; an
+    empty or unknown one is an InputError naming the field and the known features."""
+    names = tuple(n.strip() for n in option.split(",") if n.strip())
+    unknown = [n for n in names if n not in FEATURES]
+    if unknown or not names:
+        raise InputError(f"unknown feature(s) {unknown or [option]}; known: {', '.join(feature_names())}",
+                         field=field)
+    return names
 
 
 def feature(name: str) -> Feature:
