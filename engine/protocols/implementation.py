@@ -1,0 +1,94 @@
+"""How a set of conversations was made, as far as it decides whether their features compare.
+
+Paper A's trajectory features describe what the agents said; what they said depends on the
+implementation that made them talk: which reading of the protocol (``fidelity``: the text
+or the authors' released code, ``engine.protocols.fidelity_modes``), what the system prompt
+holds, and which turns each agent saw. Two sets of conversations are compared feature by
+feature only when these agree (and when one embedding model measured both, checked apart).
+
+An implementation is a small dict recorded on every session, dataset manifest, feature
+table and pilot:
+
+* ``generator``: who ran the sessions (this project's engine, or the paper release's code);
+* ``fidelity``: ``release`` / ``paper`` for paper A's structures, ``None`` for the others;
+* ``system_prompt``: what the system prompt holds (``SYSTEM_PROMPTS``);
+* ``turn_visibility``: which turns a discussion turn sees (``TURN_VISIBILITY``);
+* ``prompts_revision``: this engine's revision of paper A's prompts (``PROMPTS_REVISION``),
+  raised whenever what a turn is shown changes.
+
+The paper release (``PAPER_RELEASE``) is the authors' code: ``generation/main.py`` gives each
+agent "You are Agent k." plus a persona, and ``generation/message_strategies.py`` shows a turn
+the last N responses. This engine's ``release`` mode makes conversations the same way in our
+own words, so it is compared with the release; its ``paper`` mode is not.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+GENERATOR = "creativity-lab engine"
+RELEASE_GENERATOR = "paper release code (GitHub pitehu/llm_multiagent_creativity)"
+# Raised whenever a paper-A system prompt or what a turn is shown changes:
+# 2 = "You are Agent k in a team of N" + brainstorming rules in every system prompt (to 2026-12-01);
+# 3 = the release's "You are Agent k." + persona (release), a generic identity (paper).
+PROMPTS_REVISION = 3
+
+SYSTEM_PROMPTS = {
+    "release": "You are Agent k. + the persona (generation/main.py)",
+    "paper": "a generic agent identity (You are Agent k.) + the persona (paper A, Persona Manipulation)",
+    "team_rules": "You are Agent k in a team of N + brainstorming rules (prompts revision 2)",
+    "method": "the method's own prompts (paper B or a plug-in)",
+}
+TURN_VISIBILITY = {
+    "release": "the last N responses (N = team size)",
+    "paper": "the whole discussion so far",
+    "method": "as the method defines",
+}
+KEYS = ("generator", "fidelity", "system_prompt", "turn_visibility")
+
+PAPER_RELEASE = {"generator": RELEASE_GENERATOR, "fidelity": "release", "system_prompt": "release",
+                 "turn_visibility": "release", "prompts_revision": None}
+
+
+def implementation_of(fidelity: str | None, *, revision: int = PROMPTS_REVISION) -> dict[str, Any]:
+    """The implementation of a session this engine runs with ``fidelity`` (None: not paper A)."""
+    if fidelity is None:
+        return {"generator": GENERATOR, "fidelity": None, "system_prompt": "method",
+                "turn_visibility": "method", "prompts_revision": revision}
+    prompt = fidelity if revision >= 3 else "team_rules"
+    return {"generator": GENERATOR, "fidelity": fidelity, "system_prompt": prompt,
+            "turn_visibility": fidelity, "prompts_revision": revision}
+
+
+def describe(implementation: Mapping[str, Any] | None) -> str:
+    """One line a reader can check: fidelity, system prompt, turn visibility, who ran it."""
+    if not implementation:
+        return "implementation not recorded"
+    fidelity = implementation.get("fidelity") or "n/a (not a paper-A structure)"
+    prompt = SYSTEM_PROMPTS.get(implementation.get("system_prompt"), implementation.get("system_prompt"))
+    seen = TURN_VISIBILITY.get(implementation.get("turn_visibility"), implementation.get("turn_visibility"))
+    revision = implementation.get("prompts_revision")
+    made = implementation.get("generator") or "unknown generator"
+    return (f"fidelity {fidelity}; system prompt: {prompt}; each turn sees {seen}; made by {made}"
+            + (f" (prompts revision {revision})" if revision is not None else ""))
+
+
+def differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> list[str]:
+    """What differs between two implementations, as sentences (empty: they compare).
+
+    Unrecorded on either side is a difference ("not recorded"): nothing is assumed. The
+    generator alone (this engine's release mode against the release's own code) is not a
+    difference: that mode exists to make conversations as the release did.
+    """
+    if not a or not b:
+        side = "either side" if not a and not b else ("the first side" if not a else "the second side")
+        return [f"the implementation is not recorded on {side}"]
+    out = []
+    for key, label in (("fidelity", "fidelity"), ("system_prompt", "system prompt"),
+                       ("turn_visibility", "turn visibility")):
+        if a.get(key) != b.get(key):
+            out.append(f"{label}: {a.get(key) or 'none'} against {b.get(key) or 'none'}")
+    same_engine = a.get("generator") == b.get("generator") == GENERATOR
+    if same_engine and not out and a.get("prompts_revision") != b.get("prompts_revision"):
+        out.append(f"prompts revision: {a.get('prompts_revision')} against {b.get('prompts_revision')}")
+    return out
