@@ -31,6 +31,7 @@ from engine.embedding.embedder import embed_corpus, read_embeddings, write_embed
 from engine.errors import InputError
 from engine.measures.compute import features_for_corpus
 from engine.measures.registry import feature_sources
+from engine.protocols.implementation import implementation_of_table
 from engine.llm.secrets import scrub
 
 MANIFEST = "manifest.json"
@@ -53,9 +54,11 @@ class Dataset:
     path: Path | None = None
 
     def __post_init__(self) -> None:
-        # the features' embedding model travels with the table (engine.diagnosis.diagnose reads it)
-        if self.manifest.get("embedding_model") and "embedding_model" not in self.conversations.attrs:
-            self.conversations.attrs["embedding_model"] = self.manifest["embedding_model"]
+        # how the features were measured and the conversations made travel with the table
+        # (engine.diagnosis.diagnose reads them; engine.protocols.implementation)
+        for key in ("embedding_model", "implementation", "generator", "prompts_revision"):
+            if self.manifest.get(key) is not None and key not in self.conversations.attrs:
+                self.conversations.attrs[key] = self.manifest[key]
 
     def embeddings_for(self, conversation_id: str) -> np.ndarray | None:
         """The (n_turns, dim) turn embeddings of one conversation, in turn order."""
@@ -167,6 +170,12 @@ def dataset_from_corpus(corpus: Corpus, embedder, *, name: str, manifest: dict |
         info["feature_plugins"] = plugins
     if embedder is not None:
         info.setdefault("embedding_model", getattr(embedder, "model_name", str(embedder)))
+    made = implementation_of_table(table)
+    if made is not None:  # one implementation: recorded whole; several: the rows' columns say
+        if str(made.get("fidelity")).startswith("mixed"):
+            info.setdefault("generator", made["generator"])
+        else:
+            info.setdefault("implementation", made)
     return Dataset(name=name, conversations=table, manifest=info, corpus=full if keep_other_turns else corpus,
                    turn_embeddings=turn_embeddings, turn_index=turn_index)
 

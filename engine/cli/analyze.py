@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine.cli.checks import server_url
 from engine.errors import InputError
 from engine.names import RELEASE_EMBEDDING as REFERENCE_EMBEDDING_MODEL
 
@@ -79,11 +80,23 @@ def register(subparsers) -> None:
                       help="embedding model for a pilot given as turns (default all-MiniLM-L6-v2; "
                            f"the reference used {REFERENCE_EMBEDDING_MODEL})")
     diag.add_argument("--cache", help="embedding cache file (default: $CDL_CACHE_DIR/embeddings.sqlite)")
-    diag.add_argument("--reference", help="reference metrics CSV (default: the paper release)")
-    diag.add_argument("--different-embedding", action="store_true",
-                      help="force the comparison by percentile rank only (by default it switches by "
-                           "itself when the pilot's and the reference's embedding models differ or "
-                           "one is not recorded)")
+    diag.add_argument("--reference", help="reference: the paper release's metrics CSV (default) or a "
+                                           "dataset folder (e.g. cached_runs/local_smollm2, measured with "
+                                           "all-MiniLM-L6-v2)")
+    server = diag.add_argument_group("embedding server (OpenAI-compatible /v1/embeddings), to measure a "
+                                     "pilot given as turns with the reference's model")
+    server.add_argument("--embed-base-url", metavar="URL", type=server_url,
+                        help="embed the pilot's turns through this server (e.g. vLLM serving "
+                             "Qwen/Qwen3-Embedding-0.6B, the release's model)")
+    server.add_argument("--embed-model", metavar="NAME", help="model name on the server (default: --embedding-model)")
+    server.add_argument("--embed-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                        help="environment variable holding the server's key (default OPENAI_API_KEY)")
+    same = diag.add_mutually_exclusive_group()
+    same.add_argument("--same-embedding", action="store_true",
+                      help="treat the two embedding models as the same (when a manifest does not record "
+                           "its model and you know it); said in the output")
+    same.add_argument("--different-embedding", action="store_true",
+                      help="treat the two embedding models as different: values side by side, no ranks")
     diag.add_argument("--out", help="write the diagnosis as JSON (.json) or the evidence as CSV (.csv)")
     diag.set_defaults(handler=run_diagnose)
 
@@ -566,19 +579,24 @@ def run_fidelity(args) -> int:
 # ---------------------------------------------------------------- diagnose
 
 def run_diagnose(args) -> int:
-    from engine.diagnosis.diagnose import diagnose, load_pilot
-    from engine.stats.reference import load_reference
+    from engine.diagnosis.diagnose import diagnose, load_pilot, load_reference_for_diagnosis
+
+    if args.embed_model and not args.embed_base_url:
+        raise InputError("--embed-model names a model on a server: give --embed-base-url too",
+                         field="--embed-model")
 
     def embedder():
-        from engine.embedding.embedder import Embedder
+        from engine.embedding.openai_endpoint import make_embedder
 
-        return Embedder(args.embedding_model, cache=args.cache)
+        model = (args.embed_model or args.embedding_model) if args.embed_base_url else args.embedding_model
+        return make_embedder(model, base_url=args.embed_base_url, api_key_env=args.embed_api_key_env,
+                             cache=args.cache)
 
     pilot = load_pilot(args.pilot, embedder)
-    reference = load_reference(args.reference) if args.reference else load_reference()
+    reference = load_reference_for_diagnosis(args.reference)
     print(f"pilot: {pilot.description}")
-    result = diagnose(pilot.table, reference, same_embedding=False if args.different_embedding else None,
-                      pilot_embedding=pilot.embedding_model)
+    forced = True if args.same_embedding else False if args.different_embedding else None
+    result = diagnose(pilot.table, reference, same_embedding=forced, pilot_embedding=pilot.embedding_model)
     print(result.to_text())
     _write(args.out, result.evidence, result.to_dict())
     return 0

@@ -26,6 +26,7 @@ from engine.importers.paper_release import (
     SUFFIX_4B,
     read_release,
 )
+from engine.protocols.implementation import PAPER_RELEASE
 from engine.stats.reference import RELEASE_EMBEDDING, RELEASE_EMBEDDING_4B
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +58,7 @@ def build(source: Path = DEFAULT_SOURCE, out: Path = DEFAULT_OUT) -> Dataset:
         "inputs_sha256": inputs,
         "embedding_model": RELEASE_EMBEDDING,        # the nine feature columns
         "embedding_model_4b": RELEASE_EMBEDDING_4B,  # the *_4b columns
+        "implementation": PAPER_RELEASE,  # the authors' code made the conversations
         "n_conversations": int(len(table)),
         "n_llm": int(counts.get("llm", 0)),
         "n_human": int(counts.get("human", 0)),

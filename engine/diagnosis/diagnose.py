@@ -16,17 +16,32 @@ Evidence, all drawn from paper A:
   from the average structure, computed within each model of the reference and averaged, and
   the number of models in which it points the needed way.
 
-Features computed with an embedding model other than the reference's (Qwen3-Embedding-0.6B
-for the paper release, 4B for its ``_4b`` file) are not comparable in absolute terms. The
-models come from the tables (``attrs["embedding_model"]`` or an ``embedding_model``
-column, set from dataset manifests and the release file names) or are passed in; when they
-differ, or one is not recorded, the comparison switches by itself to percentile ranks within
-the reference: no z-scores, only the outer 10% flagged, and the text says why.
-``same_embedding`` forces either way (the CLI's ``--different-embedding``).
+Like is compared with like. A feature is a cosine geometry of one embedding model's space, and
+the turns it measures come from one implementation of the protocol; a pilot is placed against
+the reference only when both sides were embedded by the same model and made the same way
+(``engine.protocols.implementation``: fidelity, system prompt, turn visibility). The models
+come from the tables (``attrs["embedding_model"]`` or an ``embedding_model`` column, set from
+dataset manifests and the release file names) or are passed in; the implementations likewise
+(``attrs["implementation"]`` or the rows' ``fidelity`` / ``prompts_revision`` columns). When
+either differs, or is not recorded, nothing is ranked across them: a cosine from one model has
+no rank in another model's distribution. The evidence then shows the pilot's and the
+reference's raw values side by side, labelled ``not comparable`` with the reason, no flag and
+no recommendation come from it, and ``routes`` says what would be comparable (re-embedding with
+the reference's model through an embeddings server, a reference made with the pilot's embedder
+and implementation, or prescribe-and-verify, which compares designs under one embedder).
+``same_embedding`` overrides the model check when the user knows better (the CLI's
+``--same-embedding`` / ``--different-embedding``), and the text says it was asked.
+
+Each feature's pilot position is the mean over the pilot's conversations of their mid-rank
+percentiles within the reference, with a 95% t-interval at the pilot's N (clipped to 0-100).
+A feature is flagged low (high) when that mean is at or below the 25th (at or above the 75th)
+percentile *and* its interval lies wholly below (above) the reference's median; a mean in the
+tail whose interval reaches the median is ``unclear`` at this N and not flagged.
 
 Every feature the evidence marks low or high (at the percentile the text prints, to one
 decimal) is in ``flags``; the recommendation acts on those that Table 23 links to lower
-creativity and says which flagged features it leaves alone.
+creativity and says which flagged features it leaves alone; it never proposes the structure
+the pilot already ran as a change.
 
 What a pilot can carry (``engine.stats.guards``):
 
@@ -65,7 +80,8 @@ FEATURE_LABELS = {name: name.replace("_", " ") for name in PAPER_A_FEATURES}
 LENGTH_DEPENDENT = tuple(f.name for f in PAPER_A if f.grows_with_length)
 LENGTH_WINDOW = 1.5
 MIN_REFERENCE = 20
-TAILS = ("low", "high")  # the flags that count; "typical", "not compared", "not assessed" do not
+TAILS = ("low", "high")  # the flags that count; "typical", "unclear", "not compared", "not assessed" do not
+NOT_COMPARABLE = "not comparable"
 
 
 def too_few_sessions_text(n: int) -> str:
@@ -87,16 +103,28 @@ class Diagnosis:
     notes: list[str] = field(default_factory=list)
     nearest_conditions: pd.DataFrame = field(default_factory=pd.DataFrame)
     length_note: str = ""
+    implementation_note: str = ""
+    not_comparable: list[str] = field(default_factory=list)  # why the sides do not compare
+    routes: list[dict] = field(default_factory=list)  # what would be comparable
+
+    @property
+    def comparable(self) -> bool:
+        """Both sides embedded by one model and made by one implementation."""
+        return not self.not_comparable
 
     @property
     def diagnosed(self) -> bool:
-        """False below ``MIN_SESSIONS_TO_DIAGNOSE`` successful sessions: raw numbers only."""
-        return self.n_pilot >= MIN_SESSIONS_TO_DIAGNOSE
+        """False below ``MIN_SESSIONS_TO_DIAGNOSE`` successful sessions or when the sides do
+        not compare: raw numbers only."""
+        return self.n_pilot >= MIN_SESSIONS_TO_DIAGNOSE and self.comparable
 
     @property
     def caution(self) -> str:
         """The sentence shown above the evidence (never folded away)."""
-        if not self.diagnosed:
+        if not self.comparable:
+            return ("Not comparable: " + "; ".join(self.not_comparable) + ". The raw values are shown side by "
+                    "side, with no percentile, no flag and no recommendation; see the comparable routes.")
+        if self.n_pilot < MIN_SESSIONS_TO_DIAGNOSE:
             return (f"{too_few_sessions_text(self.n_pilot).capitalize()}: the raw numbers are shown, with no flag "
                     f"and no recommendation. Run at least {MIN_SESSIONS_TO_DIAGNOSE} successful sessions of the design.")
         return ""
@@ -104,34 +132,40 @@ class Diagnosis:
     def to_text(self) -> str:
         lines = [f"Pilot diagnosis: based on {self.n_pilot} pilot conversation"
                  f"{'' if self.n_pilot == 1 else 's'}, against {self.reference_description}."]
-        if self.caution:
-            lines.append(self.caution)
-        if self.length_note:
-            lines.append(self.length_note)
-        if self.embedding_note:
-            lines.append(self.embedding_note)
-        if not self.same_embedding:
-            lines.append("Absolute values are not comparable across embedding models: the comparison "
-                         "uses percentile ranks within the reference only, and only the outer 10% are "
-                         "flagged. Even ranks can shift between embedding models; re-embed the pilot "
-                         "with the reference model to be sure.")
+        for line in (self.caution, self.length_note, self.embedding_note, self.implementation_note):
+            if line:
+                lines.append(line)
         lines.append("")
-        lines.append("Feature evidence (pilot mean, reference median [10th-90th pct], pilot percentile):")
+        if self.comparable:
+            lines.append("Feature evidence (pilot mean, reference median [10th-90th pct], pilot mean percentile "
+                         "[95% interval]):")
+        else:
+            lines.append("Feature values, side by side and NOT comparable (pilot mean, reference median "
+                         "[10th-90th pct]):")
         for row in self.evidence.itertuples():
+            values = (f"  {row.feature:<22} {row.pilot_mean:9.3f}   {row.reference_p50:9.3f} "
+                      f"[{row.reference_p10:.3f}-{row.reference_p90:.3f}]")
+            if np.isfinite(row.percentile):
+                interval = ("" if not np.isfinite(row.percentile_low)
+                            else f" [{row.percentile_low:.1f}-{row.percentile_high:.1f}]")
+                values += f"   {row.percentile:5.1f}{interval}"
             z = "" if not np.isfinite(row.z) else f", z {row.z:+.2f}"
-            flag = f"  <- {row.flag}" if row.flag in TAILS or row.flag == "not compared" else ""
-            lines.append(f"  {row.feature:<22} {row.pilot_mean:9.3f}   {row.reference_p50:9.3f} "
-                         f"[{row.reference_p10:.3f}-{row.reference_p90:.3f}]   {row.percentile:5.1f}{z}{flag}")
+            flag = f"  <- {row.flag}" if row.flag in TAILS or row.flag in ("not compared", "unclear") else ""
+            lines.append(values + z + flag)
         lines.append("")
         if not self.diagnosed:
-            lines.append(f"Flags and recommendation: none ({too_few_sessions_text(self.n_pilot)}).")
+            why = too_few_sessions_text(self.n_pilot) if self.comparable else NOT_COMPARABLE
+            lines.append(f"Flags and recommendation: none ({why}).")
+            for route in self.routes:
+                lines.append(f"Comparable route ({route['route']}): {route['title']}. {route['how']}")
             for note in self.notes:
                 lines.append(f"Note: {note}")
             return "\n".join(lines)
         lines.append("Flags: " + (", ".join(self.flags) if self.flags else "none"))
         tails = self.evidence[self.evidence["flag"].isin(TAILS)] if len(self.evidence) else self.evidence
         if len(tails):
-            lines.append("  (" + "; ".join(f"{row.feature} at the {row.percentile:.1f}th percentile"
+            lines.append("  (" + "; ".join(f"{row.feature} at the {row.percentile:.1f}th percentile "
+                                            f"[{row.percentile_low:.1f}-{row.percentile_high:.1f}]"
                                             for row in tails.itertuples()) + ")")
         rec = self.recommendation
         lines.append(f"Recommendation: {rec['summary']}")
@@ -151,13 +185,16 @@ class Diagnosis:
                 "min_sessions": MIN_SESSIONS_TO_DIAGNOSE, "length_note": self.length_note,
                 "flags": self.flags, "recommendation": self.recommendation,
                 "reference": self.reference_description, "same_embedding": self.same_embedding,
-                "embedding_note": self.embedding_note, "notes": self.notes,
+                "embedding_note": self.embedding_note, "implementation_note": self.implementation_note,
+                "comparable": self.comparable, "not_comparable": self.not_comparable,
+                "routes": self.routes, "notes": self.notes,
                 "evidence": self.evidence.replace({np.nan: None}).to_dict(orient="records")}
 
 
 def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
              same_embedding: bool | None = None, pilot_embedding: str | None = None,
-             reference_embedding: str | None = None,
+             reference_embedding: str | None = None, pilot_implementation: dict | None = None,
+             reference_implementation: dict | None = None, same_implementation: bool | None = None,
              structures: tuple[str, ...] = ("instructed", "open", "iterative")) -> Diagnosis:
     """Place a pilot's nine features against the reference and recommend a discussion structure.
 
@@ -165,8 +202,11 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
     ``model``/``discussion``). ``reference``: by default the paper release's trajectory
     sample (``engine.stats.reference.load_reference``). When the pilot's discussion
     structure (one value) is in the reference, it is compared with that structure's rows.
-    ``same_embedding``: None (default) decides from the two embedding models (see the
-    module docstring); True / False forces absolute / percentile-only comparison.
+    ``same_embedding``: None (default) decides from the two embedding models; True / False
+    overrides that check. The implementations come from the tables unless passed (see the
+    module docstring); ``same_implementation`` True / False overrides their check (a feature
+    table that records none, made the same way as the reference by the user's word). When the
+    sides do not compare, the values are shown, never ranked.
     """
     if not isinstance(pilot, pd.DataFrame):
         raise InputError("the pilot must be a table with one row per conversation")
@@ -175,6 +215,7 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
         raise InputError(f"the pilot lacks feature column {missing[0]!r}; compute the nine features first",
                          field=missing[0])
     from engine.measures.feature_table import check_features
+    from engine.protocols.implementation import implementation_of_table
 
     features = check_features(pilot[list(PAPER_A_FEATURES)], None)
     features.index = pilot.index
@@ -201,20 +242,33 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
 
     notes: list[str] = []
     compared, description = _comparison_rows(pilot[usable], reference)
+    pilot_made = pilot_implementation or implementation_of_table(pilot)
+    reference_made = reference_implementation or implementation_of_table(compared)
+    implementation_note, unlike = _implementation_decision(pilot_made, reference_made, same_implementation)
+    if not same_embedding:
+        unlike.insert(0, f"the embedding models differ or are not recorded (pilot {pilot_embedding or 'not recorded'}, "
+                         f"reference {reference_embedding or 'not recorded'})")
     length_rows, length_note = _similar_length(pilot[usable], compared, reference)
-    low, high = (25.0, 75.0) if same_embedding else (10.0, 90.0)
-    evidence = _evidence(features, compared, same_embedding, low, high, length_rows)
-    effects = _structure_effects(reference, structures)
+    comparable = not unlike
+    evidence = _evidence(features, compared, length_rows, comparable=comparable)
+    effects = _structure_effects(reference, structures) if comparable else pd.DataFrame()
     current = _single_value(pilot[usable], "discussion")
-    nearest = pd.DataFrame()
-    if n_pilot < MIN_SESSIONS_TO_DIAGNOSE:  # raw numbers only: no flag, no recommendation
-        evidence["flag"] = "not assessed"
+    nearest, routes = pd.DataFrame(), []
+    if not comparable:
+        evidence["flag"] = NOT_COMPARABLE
         flags: list[str] = []
+        recommendation = {"structure": None, "summary": f"none: {NOT_COMPARABLE} ({'; '.join(unlike)})",
+                          "deficits": {}, "scores": {}, "reasons": []}
+        routes = comparable_routes(pilot_embedding, reference_embedding, pilot_made, reference_made,
+                                   same_embedding)
+    elif n_pilot < MIN_SESSIONS_TO_DIAGNOSE:  # raw numbers only: no flag, no recommendation
+        evidence["flag"] = "not assessed"
+        flags = []
         recommendation = {"structure": None, "summary": f"none: {too_few_sessions_text(n_pilot)}",
                           "deficits": {}, "scores": {}, "reasons": []}
     else:
         flags = _flags(evidence)
-        recommendation = _recommend(evidence, effects, current, low, high)
+        recommendation = _recommend(evidence, effects, current)
         nearest = _nearest_conditions(features, reference)
     if features.isna().any().any():
         counts = features.notna().sum()
@@ -224,7 +278,8 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
     return Diagnosis(n_pilot=n_pilot, evidence=evidence, flags=flags, recommendation=recommendation,
                      reference_description=description, same_embedding=same_embedding,
                      embedding_note=embedding_note, structure_effects=effects, notes=notes,
-                     nearest_conditions=nearest, length_note=length_note)
+                     nearest_conditions=nearest, length_note=length_note,
+                     implementation_note=implementation_note, not_comparable=unlike, routes=routes)
 
 
 def _embedding_of(frame: pd.DataFrame) -> str | None:
@@ -237,19 +292,69 @@ def _embedding_of(frame: pd.DataFrame) -> str | None:
 
 
 def _embedding_decision(forced: bool | None, pilot: str | None, reference: str | None) -> tuple[bool, str]:
-    """Whether features are compared in absolute terms, and the sentence that says why."""
+    """Whether one embedding model measured both sides, and the sentence that says why."""
     from engine.stats.reference import same_embedding_model
 
     models = f"pilot {pilot or 'not recorded'}, reference {reference or 'not recorded'}"
     if forced is not None:
-        how = "absolute values" if forced else "percentile ranks within the reference only"
-        return forced, f"Embedding models: {models}; compared by {how}, as asked."
+        how = "the same model" if forced else "different models"
+        return forced, f"Embedding models: {models}; treated as {how}, as asked."
     same = same_embedding_model(pilot, reference)
     if same:
         return True, f"Embedding models: {models} (the same model)."
     why = "they differ" if same is False else "one is not recorded, so they may differ"
-    return False, (f"Embedding models: {models}; {why}, so the diagnosis switched to percentile "
-                   f"ranks within the reference by itself.")
+    return False, (f"Embedding models: {models}; {why}. A cosine from one model has no place in another "
+                   "model's distribution, so nothing is ranked across them.")
+
+
+def _implementation_decision(pilot: dict | None, reference: dict | None,
+                             forced: bool | None = None) -> tuple[str, list[str]]:
+    """The sentence naming both sides' implementations, and what differs (empty: they compare)."""
+    from engine.protocols.implementation import describe, differences
+
+    note = f"Made by: pilot {describe(pilot)}; reference {describe(reference)}"
+    if forced is not None:
+        how = "the same way" if forced else "differently"
+        return note + f"; treated as made {how}, as asked.", \
+            [] if forced else ["the conversations were made differently (as asked)"]
+    unlike = differences(pilot, reference)
+    note += "." if not unlike else f". They differ ({'; '.join(unlike)})."
+    return note, [f"the conversations were made differently ({d})" for d in unlike]
+
+
+def comparable_routes(pilot_embedding: str | None, reference_embedding: str | None,
+                      pilot_made: dict | None, reference_made: dict | None,
+                      same_embedding: bool) -> list[dict]:
+    """What would make the comparison like with like, in the order a user would try them."""
+    from engine.protocols.implementation import differences
+
+    routes = []
+    if not same_embedding:
+        model = reference_embedding or "the reference's embedding model"
+        routes.append({"route": "a", "title": f"re-embed the pilot with {model}",
+                       "how": ("Serve the model behind an OpenAI-compatible embeddings endpoint (vLLM: "
+                               f"`vllm serve {model} --task embed`, or any server answering /v1/embeddings) "
+                               "and measure the pilot through it: `python -m engine analyze diagnose --pilot "
+                               "RUN --embed-base-url http://127.0.0.1:8000/v1 --embed-model "
+                               f"{model}` (docs/howto/compare-like-with-like.md). The paper release's "
+                               "features were made with Qwen3-Embedding-0.6B.")})
+        routes.append({"route": "b", "title": f"a reference measured with the pilot's embedder "
+                                              f"({pilot_embedding or 'not recorded'})",
+                       "how": ("Pass a dataset folder made with the same embedder and implementation as "
+                               "`--reference` (the local datasets in cached_runs/ use all-MiniLM-L6-v2; "
+                               "on the Pilot page the comparable ones are listed), or your own runs.")})
+    if differences(pilot_made, reference_made):
+        fidelity = (reference_made or {}).get("fidelity")
+        routes.append({"route": "d" if not same_embedding else "a",
+                       "title": "run the pilot the way the reference was made",
+                       "how": (f"Run paper A's structures with fidelity = {fidelity} (the reference's); "
+                               "engine.protocols.implementation lists what must match." if fidelity else
+                               "Use a reference whose implementation is recorded and the same as the pilot's.")})
+    routes.append({"route": "c", "title": "prescribe and verify",
+                   "how": ("`python -m engine pilot` compares your candidate designs with each other under "
+                           "one embedder and one implementation, and verifies the predicted shift on fresh "
+                           "sessions.")})
+    return routes
 
 
 def _single_value(frame: pd.DataFrame, column: str):
@@ -296,8 +401,12 @@ def _similar_length(pilot: pd.DataFrame, compared: pd.DataFrame,
                   "are not flagged.")
 
 
-def _evidence(features: pd.DataFrame, reference: pd.DataFrame, same_embedding: bool,
-              low: float, high: float, length_rows: pd.DataFrame | None = None) -> pd.DataFrame:
+def _evidence(features: pd.DataFrame, reference: pd.DataFrame, length_rows: pd.DataFrame | None = None,
+              *, comparable: bool = True, low: float = 25.0, high: float = 75.0) -> pd.DataFrame:
+    """Per feature: the pilot's and the reference's values, and (when the sides compare) the
+    pilot's mean percentile within the reference with its 95% t-interval, z and the flag."""
+    from scipy import stats as scipy_stats
+
     rows = []
     for name in PAPER_A_FEATURES:
         values = features[name].dropna().to_numpy(dtype=float)
@@ -307,19 +416,30 @@ def _evidence(features: pd.DataFrame, reference: pd.DataFrame, same_embedding: b
         if name in LENGTH_DEPENDENT and length_rows is not None:
             scope, compared = length_rows, f"{len(length_rows):,} of similar length"
         ref = np.sort(scope[name].to_numpy(dtype=float))
-        # percentile rank of each pilot conversation within the reference, then averaged
-        percentile = float(_percentile_ranks(values, ref).mean())
         mean, sd = float(ref.mean()), float(ref.std(ddof=1))
-        z = (values.mean() - mean) / sd if same_embedding and sd > 0 else np.nan
-        shown = round(percentile, 1)  # the value the text prints: flags follow it exactly
-        flag = "low" if shown <= low else "high" if shown >= high else "typical"
+        percentile = z = p_low = p_high = np.nan
+        flag = "typical"
+        if comparable:
+            ranks = _percentile_ranks(values, ref)  # each pilot conversation's place, then averaged
+            percentile = float(ranks.mean())
+            if len(ranks) > 1:
+                half = float(scipy_stats.t.ppf(0.975, len(ranks) - 1) * ranks.std(ddof=1) / np.sqrt(len(ranks)))
+                p_low, p_high = max(0.0, percentile - half), min(100.0, percentile + half)
+            z = (values.mean() - mean) / sd if sd > 0 else np.nan
+            shown = round(percentile, 1)  # the value the text prints: flags follow it exactly
+            if shown <= low or shown >= high:
+                clear = (p_high < 50.0) if shown <= low else (p_low > 50.0)
+                flag = ("low" if shown <= low else "high") if clear else "unclear"
+        else:
+            compared = f"{NOT_COMPARABLE}: values side by side only"
         if name in LENGTH_DEPENDENT and length_rows is None:
             flag, compared = "not compared", "not compared: no reference of similar length"
         rows.append({"feature": name, "n": len(values), "pilot_mean": float(values.mean()),
                      "pilot_sd": float(values.std(ddof=1)) if len(values) > 1 else np.nan,
-                     "reference_mean": mean, "reference_sd": sd,
+                     "reference_mean": mean, "reference_sd": sd, "reference_n": len(ref),
                      "reference_p10": float(np.percentile(ref, 10)), "reference_p50": float(np.percentile(ref, 50)),
-                     "reference_p90": float(np.percentile(ref, 90)), "percentile": percentile, "z": z,
+                     "reference_p90": float(np.percentile(ref, 90)), "percentile": percentile,
+                     "percentile_low": p_low, "percentile_high": p_high, "z": z,
                      "flag": flag, "compared_with": compared,
                      "creativity_direction": CREATIVITY_DIRECTION.get(name, 0)})
     return pd.DataFrame(rows)
@@ -395,7 +515,7 @@ def _structure_effects(reference: pd.DataFrame, structures) -> pd.DataFrame:
     return summary
 
 
-def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: float, high: float) -> dict:
+def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current) -> dict:
     deficits, other = {}, []
     for row in evidence.itertuples():
         direction = CREATIVITY_DIRECTION.get(row.feature, 0)
@@ -412,7 +532,7 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
             + ("the favourable side in Table 23" if CREATIVITY_DIRECTION.get(r.feature) else
                "no significant creativity coefficient in Table 23") + ")" for r in other))
     if not deficits:
-        return {"structure": current, "summary": "no change indicated: on the features that go with LLM "
+        return {"structure": None, "summary": "no change indicated: on the features that go with LLM "
                 "creativity (Table 23) the pilot is not in the unfavourable tail of the reference" + aside,
                 "deficits": {}, "scores": {}, "reasons": []}
     if effects.empty:
@@ -446,9 +566,15 @@ def _recommend(evidence: pd.DataFrame, effects: pd.DataFrame, current, low: floa
                    "of the reference's models" + aside)
         return {"structure": None, "summary": summary, "deficits": deficits, "scores": scores,
                 "reasons": reasons, "supported": supported}
-    verb = "keep" if current == best else "try"
-    summary = (f"{verb} {best} discussion: it moves the deficient feature"
-               f"{'s' if len(supported) > 1 else ''} ({', '.join(FEATURE_LABELS[n] for n in supported)}) "
+    moved = (f"the deficient feature{'s' if len(supported) > 1 else ''} "
+             f"({', '.join(FEATURE_LABELS[n] for n in supported)})")
+    if current == best:  # the design the pilot ran is never proposed as a change
+        summary = (f"no change to propose: the pilot's own structure, {best} discussion, is the one that moves "
+                   f"{moved} in the needed direction most in the paper's reference; another structure would "
+                   "do less (Tables 2 and 24)")
+        return {"structure": None, "summary": summary + aside, "deficits": deficits, "scores": scores,
+                "reasons": reasons, "supported": supported, "current": current}
+    summary = (f"try {best} discussion: it moves {moved} "
                "in the needed direction most in the paper's reference (discussion structure is the main "
                "lever for exploration breadth, Tables 2 and 24)")
     unsupported = [n for n in deficits if n not in supported]
@@ -495,10 +621,13 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
             corpus = read_run_corpus(path)
             return _pilot_from_corpus(corpus, path, embedder_factory, "run folder")
         if (path / "conversations.parquet").exists():
-            table = read_parquet_table(path / "conversations.parquet")
-            model = _manifest_embedding(path)
-            return _feature_pilot(check_features(table, path / "conversations.parquet"),
-                                  path / "conversations.parquet",
+            from engine.datasets import Dataset
+
+            dataset = Dataset.load(path, with_corpus=False)
+            table = check_features(dataset.conversations, path / "conversations.parquet")
+            table.attrs.update(dataset.conversations.attrs)  # embedding model, implementation
+            model = dataset.manifest.get("embedding_model")
+            return _feature_pilot(table, path / "conversations.parquet",
                                   f"dataset folder {path} (embedding model: {model or 'not recorded'})", model)
         raise InputError(f"neither a run folder ({RUN_CORPUS}, written by `engine run`) nor a "
                          "dataset folder (conversations.parquet)", path=str(path))
@@ -528,16 +657,29 @@ def _feature_pilot(table: pd.DataFrame, path, description: str, model: str | Non
     return Pilot(table, description, model)
 
 
-def _manifest_embedding(folder) -> str | None:
-    """The ``embedding_model`` a dataset folder's manifest.json names (None if absent)."""
-    import json
+def load_reference_for_diagnosis(path=None) -> pd.DataFrame:
+    """The reference a pilot is placed against: the paper release's trajectory sample (no
+    path, or its metrics CSV) or a dataset folder's LLM conversations, with the embedding model
+    and implementation its manifest records (``attrs``)."""
+    from pathlib import Path
 
-    manifest = folder / "manifest.json"
-    try:
-        value = json.loads(manifest.read_text(encoding="utf-8")).get("embedding_model")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return str(value) if value else None
+    from engine.stats.reference import load_reference
+
+    if path is None:
+        return load_reference()
+    path = Path(path)
+    if path.is_dir():
+        from engine.datasets import Dataset
+
+        from engine.stats.reference import TRAJECTORY_STRUCTURES
+
+        table = Dataset.load(path, with_corpus=False).conversations
+        if "source" in table.columns:
+            table = table[table["source"] == "llm"]
+        if "discussion" in table.columns:  # paper A's trajectory sample, as in the release
+            table = table[table["discussion"].isin(TRAJECTORY_STRUCTURES)]
+        return table
+    return load_reference(path)
 
 
 def _first_line_is_corpus(path) -> bool:

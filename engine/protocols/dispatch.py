@@ -18,6 +18,7 @@ from engine.errors import WriteError
 from engine.llm.base import Backend
 from engine.llm.secrets import scrub
 from engine.protocols.config import ProtocolConfig
+from engine.protocols.implementation import GENERATOR, PROMPTS_REVISION
 from engine.protocols.registry import method
 from engine.protocols.session import OnTurn, Session
 from engine.tasks import Task, get_task
@@ -43,6 +44,8 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
         protocol=config.method, persona=config.persona if team_factors else described.persona,
         team_size=config.agents, order=config.order if team_factors else None,
         replicate=replicate, meta={"paper": config.paper, **config.meta(), "seed": seed,
+                                   # how it was made (engine.protocols.implementation)
+                                   "generator": GENERATOR, "prompts_revision": PROMPTS_REVISION,
                                    "task_prompt": task.prompt,
                                    "task_prompt_sha256": task.prompt_sha256})
     try:

@@ -8,6 +8,7 @@ no-discussion conditions are left out. With rows missing a feature dropped this 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -28,11 +29,22 @@ def release_embedding(path: str | Path) -> str | None:
 
 
 def same_embedding_model(a: str | None, b: str | None) -> bool | None:
-    """Whether two embedding model names are the same model (organisation prefix and case
-    ignored); None when either is unknown."""
+    """Whether two embedding model names are the same model (organisation prefix, case and an
+    embeddings server's ``openai:<URL>:`` prefix ignored); None when either is unknown."""
     if not a or not b:
         return None
-    return str(a).split("/")[-1].lower() == str(b).split("/")[-1].lower()
+    return model_id(a) == model_id(b)
+
+
+SERVED = re.compile(r"^openai:[A-Za-z][\w+.-]*://[^/\s]+(?:/[^:\s]*)?:(?P<model>.+)$")
+
+
+def model_id(name: str) -> str:
+    """``openai:http://host:8000/v1:Qwen/Qwen3-Embedding-0.6B`` (engine.embedding.openai_endpoint)
+    and ``Qwen/Qwen3-Embedding-0.6B`` both give ``qwen3-embedding-0.6b``."""
+    served = SERVED.match(str(name))
+    model = served.group("model") if served else str(name)
+    return model.split("/")[-1].lower()
 
 
 def default_release_path() -> Path:
@@ -55,6 +67,7 @@ def load_reference(path: str | Path | None = None) -> pd.DataFrame:
     ["embedding_model"]`` names the model behind its features (None for a file not named
     as in the release)."""
     from engine.importers.paper_release import read_metrics
+    from engine.protocols.implementation import PAPER_RELEASE
 
     path = Path(path) if path else default_release_path()
     if not path.exists():
@@ -62,6 +75,7 @@ def load_reference(path: str | Path | None = None) -> pd.DataFrame:
                          "(comprehensive_trajectory_metrics.csv) or set CDL_PAPER_RELEASE", path=str(path))
     sample = trajectory_sample(read_metrics(path)).copy()
     sample.attrs["embedding_model"] = release_embedding(path)
+    sample.attrs["implementation"] = PAPER_RELEASE  # the authors' generation code
     return sample
 
 

@@ -72,12 +72,20 @@ def test_pilot_structure_selects_reference_rows(reference, narrow_pilot):
     assert result.reference_description == f"{n_iterative:,} reference conversations (discussion = iterative)"
 
 
-def test_different_embedding_uses_percentiles_and_says_so(reference, narrow_pilot):
-    result = diagnose(narrow_pilot.head(2), reference, same_embedding=False)
-    assert result.evidence["z"].isna().all()
+def test_different_embedding_gives_values_side_by_side_and_no_flag(reference, narrow_pilot):
+    result = diagnose(narrow_pilot, reference, same_embedding=False)
+    assert not result.comparable and not result.diagnosed
+    assert result.evidence["percentile"].isna().all() and result.evidence["z"].isna().all()
+    assert set(result.evidence["flag"]) == {"not comparable"} and result.flags == []
+    assert result.recommendation["structure"] is None
+    # the raw values stay, side by side
+    row = result.evidence.set_index("feature").loc["global_coherence"]
+    assert row["pilot_mean"] == pytest.approx(narrow_pilot.global_coherence.mean())
+    assert row["reference_p50"] == pytest.approx(reference.global_coherence.median())
     text = result.to_text()
-    assert "not comparable across embedding models" in text and "as asked" in text
-    assert "based on 2 pilot conversations" in text and "too few sessions to diagnose (2 of 5)" in text.lower()
+    assert "Not comparable: the embedding models differ" in text and "as asked" in text
+    assert [r["route"] for r in result.routes] == ["a", "b", "c"]
+    assert "Qwen/Qwen3-Embedding-0.6B --task embed" in result.routes[0]["how"]
 
 
 def test_bad_input(reference):
@@ -120,7 +128,7 @@ def test_verdict_is_refused_when_the_evidence_does_not_support_it():
             rows.append(row)
     reference = pd.DataFrame(rows)
     pilot = pd.DataFrame([{**reference[list(PAPER_A_FEATURES)].median().to_dict(), "global_coherence": 0.9}] * 5)
-    result = diagnose(pilot, reference)
+    result = diagnose(pilot, reference, same_embedding=True, same_implementation=True)
     recommendation = result.recommendation
     assert recommendation["deficits"] == {"global_coherence": -1}
     assert max(recommendation["scores"], key=recommendation["scores"].get) == "open"
@@ -148,7 +156,7 @@ def test_a_feature_at_the_1_5th_percentile_is_flagged(feature):
     # 3.5 among 1..200: 3 values below, none equal -> mid-rank 100 * (3 + 3) / 400 = 1.5.
     # local coherence has no Table 23 coefficient and low global coherence is the favourable
     # side: before, both printed '<- low' beside 'Flags: none'.
-    result = diagnose(pilot_at({feature: 3.5}), synthetic_reference(), same_embedding=True)
+    result = diagnose(pilot_at({feature: 3.5}), synthetic_reference(), same_embedding=True, same_implementation=True)
     row = result.evidence.set_index("feature").loc[feature]
     assert row["percentile"] == pytest.approx(1.5) and row["flag"] == "low"
     assert result.flags == [f"low_{feature}"]
@@ -163,35 +171,72 @@ def test_flags_follow_the_printed_percentile():
     # 50.5 among 1..200 -> 100 * (50 + 50) / 400 = 25.0 exactly: flagged low (<= 25);
     # 51 -> 100 * (50 + 51) / 400 = 25.25, printed 25.2 (> 25): typical.
     result = diagnose(pilot_at({"trajectory_curvature": 50.5, "revisit_score": 51.0}),
-                      synthetic_reference(), same_embedding=True)
+                      synthetic_reference(), same_embedding=True, same_implementation=True)
     flags = result.evidence.set_index("feature")["flag"]
     assert flags["trajectory_curvature"] == "low" and flags["revisit_score"] == "typical"
     assert result.flags == ["low_trajectory_curvature"]
     assert "revisit_score at" not in result.to_text()
 
 
-def test_different_embedding_models_switch_to_percentiles_by_themselves():
+def test_different_embedding_models_are_not_ranked_across():
     reference = synthetic_reference()
     reference.attrs["embedding_model"] = "Qwen/Qwen3-Embedding-0.6B"
-    # 15.5 -> 100 * 30 / 400 = 7.5th percentile: flagged only in the outer 10% (different models)
-    pilot = pilot_at({"semantic_spread": 15.5, "path_length": 40.5})   # 7.5 and 20.0
+    # 15.5 -> 100 * 30 / 400 = 7.5th percentile, 40.5 -> 20.0: both low with one model
+    pilot = pilot_at({"semantic_spread": 15.5, "path_length": 40.5})
     pilot.attrs["embedding_model"] = "sentence-transformers/all-MiniLM-L6-v2"
-    result = diagnose(pilot, reference)
-    assert result.same_embedding is False and result.evidence["z"].isna().all()
-    assert result.flags == ["low_semantic_spread"]            # 20.0 is not in the outer 10%
+    result = diagnose(pilot, reference, same_implementation=True)
+    assert result.same_embedding is False and not result.comparable
+    assert result.flags == [] and result.evidence["percentile"].isna().all()
     text = result.to_text()
     assert "all-MiniLM-L6-v2" in text and "Qwen3-Embedding-0.6B" in text
-    assert "switched to percentile ranks within the reference by itself" in text
-    # the same model (organisation prefix and case aside): absolute comparison, 25/75 tails
-    pilot.attrs["embedding_model"] = "qwen3-embedding-0.6b"
-    same = diagnose(pilot, reference)
-    assert same.same_embedding is True and np.isfinite(same.evidence["z"]).all()
-    assert same.flags == ["low_path_length", "low_semantic_spread"]  # Table 19 order
-    # not recorded: percentiles, and the text says the model is not recorded
-    unknown = diagnose(pilot_at({}), reference)
+    assert "nothing is ranked across them" in text
+    # the same model (organisation prefix, case, a server's URL prefix aside): ranked, 25/75 tails
+    for name in ("qwen3-embedding-0.6b", "openai:http://127.0.0.1:8000/v1:Qwen/Qwen3-Embedding-0.6B"):
+        pilot.attrs["embedding_model"] = name
+        same = diagnose(pilot, reference, same_implementation=True)
+        assert same.same_embedding is True and np.isfinite(same.evidence["z"]).all()
+        assert same.flags == ["low_path_length", "low_semantic_spread"]  # Table 19 order
+    # not recorded: not comparable, and the text says the model is not recorded
+    unknown = diagnose(pilot_at({}), reference, same_implementation=True)
     assert unknown.same_embedding is False and "pilot not recorded" in unknown.to_text()
     # the override still wins
-    assert diagnose(pilot, reference, same_embedding=False).same_embedding is False
+    assert diagnose(pilot, reference, same_embedding=False, same_implementation=True).same_embedding is False
+
+
+def test_a_diagnosis_refuses_to_flag_across_fidelities():
+    from engine.protocols.implementation import PAPER_RELEASE, implementation_of
+
+    reference = synthetic_reference()
+    reference.attrs.update(embedding_model="m", implementation=PAPER_RELEASE)
+    pilot = pilot_at({"semantic_spread": 15.5})
+    pilot.attrs.update(embedding_model="m", implementation=implementation_of("paper"))
+    result = diagnose(pilot, reference)
+    assert not result.comparable and result.flags == []
+    assert any("fidelity: paper against release" in reason for reason in result.not_comparable)
+    assert any(r["title"] == "run the pilot the way the reference was made" for r in result.routes)
+    # the same pilot made in release mode (this engine's prompts revision) is diagnosed
+    pilot.attrs["implementation"] = implementation_of("release")
+    made_alike = diagnose(pilot, reference)
+    assert made_alike.comparable and made_alike.flags == ["low_semantic_spread"]
+    # an older revision's release mode (team size + brainstorming rules) differs in its system prompt
+    pilot.attrs["implementation"] = implementation_of("release", revision=2)
+    assert not diagnose(pilot, reference).comparable
+
+
+def test_a_flag_needs_its_interval_off_the_median():
+    """5 pilot conversations at the 1.5th, 1.5th, 1.5th, 1.5th and 90th percentiles: mean 19.2,
+    in the low tail, but the 95% t-interval (t_.975,4 = 2.776) reaches the median: unclear."""
+    values = [3.5, 3.5, 3.5, 3.5, 180.5]  # mid-ranks 1.5 x 4 and 100 * (180 + 180) / 400 = 90.0
+    pilot = pd.DataFrame([{**{f: 100.5 for f in PAPER_A_FEATURES}, "local_coherence": v, "n_turns": 30}
+                          for v in values])
+    result = diagnose(pilot, synthetic_reference(), same_embedding=True, same_implementation=True)
+    row = result.evidence.set_index("feature").loc["local_coherence"]
+    ranks = np.array([1.5, 1.5, 1.5, 1.5, 90.0])
+    half = scipy_stats.t.ppf(0.975, 4) * ranks.std(ddof=1) / np.sqrt(5)
+    assert row["percentile"] == pytest.approx(ranks.mean())
+    assert row["percentile_low"] == pytest.approx(max(0.0, ranks.mean() - half))
+    assert row["percentile_high"] == pytest.approx(ranks.mean() + half) and row["percentile_high"] > 50
+    assert row["flag"] == "unclear" and result.flags == []
 
 
 def test_release_and_datasets_record_their_embedding_model(reference):
@@ -213,6 +258,34 @@ def test_release_and_datasets_record_their_embedding_model(reference):
     assert diagnose(llm, reference).same_embedding is False
 
 
+def test_a_minilm_pilot_is_not_ranked_in_the_release_and_is_diagnosed_against_a_minilm_reference(reference):
+    from engine.diagnosis.diagnose import load_reference_for_diagnosis
+
+    root = Path(__file__).resolve().parents[3] / "cached_runs"
+    fidelity = load_reference_for_diagnosis(root / "local_smollm2_fidelity")
+    pilot = fidelity[(fidelity["discussion"] == "open") & (fidelity["fidelity"] == "release")]
+    assert len(pilot) == 5
+    against_release = diagnose(pilot, reference)
+    assert not against_release.comparable and against_release.flags == []
+    assert against_release.recommendation["structure"] is None
+    assert against_release.evidence["percentile"].isna().all()
+    reasons = " ".join(against_release.not_comparable)
+    assert "embedding models differ" in reasons and "system prompt" in reasons
+    assert [r["route"] for r in against_release.routes][:2] == ["a", "b"]
+    assert "Qwen/Qwen3-Embedding-0.6B" in against_release.routes[0]["title"]
+    # the same kind of pilot against a reference made and measured the same way: diagnosed
+    local = load_reference_for_diagnosis(root / "local_smollm2")
+    assert set(local["discussion"]) == {"open", "instructed", "iterative"}  # the trajectory sample
+    own = local[local["discussion"] == "open"]
+    alike = diagnose(own, local)
+    assert alike.comparable and alike.diagnosed and alike.n_pilot == 12
+    assert np.isfinite(alike.evidence["percentile"]).all()
+    complete = local.dropna(subset=list(PAPER_A_FEATURES))  # the reference rows with all nine
+    expected = np.mean([scipy_stats.percentileofscore(complete.global_coherence, v, kind="mean")
+                        for v in own.global_coherence])
+    assert alike.evidence.set_index("feature").loc["global_coherence", "percentile"] == pytest.approx(expected)
+
+
 def test_a_dataset_folder_pilot_brings_its_manifest_embedding_model():
     from engine.diagnosis.diagnose import load_pilot
 
@@ -225,7 +298,7 @@ def test_a_dataset_folder_pilot_brings_its_manifest_embedding_model():
 # -- what a pilot can carry ------------------------------------------------------------------
 def test_too_few_sessions_give_the_raw_numbers_and_no_recommendation():
     # 2 sessions at the 99.75th percentile of global coherence (a deficit with 5 sessions)
-    few = diagnose(pilot_at({"global_coherence": 200.0}, n=2), synthetic_reference(), same_embedding=True)
+    few = diagnose(pilot_at({"global_coherence": 200.0}, n=2), synthetic_reference(), same_embedding=True, same_implementation=True)
     assert few.n_pilot == 2 and not few.diagnosed
     assert few.flags == [] and few.recommendation["structure"] is None
     assert few.recommendation["summary"] == "none: too few sessions to diagnose (2 of 5)"
@@ -234,7 +307,7 @@ def test_too_few_sessions_give_the_raw_numbers_and_no_recommendation():
     assert row["pilot_mean"] == 200.0 and row["percentile"] == pytest.approx(99.75)  # raw numbers kept
     text = few.to_text()
     assert "Too few sessions to diagnose (2 of 5)" in text and "Recommendation" not in text
-    enough = diagnose(pilot_at({"global_coherence": 200.0}, n=5), synthetic_reference(), same_embedding=True)
+    enough = diagnose(pilot_at({"global_coherence": 200.0}, n=5), synthetic_reference(), same_embedding=True, same_implementation=True)
     assert enough.diagnosed and enough.flags == ["high_global_coherence"]
 
 
@@ -245,7 +318,7 @@ def test_length_dependent_features_are_compared_with_conversations_of_similar_le
     short = synthetic_reference(40).assign(n_turns=3, path_length=np.arange(1, 41) / 100)
     reference = pd.concat([long, short], ignore_index=True)
     pilot = pilot_at({"path_length": 0.205}, turns=3)
-    result = diagnose(pilot, reference, same_embedding=True)
+    result = diagnose(pilot, reference, same_embedding=True, same_implementation=True)
     row = result.evidence.set_index("feature").loc["path_length"]
     # 20 of the 40 short ones below 0.205 -> 50th percentile, typical; against all 240 it was 8.3
     assert row["percentile"] == pytest.approx(50.0) and row["flag"] == "typical"
@@ -254,7 +327,7 @@ def test_length_dependent_features_are_compared_with_conversations_of_similar_le
     assert "compared with the 40 reference conversations of the compared rows of similar length (2-4 turns" \
         in result.to_text()
     # no reference conversation that short: not compared, never flagged, and said so
-    alone = diagnose(pilot, long, same_embedding=True)
+    alone = diagnose(pilot, long, same_embedding=True, same_implementation=True)
     row = alone.evidence.set_index("feature").loc["path_length"]
     assert row["flag"] == "not compared" and "low_path_length" not in alone.flags
     assert "fewer than 20 reference conversations have 2-4 turns" in alone.to_text()
