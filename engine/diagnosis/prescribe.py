@@ -36,9 +36,13 @@ Table 23 features (said in ``targets_from``).
 Every stage is cached in ``<out>``: the run folders resume like ``engine run``; features
 (``features_<stage>.csv``) and the prediction (``prediction.json``) are recomputed only when
 their inputs changed. ``report.json`` and ``report.html`` (one file, every text escaped)
-hold the whole report. Features are computed with all-MiniLM-L6-v2 (the release used
-Qwen3-Embedding-0.6B), so the diagnosis compares percentile ranks and predicted and measured
-shifts are both standardised effects, each in its own embedding's SD.
+hold the whole report. Paper A's designs run with ``fidelity="release"`` (``PILOT_FIDELITY``),
+as the release's conversations were made, and the plan lists each design with its fidelity.
+Features are computed with all-MiniLM-L6-v2 (the release used Qwen3-Embedding-0.6B), so the
+diagnosis against the release shows the values side by side as not comparable and flags
+nothing (``engine.diagnosis.diagnose``); the targets are then the five Table 23 features, and
+predicted and measured shifts are both standardised effects, each in its own embedding's SD:
+the verification compares the user's designs with each other under one embedder.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from engine.measures.trajectory import PAPER_A_FEATURES
 VERDICTS = ("held", "did not hold", "inconclusive")
 POWER_Z = 1.959964 + 0.841621  # two-sided alpha .05, power .80
 REFERENCE_STRUCTURES = ("instructed", "open", "iterative")  # paper A's trajectory sample
+PILOT_FIDELITY = "release"  # paper A's designs as the reference (the release's code) made them
 
 
 @dataclass(frozen=True)
@@ -90,19 +95,21 @@ BUDGETS = {
     # the other pilot designs 2 each (descriptive only)
     "small": Budget("small", ("plastic_waste",), 2, 5,
                     {"temperature": 1.0, "max_tokens": 40, "idea_words": "20-30"},
-                    {"open": {"method": "open", "agents": 3, "turn_limit": 4},
+                    {"open": {"method": "open", "agents": 3, "turn_limit": 4, "fidelity": PILOT_FIDELITY},
                      "iterative": {"method": "iterative", "agents": 2, "turn_limit": 3,
-                                   "initial_generation": False},
+                                   "initial_generation": False, "fidelity": PILOT_FIDELITY},
                      "instructed": {"method": "instructed", "agents": 3, "turn_limit": 5,
-                                    "initial_generation": False},
+                                    "initial_generation": False, "fidelity": PILOT_FIDELITY},
                      "creative_mad": {"method": "creative_mad", "agents": 3, "rounds": 1, "k": 1}},
                     baseline_replicates=5),
     # paper A's six tasks, 2 replicates each (the design the paper's heuristic suggests)
     "standard": Budget("standard", "all", 2, 6,
                        {"temperature": 1.0, "max_tokens": 256, "idea_words": "80-100"},
-                       {"open": {"method": "open", "agents": 3, "turn_limit": 12},
-                        "iterative": {"method": "iterative", "agents": 3, "turn_limit": 6},
-                        "instructed": {"method": "instructed", "agents": 3, "turn_limit": 12},
+                       {"open": {"method": "open", "agents": 3, "turn_limit": 12, "fidelity": PILOT_FIDELITY},
+                        "iterative": {"method": "iterative", "agents": 3, "turn_limit": 6,
+                                      "fidelity": PILOT_FIDELITY},
+                        "instructed": {"method": "instructed", "agents": 3, "turn_limit": 12,
+                                       "fidelity": PILOT_FIDELITY},
                         "creative_mad": {"method": "creative_mad", "agents": 5, "rounds": 2}}),
 }
 
@@ -163,7 +170,8 @@ def stage_features(run_dir: Path, embedder_factory: Callable[[], Any], cache: Pa
         raise InputError("no finished session to measure", path=str(run_dir))
     dataset = dataset_from_corpus(corpus, embedder_factory(), name=run_dir.name)
     table = dataset.conversations
-    keep = ["conversation_id", "task", "discussion", "n_turns", *PAPER_A_FEATURES]
+    keep = ["conversation_id", "task", "discussion", "n_turns", "fidelity", "generator", "prompts_revision",
+            *PAPER_A_FEATURES]
     table = table[[c for c in keep if c in table.columns]].rename(columns={"discussion": "design"})
     table["cache_key"] = key
     table["embedding_model"] = dataset.manifest.get("embedding_model")
@@ -463,13 +471,15 @@ def prescribe_and_verify(out: str | Path, *, model: str = "local", budget: str =
     verify_line, verify_budget = plan_text(stage_grid(spec, [baseline, worst], model=model, seed=seed + 1,
                                                       replicates=spec.verify_replicates, name="verify"),
                                            f"4. verification (at most; {baseline} vs {worst})")
+    designs = design_list(spec, pilot_designs + [d for d in candidates if d not in pilot_designs])
     say("Plan (nothing has run yet):")
+    say("  designs: " + "; ".join(f"{d['design']} ({d['how']})" for d in designs))
     say("  " + pilot_line)
     say("  2. diagnosis and 3. prediction: no model calls (embeddings + the paper release)")
     say("  " + verify_line)
     report: dict[str, Any] = {"model": model, "budget": budget, "baseline": baseline, "seed": seed,
                               "plan": {"pilot": pilot_budget, "verification_at_most": verify_budget,
-                                       "lines": [pilot_line, verify_line]}}
+                                       "lines": [pilot_line, verify_line], "designs": designs}}
     if dry_run:
         _refuse_other_settings(out, _settings(model, base_url, budget, baseline, seed))
         return PilotStudy(out, report)
@@ -483,6 +493,21 @@ def prescribe_and_verify(out: str | Path, *, model: str = "local", budget: str =
                            base_url=base_url, api_key_env=api_key_env, backend=backend, embedder=embedder,
                            reference=reference, progress=progress, started=started,
                            pilot_grid=pilot_grid, candidates=candidates)
+
+
+def design_list(spec: Budget, designs: Sequence[str]) -> list[dict[str, Any]]:
+    """Each design with its method, its fidelity (paper A's structures) and how it was made."""
+    from engine.protocols.registry import method as described
+
+    rows = []
+    for name in designs:
+        condition = spec.designs[name]
+        fidelity = condition.get("fidelity")
+        paper = described(condition["method"]).paper
+        how = (f"paper {paper}, fidelity {fidelity}: as the paper release's code ran it" if fidelity == "release"
+               else f"paper {paper}, fidelity {fidelity}" if fidelity else f"paper {paper}; no fidelity modes")
+        rows.append({"design": name, "method": condition["method"], "fidelity": fidelity, "how": how})
+    return rows
 
 
 SETTINGS_FILE = "pilot_settings.json"
@@ -547,10 +572,14 @@ def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baselin
     needs = {f: d for f, d in (_deficits(diagnosis) or CREATIVITY_DIRECTION).items()}
     targets_from = ("flagged deficits" if _deficits(diagnosis) else
                     "no deficit flagged: the five Table 23 features" if diagnosis.diagnosed else
+                    "not comparable with the reference (" + "; ".join(diagnosis.not_comparable)
+                    + "): the five Table 23 features" if not diagnosis.comparable else
                     f"{too_few_sessions_text(diagnosis.n_pilot)}: the five Table 23 features")
     report["diagnosis"] = {"text": diagnosis.to_text(), "flags": diagnosis.flags, "n": diagnosis.n_pilot,
                            "diagnosed": diagnosis.diagnosed, "caution": diagnosis.caution,
                            "length_note": diagnosis.length_note, "evidence": _records(diagnosis.evidence),
+                           "comparable": diagnosis.comparable, "not_comparable": diagnosis.not_comparable,
+                           "routes": diagnosis.routes,
                            "targets": needs, "targets_from": targets_from}
 
     # 3. prediction (cached: depends only on the reference, the baseline and the targets)

@@ -128,24 +128,28 @@ def implementation_of_table(table) -> dict[str, Any] | None:
     revision = _one(table, "prompts_revision")
     if revision is None:
         revision = table.attrs.get("prompts_revision")
-    fidelities = _values(table, "fidelity")
-    if len(fidelities) > 1 or str(revision).startswith("mixed"):
-        return {"generator": generator, "fidelity": "mixed: " + ", ".join(sorted(fidelities) or ["none"]),
+    fidelities = _values(table, "fidelity", missing="none")
+    papers = _values(table, "paper")
+    if len(fidelities) > 1 or len(papers) > 1 or str(revision).startswith("mixed"):
+        return {"generator": generator, "fidelity": "mixed: " + ", ".join(sorted(fidelities | papers) or ["none"]),
                 "system_prompt": "mixed", "turn_visibility": "mixed", "prompts_revision": revision}
-    fidelity = next(iter(fidelities), None)
+    fidelity = next(iter(fidelities - {"none"}), None)
     if generator != GENERATOR:
         return {"generator": generator, "fidelity": fidelity, "system_prompt": None,
                 "turn_visibility": None, "prompts_revision": revision}
-    papers = _values(table, "paper")
     paper_a = (papers == {"A"}) if papers else (fidelity is not None)
     return implementation_of(fidelity, revision=int(revision) if revision is not None else PROMPTS_REVISION,
                              paper_a=paper_a)
 
 
-def _values(table, column: str) -> set:
+def _values(table, column: str, missing: str | None = None) -> set:
+    """The distinct values of a column as text; a missing value counts as ``missing`` when given."""
     if column not in getattr(table, "columns", ()):
         return set()
-    return {str(v) for v in table[column].dropna().unique()}
+    values = {str(v) for v in table[column].dropna().unique()}
+    if missing is not None and table[column].isna().any():
+        values.add(missing)
+    return values
 
 
 def _one(table, column: str):

@@ -189,14 +189,30 @@ def scripted_backend():
 def test_whole_study_on_a_scripted_backend_resumes_without_calls(tmp_path, monkeypatch):
     monkeypatch.setitem(BUDGETS, "tiny", BUDGETS["small"].__class__(
         "tiny", ("plastic_waste",), 2, 3, dict(BUDGETS["small"].defaults), BUDGETS["small"].designs))
+    from engine.protocols.implementation import PAPER_RELEASE
+
     reference = synthetic_reference()
+    # measured and made as the pilot will be: the diagnosis is held back by N alone
+    reference.attrs.update(embedding_model=FakeEmbedder.model_name, implementation=PAPER_RELEASE)
     lines = []
     backend = scripted_backend()
     study = prescribe_and_verify(tmp_path, budget="tiny", backend=backend, embedder=FakeEmbedder(), reference=reference,
                             progress=False, say=lines.append)
     report = study.report
-    assert lines[0].startswith("Plan") and "chat calls" in lines[1]
+    assert lines[0].startswith("Plan") and "chat calls" in lines[2]
+    # every design with its fidelity: paper A's as the release ran them
+    assert lines[1] == ("  designs: open (paper A, fidelity release: as the paper release's code ran it); "
+                        "iterative (paper A, fidelity release: as the paper release's code ran it); "
+                        "creative_mad (paper B; no fidelity modes); "
+                        "instructed (paper A, fidelity release: as the paper release's code ran it)")
+    assert [d["fidelity"] for d in report["plan"]["designs"]] == ["release", "release", None, "release"]
     assert report["pilot"]["by_design"] == {"creative_mad": 2, "iterative": 2, "open": 2}
+    # the sessions record it: the run folder's corpus says release for paper A's designs
+    from engine.storage.run_folder import read_run_corpus
+
+    made = {(c.protocol, c.meta.get("fidelity"), c.meta.get("prompts_revision"))
+            for c in read_run_corpus(tmp_path / "pilot")}
+    assert made == {("open", "release", 3), ("iterative", "release", 3), ("creative_mad", None, 3)}
     # 2 baseline sessions: no diagnosis, so no recommendation; the best candidate is still checked
     assert report["diagnosis"]["diagnosed"] is False and report["diagnosis"]["flags"] == []
     assert report["diagnosis"]["targets_from"].startswith("too few sessions to diagnose (2 of 5)")
