@@ -1,6 +1,8 @@
 """The Pilot page's numbers: a pilot's finished sessions diagnosed against a reference
-dataset's LLM conversations (``engine.diagnosis.diagnose.diagnose``: each feature's percentile
-within the reference, the flags and the recommendation that follow from them)."""
+dataset's LLM conversations of paper A's trajectory sample (``engine.diagnosis.diagnose.
+diagnose``: each feature's percentile within the reference, the flags and the recommendation
+that follow from them, when both sides were embedded and made alike), and which of the
+offered references would compare like with like."""
 
 from __future__ import annotations
 
@@ -32,17 +34,57 @@ class PilotDiagnosis:
         return self.sessions - self.finished
 
 
-def pilot_page_data(pilot: Dataset, reference: Dataset) -> PilotDiagnosis:
-    """The pilot's finished sessions diagnosed within the reference's LLM conversations; the two
-    manifests name the embedding models (``diagnose`` compares by percentile ranks only when
-    they differ, or one is not recorded, and says so)."""
-    finished = finished_sessions(pilot.conversations)
+def reference_rows(reference: Dataset) -> pd.DataFrame:
+    """The reference's LLM conversations of paper A's trajectory sample (as in the release)."""
+    from engine.stats.reference import TRAJECTORY_STRUCTURES
+
     rows = reference.conversations
     if "source" in rows.columns:
         rows = rows[rows["source"] == "llm"]
+    if "discussion" in rows.columns:
+        rows = rows[rows["discussion"].isin(TRAJECTORY_STRUCTURES)]
+    return rows
+
+
+def pilot_page_data(pilot: Dataset, reference: Dataset) -> PilotDiagnosis:
+    """The pilot's finished sessions diagnosed within the reference's trajectory sample; the
+    manifests name the embedding models and the implementations (``diagnose`` ranks only when
+    both agree, and shows the values side by side otherwise)."""
+    finished = finished_sessions(pilot.conversations)
     try:
-        result = diagnose(finished, rows, pilot_embedding=pilot.manifest.get("embedding_model"),
+        result = diagnose(finished, reference_rows(reference),
+                          pilot_embedding=pilot.manifest.get("embedding_model"),
                           reference_embedding=reference.manifest.get("embedding_model"))
     except InputError as error:
         return PilotDiagnosis(len(pilot.conversations), len(finished), error=str(error))
     return PilotDiagnosis(len(pilot.conversations), len(finished), result)
+
+
+def comparable_references(pilot: Dataset, references: dict[str, Dataset]) -> pd.DataFrame:
+    """One row per offered reference: its embedding model, its implementation, how many
+    conversations of the pilot's structure it holds, and whether it compares like with like
+    with the pilot (and if not, why)."""
+    from engine.protocols.implementation import describe, differences, implementation_of_table
+    from engine.stats.reference import same_embedding_model
+
+    finished = finished_sessions(pilot.conversations)
+    pilot_model = pilot.manifest.get("embedding_model")
+    pilot_made = implementation_of_table(finished)
+    structure = finished["discussion"].dropna().unique() if "discussion" in finished else []
+    rows = []
+    for name, reference in references.items():
+        table = reference_rows(reference)
+        if len(structure) == 1 and "discussion" in table:
+            table = table[table["discussion"] == structure[0]]
+        model = reference.manifest.get("embedding_model")
+        made = implementation_of_table(table) if len(table) else None
+        why = []
+        if not same_embedding_model(pilot_model, model):
+            why.append(f"embedding {model or 'not recorded'}")
+        why += differences(pilot_made, made)
+        rows.append({"reference": name, "conversations": len(table), "embedding model": model or "not recorded",
+                     "made by": describe(made), "comparable": not why and len(table) >= 20,
+                     "why not": "; ".join(why) if why else ("" if len(table) >= 20 else
+                                                            f"{len(table)} conversations (20 needed)")})
+    return pd.DataFrame(rows, columns=["reference", "comparable", "conversations", "embedding model",
+                                       "made by", "why not"])

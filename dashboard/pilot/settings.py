@@ -47,6 +47,11 @@ LIMITS: dict[str, tuple[float, float, str]] = {
     "max_tokens": (16, 4096, "Max tokens per turn"),
     "temperature": (0.0, 2.0, "Temperature"),
 }
+# paper A's structures run as the paper release's code ran them by default, so that a pilot
+# compares like with like with the release (engine.protocols.implementation)
+FIDELITY_DEFAULT = "release"
+FIDELITY_LABELS = {"release": "release: as the paper release's code ran it (compares with the release)",
+                   "paper": "paper: as paper A's text describes it"}
 JUDGES = ("none", "same", "local")
 JUDGE_LABELS = {"none": "No judge (features only)", "same": "The pilot's model rates the final ideas",
                 "local": "The local model (SmolLM2) rates the final ideas"}
@@ -79,6 +84,8 @@ def check_settings(settings: dict[str, Any]) -> list[str]:
             problems.append(f"{label}: {value:g} is outside the allowed range {range_text(name)}")
     if method in SINGLE_AGENT and settings.get("agents") not in (None, 1):
         problems.append(f"Agents: {method} uses a single agent (got {settings['agents']:g})")
+    if takes_fidelity(method) and settings.get("fidelity", FIDELITY_DEFAULT) not in FIDELITY_LABELS:
+        problems.append(f"Fidelity: one of {', '.join(FIDELITY_LABELS)} (got {settings.get('fidelity')!r})")
     if settings.get("judge") not in JUDGES:
         problems.append(f"Judge: one of {', '.join(JUDGES)} (got {settings.get('judge')!r})")
     if not problems:
@@ -94,7 +101,14 @@ def protocol_options(settings: dict[str, Any]) -> dict[str, Any]:
     options = {"max_tokens": int(settings["max_tokens"]), "temperature": float(settings["temperature"])}
     if settings["method"] in TURN_LIMITED:
         options["turn_limit"] = int(settings["turn_limit"])
+    if takes_fidelity(settings["method"]):
+        options["fidelity"] = settings.get("fidelity") or FIDELITY_DEFAULT
     return options
+
+
+def takes_fidelity(method: str) -> bool:
+    """Whether the method has paper A's two fidelity modes (``engine.protocols.fidelity_modes``)."""
+    return is_method(method) and described(method).takes("fidelity")
 
 
 def team(settings: dict[str, Any]) -> int | None:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard.figures import charts
+from dashboard.figures import diagnosis as diagnosis_figures
 from dashboard.figures.live_map import PROJECTION_NOTE, LiveTrajectories, live_map
 from dashboard.page_data import datasets
-from dashboard.page_data.pilot_diagnosis import finished_sessions, pilot_page_data
+from dashboard.page_data.pilot_diagnosis import comparable_references, finished_sessions, pilot_page_data
 from dashboard.pilot import history as pilot_history
 from dashboard.pilot import settings as pilot_settings
 from dashboard.pilot.job import PilotJob
@@ -117,6 +117,13 @@ with st.container(border=True):
     judge = c8.selectbox("Judge", pilot_settings.JUDGES, key="pilot_judge", disabled=busy,
                          format_func=pilot_settings.JUDGE_LABELS.get,
                          help="Rates each final idea's novelty and usefulness (slower).")
+    fidelity = None
+    if pilot_settings.takes_fidelity(method):
+        fidelity = st.radio("Fidelity", list(pilot_settings.FIDELITY_LABELS), key="pilot_fidelity",
+                            format_func=pilot_settings.FIDELITY_LABELS.get, horizontal=True, disabled=busy,
+                            help="Paper A's structures as the authors' released code ran them (the paper "
+                                 "release's conversations were made so: a diagnosis against it compares "
+                                 "like with like) or as the paper's text describes them (docs/fidelity.md).")
     b1, b2, _ = st.columns([1, 1, 4])
     start = b1.button("Run pilot", key="pilot_run", type="primary", disabled=busy)
     cancel = b2.button("Cancel", key="pilot_cancel", disabled=not busy,
@@ -130,7 +137,7 @@ if start:
                 "base_url": base_url.strip() or None, "method": method, "task": task,
                 "agents": agents, "rounds": rounds, "turn_limit": turn_limit,
                 "replicates": replicates, "max_tokens": max_tokens, "temperature": temperature,
-                "judge": judge}
+                "judge": judge, "fidelity": fidelity}
     problems = pilot_settings.check_settings(settings)
     if problems:
         st.error("Not started. " + " · ".join(problems))
@@ -306,6 +313,7 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
             if diagnosis.caution:  # shown, never folded away
                 st.warning(ui.escape(diagnosis.caution))
             st.text(diagnosis.embedding_note)  # model names come from manifests: plain text
+            st.text(diagnosis.implementation_note)
             if diagnosis.length_note:
                 st.text(diagnosis.length_note)
             recommendation = diagnosis.recommendation
@@ -316,14 +324,29 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
                     st.text(f"• {reason}")
                 st.markdown("**Flags:** " + (ui.escape(", ".join(map(str, diagnosis.flags))) if diagnosis.flags
                                              else "none"))
+            elif not diagnosis.comparable:
+                st.markdown("**Recommendation:** none (not comparable); **Flags:** none")
+                st.markdown("**What would compare like with like**")
+                for route in diagnosis.routes:
+                    st.text(f"({route['route']}) {route['title']}: {route['how']}")
+                offered = {name: session.load_dataset(datasets.cached_runs_root() / name) for name in references}
+                choices = comparable_references(dataset, offered)
+                ui.ours("The offered references, and whether each compares with this pilot "
+                        "(same embedding model, same implementation, at least 20 conversations)")
+                ui.table(st, choices, key="pilot_comparable_references", hide_index=True)
             else:
                 st.markdown(f"**Recommendation:** none ({too_few_sessions_text(diagnosis.n_pilot)}); "
                             "**Flags:** none")
-            ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}"
-                    + ("" if diagnosis.diagnosed else " (raw numbers, not assessed)"))
-            ui.chart(st, charts.diagnosis_positions(
-                diagnosis.evidence, title=f"Pilot (N = {diagnosis.n_pilot}) within {diagnosis.reference_description}"),
-                key="pilot_positions")
+            if diagnosis.comparable:
+                ui.ours(f"Evidence: the pilot against {diagnosis.reference_description}"
+                        + ("" if diagnosis.diagnosed else " (raw numbers, not assessed)"))
+                ui.chart(st, diagnosis_figures.diagnosis_positions(
+                    diagnosis.evidence, diagnosis.n_pilot,
+                    title=f"Pilot (N = {diagnosis.n_pilot}) within {diagnosis.reference_description}"),
+                    key="pilot_positions")
+            else:
+                ui.ours(f"Values side by side, not comparable: the pilot (N = {diagnosis.n_pilot}) and "
+                        f"{diagnosis.reference_description}; no percentile is computed across them")
             ui.table(st, diagnosis.evidence, key="pilot_evidence", hide_index=True)
             with st.expander("Full diagnosis text"):
                 st.text(diagnosis.to_text())

@@ -97,6 +97,9 @@ def register(subparsers) -> None:
                            "its model and you know it); said in the output")
     same.add_argument("--different-embedding", action="store_true",
                       help="treat the two embedding models as different: values side by side, no ranks")
+    diag.add_argument("--same-implementation", action="store_true",
+                      help="treat the pilot as made the way the reference was (fidelity, system prompt, "
+                           "turn visibility) when its file records none; said in the output")
     diag.add_argument("--out", help="write the diagnosis as JSON (.json) or the evidence as CSV (.csv)")
     diag.set_defaults(handler=run_diagnose)
 
@@ -596,7 +599,8 @@ def run_diagnose(args) -> int:
     reference = load_reference_for_diagnosis(args.reference)
     print(f"pilot: {pilot.description}")
     forced = True if args.same_embedding else False if args.different_embedding else None
-    result = diagnose(pilot.table, reference, same_embedding=forced, pilot_embedding=pilot.embedding_model)
+    result = diagnose(pilot.table, reference, same_embedding=forced, pilot_embedding=pilot.embedding_model,
+                      same_implementation=True if args.same_implementation else None)
     print(result.to_text())
     _write(args.out, result.evidence, result.to_dict())
     return 0

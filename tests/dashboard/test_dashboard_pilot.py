@@ -108,25 +108,29 @@ def test_pilot_runs_shows_turns_and_saves_without_the_key(runs_root, monkeypatch
     assert {m.label: m.value for m in at.metric}["Pilot conversations diagnosed"] == "2"
     evidence = next(d.value for d in at.dataframe if "pilot_mean" in d.value.columns).set_index("feature")
     assert evidence.loc["global_coherence", "pilot_mean"] == pytest.approx(table["global_coherence"].mean())
-    # the diagnosis drawn: each feature's pilot dot at its percentile rank within the reference
-    positions = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                     if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Pilot (N = 2) within"))
-    dots = next(t for t in positions["data"] if t["name"].startswith("pilot"))
-    import base64
+    # a MiniLM pilot against the release's Qwen3 features: not comparable, said in full view;
+    # the values side by side, no percentile, no chart of positions, no flag, no recommendation
+    assert not any(json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Pilot (N = 2) within")
+                   for c in at.get("plotly_chart"))
+    assert evidence["percentile"].isna().all() and evidence["z"].isna().all()
+    assert set(evidence["flag"]) == {"not comparable"}
+    from engine.measures.trajectory import PAPER_A_FEATURES
 
-    import numpy as np
-
-    x = dots["x"]
-    x = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"])) if isinstance(x, dict) else x
-    assert list(x) == pytest.approx(evidence["percentile"].tolist())
-    # two sessions: the raw numbers, the caution in full view, no flag and no recommendation
-    assert any("**Recommendation:** none (too few sessions to diagnose (2 of 5))" in m.value for m in at.markdown)
-    assert any(w.value.startswith("Too few sessions to diagnose \\(2 of 5\\)") for w in at.warning)
-    assert set(evidence["flag"]) == {"not assessed"}
-    assert at.text[0].value
-    # MiniLM pilot against the release's Qwen3 features: percentiles only, said on the page
-    assert any("switched to percentile ranks within the reference by itself" in t.value for t in at.text)
-    assert evidence["z"].isna().all()
+    release = Dataset.load(RELEASE, with_corpus=False).conversations
+    open_rows = release[(release["source"] == "llm") & (release["discussion"] == "open")].dropna(
+        subset=list(PAPER_A_FEATURES))
+    assert evidence.loc["global_coherence", "reference_p50"] == pytest.approx(open_rows.global_coherence.median())
+    assert any("**Recommendation:** none (not comparable)" in m.value for m in at.markdown)
+    assert any(w.value.startswith("Not comparable") and "embedding models differ" in w.value for w in at.warning)
+    assert any("nothing is ranked across them" in t.value for t in at.text)
+    routes = [t.value for t in at.text if t.value.startswith("(")]
+    assert routes[0].startswith("(a) re-embed the pilot with Qwen/Qwen3-Embedding-0.6B")
+    assert any(r.startswith("(c) prescribe and verify") for r in routes)
+    # the pilot ran paper A's open discussion as the release did: the page says so
+    assert any("fidelity release" in t.value and "Made by: pilot" in t.value for t in at.text)
+    offered = next(d.value for d in at.dataframe if "why not" in d.value.columns).set_index("reference")
+    assert not offered["comparable"].any()  # no cached dataset is MiniLM + release mode of this revision
+    assert "embedding Qwen/Qwen3-Embedding-0.6B" in offered.loc["paper_release", "why not"]
 
     target = tmp_path / "saved_pilot"
     at.text_input(key="pilot_save_folder").input(str(target)).run()

@@ -118,18 +118,29 @@ def test_diagnose_writes_json(capsys, tmp_path):
     pilot = tmp_path / "pilot.csv"
     reference.sort_values("global_coherence").tail(5)[list(PAPER_A_FEATURES)].to_csv(pilot, index=False)
     out = tmp_path / "diagnosis.json"
+    # a plain CSV records neither its embedding model nor how its conversations were made:
+    # values side by side, no flag, and the routes that would compare
     assert main(["analyze", "diagnose", "--pilot", str(pilot), "--reference", str(RELEASE), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "based on 5 pilot conversations" in printed
+    payload = json.loads(out.read_text())
+    assert payload["comparable"] is False and payload["flags"] == [] and payload["same_embedding"] is False
+    assert "the implementation is not recorded on the first side" in " ".join(payload["not_comparable"])
+    assert "Comparable route (a): re-embed the pilot with Qwen/Qwen3-Embedding-0.6B" in printed
+    # the user knows both: the same model, made the same way
+    sure = ["--same-embedding", "--same-implementation"]
+    assert main(["analyze", "diagnose", "--pilot", str(pilot), "--reference", str(RELEASE), "--out", str(out),
+                 *sure]) == 0
+    printed = capsys.readouterr().out
+    assert "based on 5 pilot conversations" in printed and printed.count("as asked") == 2
     payload = json.loads(out.read_text())
     assert payload["n_pilot"] == 5 and "high_global_coherence" in payload["flags"]
-    assert payload["same_embedding"] is False  # a plain CSV records no embedding model
     # no lengths in a plain CSV: the length-dependent features are not compared, and it says so
     assert "path length, max distance, topic switching rate, revisit score grow with a conversation's length" \
         in printed and not any(f.endswith("path_length") for f in payload["flags"])
     # four sessions: the raw numbers only, no flag and no recommendation
     reference.sort_values("global_coherence").tail(4)[list(PAPER_A_FEATURES)].to_csv(pilot, index=False)
-    assert main(["analyze", "diagnose", "--pilot", str(pilot), "--reference", str(RELEASE), "--out", str(out)]) == 0
+    assert main(["analyze", "diagnose", "--pilot", str(pilot), "--reference", str(RELEASE), "--out", str(out),
+                 *sure]) == 0
     printed = capsys.readouterr().out
     payload = json.loads(out.read_text())
     assert payload["flags"] == [] and payload["diagnosed"] is False
@@ -137,7 +148,7 @@ def test_diagnose_writes_json(capsys, tmp_path):
 
 
 @needs_release
-def test_diagnose_switches_by_itself_for_a_minilm_pilot(capsys, tmp_path):
+def test_diagnose_does_not_rank_a_minilm_pilot_in_the_release(capsys, tmp_path):
     from engine.stats.reference import load_reference
 
     reference = load_reference(RELEASE).dropna(subset=list(PAPER_A_FEATURES))
@@ -147,7 +158,7 @@ def test_diagnose_switches_by_itself_for_a_minilm_pilot(capsys, tmp_path):
     assert main(["analyze", "diagnose", "--pilot", str(pilot)]) == 0
     printed = capsys.readouterr().out
     assert "pilot sentence-transformers/all-MiniLM-L6-v2, reference Qwen/Qwen3-Embedding-0.6B" in printed
-    assert "switched to percentile ranks within the reference by itself" in printed
+    assert "nothing is ranked across them" in printed and "Flags and recommendation: none (not comparable)" in printed
     table.assign(embedding_model="Qwen/Qwen3-Embedding-0.6B").to_csv(pilot, index=False)
     assert main(["analyze", "diagnose", "--pilot", str(pilot)]) == 0
     assert "(the same model)" in capsys.readouterr().out
