@@ -7,8 +7,15 @@
   per task (``engine.measures.diversity.inter_session_diversity``, groups of ``group_size`` runs),
   averaged over tasks, with the number of groups it rests on.
 
-Features computed with different embedding models are not comparable in absolute terms; the
-overview names each dataset's model so the page can say so.
+Features computed with different embedding models are not comparable in absolute terms (a
+cosine from one model has no place on another model's scale). The overview names each
+dataset's embedding model and how its conversations were made
+(``engine.protocols.implementation``). Standardised differences of features (Hedges' g) are
+computed only between runs whose features share the reference run's embedding model; across
+models the page shows ranks and shapes instead: ``within_run_scale`` (each run's values as
+z-scores within that run: the shape of each distribution, not its place) and
+``condition_ranks`` (within each run, the rank of each discussion's mean: whether the runs
+order the structures alike).
 
 As a run tracker compares runs (Weights & Biases: deltas with intervals, a diff of configs):
 
@@ -34,6 +41,7 @@ import pandas as pd
 
 from dashboard.page_data.feature_choices import feature_choices, feature_names
 from engine.measures.diversity import inter_session_diversity
+from engine.protocols.implementation import describe, implementation_of_table
 from engine.stats import guards
 
 RATINGS = ("novelty", "usefulness", "creativity")
@@ -54,8 +62,56 @@ def overview(frames: dict[str, pd.DataFrame], manifests: dict[str, dict]) -> pd.
         rows.append({"dataset": name, "conversations": len(frame), "sources": levels("source"),
                      "models": levels("model"), "discussions": levels("discussion"),
                      "tasks": frame["task"].nunique() if "task" in frame else 0,
-                     "embedding model": manifests.get(name, {}).get("embedding_model", "not recorded")})
+                     "embedding model": manifests.get(name, {}).get("embedding_model", "not recorded"),
+                     "made by": describe(implementation_of_table(frame))})
     return pd.DataFrame(rows)
+
+
+def same_scale_runs(manifests: dict[str, dict], reference: str) -> list[str]:
+    """The runs whose features share the reference run's embedding model (the reference first)."""
+    from engine.stats.reference import same_embedding_model
+
+    model = manifests.get(reference, {}).get("embedding_model")
+    return [name for name, manifest in manifests.items()
+            if name == reference or same_embedding_model(model, manifest.get("embedding_model"))]
+
+
+def within_run_scale(frames: dict[str, pd.DataFrame], columns) -> pd.DataFrame:
+    """Every row with each of ``columns`` as a z-score within its own run (mean 0, SD 1 per run
+    and column): the shape of each run's distribution, comparable across embedding models."""
+    parts = []
+    for name, frame in frames.items():
+        part = frame.assign(dataset=name)
+        for column in columns:
+            if column in part:
+                values = pd.to_numeric(part[column], errors="coerce")
+                sd = values.std(ddof=1)
+                part[column] = (values - values.mean()) / sd if sd and np.isfinite(sd) and sd > 0 else np.nan
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def condition_ranks(frames: dict[str, pd.DataFrame], columns, by: str = "discussion") -> pd.DataFrame:
+    """Within each run, each level of ``by``'s mean of each column and its rank (1 = highest),
+    with its N: rows = (column, level), a ``<run> rank`` / ``<run> mean`` / ``<run> N`` triple per run."""
+    out: dict[tuple[str, str], dict] = {}
+    for name, frame in frames.items():
+        if by not in frame:
+            continue
+        for column in columns:
+            if column not in frame:
+                continue
+            values = pd.to_numeric(frame[column], errors="coerce")
+            grouped = values.groupby(frame[by]).agg(["mean", "size"]).dropna(subset=["mean"])
+            ranks = grouped["mean"].rank(ascending=False, method="min")
+            for level, row in grouped.iterrows():
+                out.setdefault((column, str(level)), {}).update({
+                    f"{name} rank": int(ranks[level]), f"{name} mean": float(row["mean"]),
+                    f"{name} N": int(row["size"])})
+    table = pd.DataFrame.from_dict(out, orient="index")
+    if len(table):
+        table.index = pd.MultiIndex.from_tuples(table.index, names=["column", by])
+    return table
 
 
 def column_summary(frames: dict[str, pd.DataFrame], columns) -> pd.DataFrame:
@@ -260,6 +316,13 @@ class CompareData:
     group_size: int | None  # runs per diversity group; None: no diversity asked for
     diversity: pd.DataFrame | None = None  # ``diversity_summary``
     diversity_differences: pd.DataFrame | None = None
+    same_scale: tuple[str, ...] = ()  # runs whose features share the reference's embedding model
+    ranks: pd.DataFrame | None = None  # ``condition_ranks`` of the features (every run)
+
+    @property
+    def other_scale(self) -> list[str]:
+        """Runs whose features come from another embedding model than the reference's."""
+        return [name for name in self.overview["dataset"] if name not in self.same_scale]
 
     @property
     def embedding_models(self) -> set[str]:
@@ -280,11 +343,13 @@ def compare_page_data(frames: dict[str, pd.DataFrame], manifests: dict[str, dict
     features = [f for f in feature_names() if f in present]
     ratings = compute.rating_summary(frames)
     rated = [c for c in RATINGS if any(ratings.loc[c, f"{n} N"] > 0 for n in frames)]
+    same = same_scale_runs(manifests, reference)  # features: standardised differences only on one scale
     data = CompareData(
         overview(frames, manifests), config_differences(manifests, include_same=include_same), features,
         compute.feature_summary(frames) if features else None,
-        compute.run_differences(frames, features, reference) if features else None,
-        ratings, rated, compute.run_differences(frames, rated, reference) if rated else None, group_size)
+        compute.run_differences({n: frames[n] for n in same}, features, reference) if features else None,
+        ratings, rated, compute.run_differences(frames, rated, reference) if rated else None, group_size,
+        same_scale=tuple(same), ranks=condition_ranks(frames, features) if features else None)
     if group_size not in GROUP_SIZES:
         return replace(data, group_size=None)
     groups = compute.diversity_groups(frames, embed, group_size)

@@ -32,7 +32,11 @@ reference = st.selectbox("Reference run (the others are compared with it)", pick
 
 chosen = {name: session.dataset_by_choice(name) for name in picked}
 ui.export_context(sample="each dataset whole (no sidebar filter)",
-                  n="; ".join(f"{name} {len(d.conversations):,}" for name, d in chosen.items()))
+                  n="; ".join(f"{name} {len(d.conversations):,}" for name, d in chosen.items()),
+                  rests_on="runs compared, each whole: " + "; ".join(
+                      f"{name} ({len(d.conversations):,} conversations, embedding "
+                      f"{d.manifest.get('embedding_model') or 'not recorded'})" for name, d in chosen.items())
+                  + f"; reference run {reference}")
 frames = {name: d.conversations for name, d in chosen.items()}
 manifests = {name: d.manifest for name, d in chosen.items()}
 runs = cached.runs_key(frames)  # what every chart below rests on: the runs by name and content
@@ -59,9 +63,13 @@ with holdings:
     ui.ours("What each dataset holds")
     ui.table(st, data.overview, key="compare_overview", hide_index=True)
     if len(data.embedding_models) > 1:
-        st.warning("These datasets' features come from different embedding models ("
-                   + ui.escape(", ".join(sorted(data.embedding_models))) + "): compare their features by rank and "
-                   "shape, not by absolute value.")
+        # kept with every figure and table below, on the page and in the exports and the report
+        ui.caveat(st, "These datasets' features come from different embedding models ("
+                  + ", ".join(sorted(data.embedding_models)) + "): a cosine from one model has no place on "
+                  "another's scale, so their features are compared by rank and shape only (z-scores within each "
+                  "run, the order of the discussion structures within each run); standardised differences "
+                  f"(Hedges' g) are computed only for the runs on {reference}'s model ("
+                  + ", ".join(data.same_scale) + ").")
 
 with config_section:
     configs = data.config
@@ -93,14 +101,32 @@ with feature_section:
     st.subheader("Trajectory features")
     if features:
         shown_features = st.multiselect("Features", features, default=features[:6], key="compare_features")
-        ui.chart(st, cached.figure("compare_feature_boxes", (runs, tuple(shown_features)),
-                                   lambda: charts.distributions_by_group(
-                                       comparison.combined(frames), shown_features, group="dataset",
-                                       title="Features by dataset (box = quartiles, dashed = mean)")),
-                 key="compare_feature_boxes")
-        ui.ours("Mean, SD and N per dataset")
+        if data.other_scale:  # shapes, not values: each run on its own model's scale
+            title = ("Features by dataset as z-scores within each run (shapes only: the embedding models "
+                     "differ; box = quartiles, dashed = mean)")
+            ui.chart(st, cached.figure("compare_feature_shapes", (runs, tuple(shown_features)),
+                                       lambda: charts.distributions_by_group(
+                                           comparison.within_run_scale(frames, shown_features), shown_features,
+                                           group="dataset", title=title)),
+                     key="compare_feature_shapes")
+        else:
+            ui.chart(st, cached.figure("compare_feature_boxes", (runs, tuple(shown_features)),
+                                       lambda: charts.distributions_by_group(
+                                           comparison.combined(frames), shown_features, group="dataset",
+                                           title="Features by dataset (box = quartiles, dashed = mean)")),
+                     key="compare_feature_boxes")
+        ui.ours("Mean, SD and N per dataset" + (" (each on its own embedding model's scale: not comparable "
+                                                "across models)" if data.other_scale else ""))
         ui.table(st, data.feature_summary.loc[features].round(4), key="compare_feature_table")
-        differences(data.feature_differences, features, "compare_feature", "features")
+        if data.ranks is not None and len(data.ranks):
+            ui.ours("Within each run, the discussion structures ranked by their mean (1 = highest), with N: "
+                    "ranks compare across embedding models where values do not")
+            ui.table(st, data.ranks.round(4), key="compare_feature_ranks")
+        if data.other_scale:
+            st.caption("No standardised difference for " + ui.escape(", ".join(data.other_scale))
+                       + f": their features come from another embedding model than {ui.escape(reference)}'s.")
+        if data.feature_differences is not None and len(data.same_scale) > 1:
+            differences(data.feature_differences, features, "compare_feature", "features")
     else:
         st.info("None of these datasets has trajectory features.")
 

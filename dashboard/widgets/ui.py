@@ -93,7 +93,8 @@ CONTEXT_KEY = "export_context"
 
 
 def export_context(**said) -> None:
-    """What the next figures and tables of the page rest on (``sample``, ``n``, ``outcome``),
+    """What the next figures and tables of the page rest on (``sample``, ``n``, ``outcome``;
+    ``rests_on`` replaces the sidebar selection's provenance for a page that does not use it),
     written on their exports (``dashboard.exports.stamp``). Later calls update it."""
     current = dict(st.session_state.get(CONTEXT_KEY) or {})
     current.update({k: str(v) for k, v in said.items() if v is not None})
@@ -145,7 +146,10 @@ def _remember(kind: str, key: str | None, value, said: dict | None = None) -> No
     heading = st.session_state.get(HEADING_KEY)
     context = {**(st.session_state.get(CONTEXT_KEY) or {}), **{k: str(v) for k, v in (said or {}).items()
                                                                  if v is not None}}
-    provenance = {"heading": heading, "selection": selection_provenance(), "context": context,
+    # a page whose numbers do not rest on the sidebar's selection says what they rest on
+    # (``export_context(rests_on=...)``: the Compare runs page names the compared runs)
+    selection = context.pop("rests_on", None) or selection_provenance()
+    provenance = {"heading": heading, "selection": selection, "context": context,
                   "caveats": list(st.session_state.get(CAVEATS_KEY, []))}
     st.session_state.setdefault(SHOWN_KEY, {})[key] = (kind, page, value, provenance)
 

@@ -40,6 +40,24 @@ def test_two_datasets_side_by_side(cached_runs_of):
     sizes = ok.groupby(["discussion", "task"]).size()
     assert diversity.loc["local_smollm2", "cells"] == (sizes >= 5).sum()
     assert diversity.loc["local_smollm2", "groups"] == (sizes[sizes >= 5] // 5).sum()
+    # MiniLM and Qwen3 features: no standardised difference across them, ranks and shapes instead
+    assert not any("g_low" in d.value.columns and "global_coherence" in set(d.value.get("column", []))
+                   for d in at.dataframe)
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert not any(c["layout"]["title"]["text"].startswith("Features: run −") for c in charts)
+    assert any(c["layout"]["title"]["text"].replace("<br>", " ").startswith("Features by dataset as z-scores within each run")
+               for c in charts)
+    ranks = next(d.value for d in at.dataframe if "local_smollm2 rank" in d.value.columns)
+    means = local.groupby("discussion")["global_coherence"].mean().dropna()
+    expected = means.rank(ascending=False, method="min")
+    got = ranks.xs("global_coherence", level="column")["local_smollm2 rank"].dropna()
+    assert got.to_dict() == {k: int(v) for k, v in expected.items()}
+    # what the exports and the report carry: the compared runs, and the warning
+    shown = at.session_state["shown_items"]
+    kept = shown["compare_feature_table"][3]
+    assert kept["selection"].startswith("runs compared, each whole: local_smollm2 (228 conversations")
+    assert "paper_release" in kept["selection"] and not kept["selection"].startswith("dataset ")
+    assert any("different embedding models" in c for c in kept["caveats"])
 
 
 STEERED = REPO / "cached_runs" / "local_smollm2_steered"
