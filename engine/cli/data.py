@@ -436,8 +436,10 @@ def run_features(args: argparse.Namespace) -> int:
             vectors, hits = embed_texts(embedder, texts, progress=progress)
             arrays = split_rows(vectors, [len(c.turns) for c in corpus])
             speakers = [[t.speaker for t in c.turns] for c in corpus]
-            info = corpus.conversations_frame()[["conversation_id", "source", "task", "model",
-                                                 "protocol"]]
+            frame = corpus.conversations_frame()
+            # how the conversations were made (engine.protocols.implementation), where recorded
+            made = [c for c in ("paper", "fidelity", "generator", "prompts_revision") if c in frame]
+            info = frame[["conversation_id", "source", "task", "model", "protocol", *made]].copy()
             info["embedding_model"] = embedder.model_name  # diagnose compares it with the reference's
             print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}",
                   file=sys.stderr)

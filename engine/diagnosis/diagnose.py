@@ -248,6 +248,11 @@ def diagnose(pilot: pd.DataFrame, reference: pd.DataFrame | None = None, *,
     if not same_embedding:
         unlike.insert(0, f"the embedding models differ or are not recorded (pilot {pilot_embedding or 'not recorded'}, "
                          f"reference {reference_embedding or 'not recorded'})")
+        from engine.stats.embedding_stability import release_stability, stability_sentence
+
+        sentence = stability_sentence(release_stability())  # why no cross-model rank is assumed
+        if sentence:
+            notes.append(sentence)
     length_rows, length_note = _similar_length(pilot[usable], compared, reference)
     comparable = not unlike
     evidence = _evidence(features, compared, length_rows, comparable=comparable)
