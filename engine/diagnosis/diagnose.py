@@ -324,7 +324,7 @@ def _implementation_decision(pilot: dict | None, reference: dict | None,
             [] if forced else ["the conversations were made differently (as asked)"]
     unlike = differences(pilot, reference)
     note += "." if not unlike else f". They differ ({'; '.join(unlike)})."
-    return note, [f"the conversations were made differently ({d})" for d in unlike]
+    return note, [f"the conversations were made differently ({'; '.join(unlike)})"] if unlike else []
 
 
 def comparable_routes(pilot_embedding: str | None, reference_embedding: str | None,
@@ -348,17 +348,16 @@ def comparable_routes(pilot_embedding: str | None, reference_embedding: str | No
                        "how": ("Pass a dataset folder made with the same embedder and implementation as "
                                "`--reference` (the local datasets in cached_runs/ use all-MiniLM-L6-v2; "
                                "on the Pilot page the comparable ones are listed), or your own runs.")})
-    if differences(pilot_made, reference_made):
-        fidelity = (reference_made or {}).get("fidelity")
-        routes.append({"route": "d" if not same_embedding else "a",
-                       "title": "run the pilot the way the reference was made",
-                       "how": (f"Run paper A's structures with fidelity = {fidelity} (the reference's); "
-                               "engine.protocols.implementation lists what must match." if fidelity else
-                               "Use a reference whose implementation is recorded and the same as the pilot's.")})
     routes.append({"route": "c", "title": "prescribe and verify",
                    "how": ("`python -m engine pilot` compares your candidate designs with each other under "
                            "one embedder and one implementation, and verifies the predicted shift on fresh "
                            "sessions.")})
+    if differences(pilot_made, reference_made):
+        fidelity = (reference_made or {}).get("fidelity")
+        routes.append({"route": "d", "title": "run the pilot the way the reference was made",
+                       "how": (f"Run paper A's structures with fidelity = {fidelity} (the reference's); "
+                               "engine.protocols.implementation lists what must match." if fidelity else
+                               "Use a reference whose implementation is recorded and the same as the pilot's.")})
     return routes
 
 

@@ -131,7 +131,8 @@ def implementation_of_table(table) -> dict[str, Any] | None:
     fidelities = _values(table, "fidelity", missing="none")
     papers = _values(table, "paper")
     if len(fidelities) > 1 or len(papers) > 1 or str(revision).startswith("mixed"):
-        return {"generator": generator, "fidelity": "mixed: " + ", ".join(sorted(fidelities | papers) or ["none"]),
+        kinds = sorted(fidelities) + ([f"papers {' and '.join(sorted(papers))}"] if len(papers) > 1 else [])
+        return {"generator": generator, "fidelity": "mixed: " + ", ".join(kinds or ["none"]),
                 "system_prompt": "mixed", "turn_visibility": "mixed", "prompts_revision": revision}
     fidelity = next(iter(fidelities - {"none"}), None)
     if generator != GENERATOR:
