@@ -296,7 +296,8 @@ differences
 def pilot(selection) -> list:
     return [
         md("## Pilot\n\nThe pilot this session ran (kept in the run history), diagnosed against the reference "
-           "dataset (each feature's percentile within the reference's LLM conversations, "
+           "dataset (each feature's percentile within the reference's trajectory sample when both were embedded "
+           "and made alike, the values side by side otherwise, "
            "`dashboard.page_data.pilot_diagnosis.pilot_page_data`). Without a pilot, the settings of the form "
            "and the command that runs one."),
         code('''
