@@ -114,7 +114,8 @@ def test_pca_placed_in_chunks_equals_one_transform(monkeypatch):
     expected = PCA(n_components=2, random_state=42).fit(x.astype(np.float64)).transform(x.astype(np.float64))
     monkeypatch.setattr(projection, "TRANSFORM_CHUNK", 997)  # 21 blocks, the last one short
     out = project_turns(x, index, method="pca", use_cache=False)
-    np.testing.assert_array_equal(out[["x", "y"]].to_numpy(), expected)
+    # equal up to the last bits BLAS may round differently in a block of another size
+    np.testing.assert_allclose(out[["x", "y"]].to_numpy(), expected, rtol=0, atol=1e-12)
 
 
 def test_pca_memory_is_one_float64_copy_of_the_turns():
