@@ -113,7 +113,10 @@ def test_speaker_measures_are_left_out_without_speakers_and_refused_when_asked_f
 
 
 # ----------------------------------------------------------------------------- paper A's nine
-def test_the_nine_are_bit_identical_to_the_code_before_the_registry():
+def test_the_nine_equal_the_code_before_the_registry():
+    """Bit-identical under the numpy the golden file was made with; another numpy build may
+    round a reduction differently in the last bits (seen: 1e-15, convergence ratio 1.4e-12),
+    so the check is to 1e-10 relative: any change of the computation is far larger."""
     golden = pd.read_parquet(REPO / "tests/data/nine_features_before_registry.parquet")
     for name, expected in golden.groupby("dataset", sort=False):
         emb = np.load(REPO / "cached_runs" / name / "turn_embeddings.npy")
@@ -122,8 +125,8 @@ def test_the_nine_are_bit_identical_to_the_code_before_the_registry():
         arrays = [emb[rows[c]] for c in expected["conversation_id"]]
         table = features_for_corpus(arrays)
         for column in PAPER_A_FEATURES:
-            assert np.array_equal(table[column].to_numpy(), expected[column].to_numpy(), equal_nan=True), \
-                (name, column)
+            np.testing.assert_allclose(table[column].to_numpy(), expected[column].to_numpy(), rtol=1e-10,
+                                       atol=1e-12, equal_nan=True, err_msg=f"{name} {column}")
 
 
 def test_the_registry_lists_paper_a_first_then_the_two_measures():
