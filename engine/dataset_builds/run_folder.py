@@ -56,7 +56,8 @@ def rated_sessions(corpus: Corpus) -> Corpus:
     """Finished sessions with judge ratings scaled within task over the whole run."""
     finished = corpus.filter(lambda c: c.status == "ok")
     raw = pd.DataFrame([{"task": c.task, "novelty_raw": c.outcomes.get("novelty_raw"),
-                         "usefulness_raw": c.outcomes.get("usefulness_raw")} for c in finished])
+                         "usefulness_raw": c.outcomes.get("usefulness_raw"),
+                         "irrelevant": c.outcomes.get("irrelevant")} for c in finished])  # the panel's majority
     if len(raw):
         rater = next((c.outcomes.get("rater") for c in finished if c.outcomes.get("rater")), "judge")
         attach_ratings(list(finished), scale_within_task(raw), rater=rater)
