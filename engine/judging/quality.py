@@ -315,16 +315,30 @@ def win_rates(pairwise: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _keyed(rubric: pd.DataFrame) -> pd.DataFrame:
+    """The records with numeric scores and a ``key`` (records without one: one item per session,
+    round and speaker) and a ``judge`` (records without one: a single unnamed judge)."""
+    frame = rubric.assign(score=pd.to_numeric(rubric["score"]))
+    if "key" not in frame:
+        speakers = frame["speaker"] if "speaker" in frame else [None] * len(frame)
+        frame["key"] = [f"{c}|{'final' if pd.isna(r) else int(r)}|{'' if pd.isna(s) else s}"
+                        for c, r, s in zip(frame["conversation_id"], frame["round"], speakers)]
+    if "judge" not in frame:
+        frame["judge"] = "judge"
+    return frame
+
+
 def item_scores(rubric: pd.DataFrame) -> pd.DataFrame:
     """One row per rated item (``key``): the mean of its raters' readable scores (``score``),
     ``ratings`` (readable ones) and ``raters`` (records), with the item's conversation and round."""
     columns = ["key", "conversation_id", "round", "score", "ratings", "raters"]
     if rubric.empty:
         return pd.DataFrame(columns=columns)
-    frame = rubric.assign(score=pd.to_numeric(rubric["score"]))
+    frame = _keyed(rubric)
     grouped = frame.groupby("key", sort=False)
     out = grouped.agg(conversation_id=("conversation_id", "first"), round=("round", "first"),
-                      score=("score", "mean"), ratings=("score", "count"), raters=("judge", "nunique"))
+                      score=("score", "mean"), ratings=("score", "count"),
+                      raters=("judge", "nunique"))
     return out.reset_index()[columns]
 
 
@@ -339,10 +353,10 @@ def rubric_agreement(rubric: pd.DataFrame, *, final_only: bool = True) -> dict:
         records = rubric[rubric["round"].isna()]
     if records.empty:
         return panel_agreement(np.empty((0, 0)), judge="")
+    records = _keyed(records)
     panels = records["panel"].dropna().unique() if "panel" in records else []
     judge = " / ".join(map(str, panels)) if len(panels) else "+".join(sorted(map(str, records["judge"].unique())))
-    table = records.assign(score=pd.to_numeric(records["score"])).pivot_table(
-        index="key", columns="judge", values="score", aggfunc="last", dropna=False)
+    table = records.pivot_table(index="key", columns="judge", values="score", aggfunc="last", dropna=False)
     table = table.reindex(records["key"].unique())  # an item no rater could read stays, all missing
     return panel_agreement(table, judge=judge)
 
