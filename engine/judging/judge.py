@@ -257,8 +257,8 @@ RATER_SCORE = re.compile(r"^[NU]\d+$")  # rater k's novelty / usefulness, as pap
 def attach_ratings(conversations: Iterable, frame: pd.DataFrame, rater: str) -> None:
     """Copy judge columns onto each conversation's outcomes (row order = conversation order);
     ``rate_together`` adds whether the idea was judged irrelevant, how many raters read it
-    (``raters_read``) and each rater's scores ``N1..Nk`` / ``U1..Uk`` (the release's naming,
-    so a dataset keeps what its agreement is computed from)."""
+    (``raters_read``), the raters asked (``panel_size``) and each rater's scores ``N1..Nk`` /
+    ``U1..Uk`` (the release's naming, so a dataset keeps what its agreement is computed from)."""
     extra = [c for c in ("irrelevant", "raters_read") if c in frame.columns]
     per_rater = [c for c in frame.columns if RATER_SCORE.match(str(c))]
     for conversation, (_, row) in zip(conversations, frame.iterrows()):
@@ -268,6 +268,8 @@ def attach_ratings(conversations: Iterable, frame: pd.DataFrame, rater: str) -> 
         for column in extra:
             value = row[column]
             conversation.outcomes[column] = bool(value) if column == "irrelevant" else int(value)
+        if per_rater:
+            conversation.outcomes["panel_size"] = len(per_rater) // 2  # raters asked (N1..Nk, U1..Uk)
         conversation.outcomes["rater"] = rater
 
 
