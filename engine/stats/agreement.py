@@ -186,9 +186,10 @@ def _clean(value):
 def panel_agreement(matrix, *, judge: str = "", level: float = 0.95) -> dict:
     """What a table of ratings says about its raters (plain JSON values).
 
-    ``{"judge", "items", "raters", "ratings_per_item": {"min", "max"}, "complete_items",
-    "dropped_items", "icc3k", "icc3k_ci", "icc21", "icc21_ci", "alpha", "note", "text"}``:
-    ``items`` rows with at least one rating, ``raters`` columns; the ICCs over the complete
+    ``{"judge", "items", "unrated_items", "raters", "ratings_per_item": {"min", "max"},
+    "complete_items", "dropped_items", "icc3k", "icc3k_ci", "icc21", "icc21_ci", "alpha", "note",
+    "text"}``: ``items`` rows with at least one rating (``unrated_items`` rows with none, left
+    out), ``raters`` columns; the ICCs over the complete
     rows, alpha over every item with two or more ratings. A coefficient that cannot be
     computed is None and ``note`` says why (one rating per item: ``ONE_RATING``).
     """
@@ -197,7 +198,7 @@ def panel_agreement(matrix, *, judge: str = "", level: float = 0.95) -> dict:
         x = x.reshape(len(x), -1)
     per_item = (~np.isnan(x)).sum(axis=1)
     rated = per_item > 0
-    out = {"judge": judge, "items": int(rated.sum()), "raters": int(x.shape[1]),
+    out = {"judge": judge, "items": int(rated.sum()), "unrated_items": int((~rated).sum()), "raters": int(x.shape[1]),
            "ratings_per_item": {"min": int(per_item[rated].min()) if rated.any() else 0,
                                 "max": int(per_item[rated].max()) if rated.any() else 0},
            "complete_items": int((per_item == x.shape[1]).sum()) if x.shape[1] else 0,
@@ -235,11 +236,13 @@ def agreement_text(summary: dict) -> str:
     """One sentence: judge, ratings per item, N items, k raters and the agreement (or why none)."""
     judge = f"judge {summary['judge']}: " if summary.get("judge") else ""
     low, high = summary["ratings_per_item"]["min"], summary["ratings_per_item"]["max"]
+    unrated = summary.get("unrated_items") or 0
+    items = f"N = {summary['items']} items" + (f" with a readable rating, {unrated} without" if unrated else "")
     if high <= 1:
-        return f"{judge}{ONE_RATING} (N = {summary['items']} items)."
+        return f"{judge}{ONE_RATING} ({items})."
     per_item = f"{high}" if low == high else f"{low} to {high}"
     k = summary["raters"]
-    text = f"{judge}{per_item} ratings per item from {k} raters, N = {summary['items']} items"
+    text = f"{judge}{per_item} ratings per item from {k} raters, {items}"
     parts = []
     if summary["icc3k"] is not None:
         ci3, ci2 = summary["icc3k_ci"] or [None, None], summary["icc21_ci"] or [None, None]
