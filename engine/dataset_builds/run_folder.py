@@ -108,8 +108,8 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
                 "quality": quality is not None},
         "consensus": consensus_summary(corpus),
         "run": {key: run_manifest.get(key) for key in
-                ("command", "created", "updated", "config", "backend", "judge", "versions", "seed",
-                 "sessions", "usage") if key in run_manifest},
+                ("command", "created", "updated", "config", "backend", "judge", "judge_summary", "versions",
+                 "seed", "sessions", "usage") if key in run_manifest},
         **(extra_manifest or {}),
     }
     embedder = Embedder(embedding_model)
