@@ -26,7 +26,7 @@ import pandas as pd
 from dashboard.page_data import beside
 from engine.errors import InputError
 from engine.stats import paper_tables
-from engine.stats.agreement import ONE_RATING, panel_agreement
+from engine.stats.agreement import ONE_RATING, no_agreement_reason, panel_agreement
 
 RATER_SCORE = re.compile(r"^([NU])(\d+)$")
 SCALES = {"N": "novelty", "U": "usefulness"}
@@ -116,11 +116,15 @@ def ratings_agreement(frame: pd.DataFrame) -> RatingsAgreement | None:
         table[column] = pd.to_numeric(table[column])
     low, high = (min(counts), max(counts)) if counts else (0, 0)
     per_item = f"{high}" if low == high else f"{low} to {high}"
-    k = max((len(c) for c in columns.values()), default=0)
     n_items = len(relevant)
-    if high <= 1:
-        text = f"judge {judge}: {ONE_RATING} (N = {n_items} ideas){left_out}."
-        return RatingsAgreement(judge, "1", n_items, text, table.iloc[0:0])
+    k = max((len(c) for c in columns.values()), default=0)
+    every = [c for cs in columns.values() for c in cs]
+    readable = int(relevant[every].notna().any(axis=1).sum()) if every else 0
+    reason = no_agreement_reason(k, readable, high)
+    if reason:
+        asked = "" if k <= 1 else f"{k} raters asked; "
+        text = f"judge {judge}: {asked}{reason} (N = {n_items} ideas){left_out}."
+        return RatingsAgreement(judge, per_item, n_items, text, table.iloc[0:0])
     values = table["ICC(3,k)"].dropna()
     spread = (f"ICC(3,{k}) from {values.min():.2f} to {values.max():.2f} over {len(values)} task x scale cell(s)"
               if len(values) else f"no ICC could be computed ({'; '.join(sorted(set(table['note']) - {''}))})")

@@ -33,6 +33,20 @@ from engine.errors import InputError
 from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL
 
 ONE_RATING = "one rating per item: agreement cannot be computed"
+NO_READABLE = "no item has a readable rating: agreement cannot be computed"
+AT_MOST_ONE = "at most one readable rating per item: agreement cannot be computed"
+
+
+def no_agreement_reason(raters: int, items: int, most: int) -> str:
+    """Why no coefficient ("" when one can be tried): a single rater (one rating per item), no
+    readable rating at all, or a panel whose items each got at most one readable rating."""
+    if raters <= 1:
+        return ONE_RATING
+    if items == 0:
+        return NO_READABLE
+    if most <= 1:
+        return AT_MOST_ONE
+    return ""
 KINDS = ("ICC(1,1)", "ICC(1,k)", "ICC(2,1)", "ICC(2,k)", "ICC(3,1)", "ICC(3,k)")
 
 
@@ -191,7 +205,8 @@ def panel_agreement(matrix, *, judge: str = "", level: float = 0.95) -> dict:
     "text"}``: ``items`` rows with at least one rating (``unrated_items`` rows with none, left
     out), ``raters`` columns; the ICCs over the complete
     rows, alpha over every item with two or more ratings. A coefficient that cannot be
-    computed is None and ``note`` says why (one rating per item: ``ONE_RATING``).
+    computed is None and ``note`` says why (``no_agreement_reason``: one rater, ``ONE_RATING``;
+    no readable rating; at most one readable rating per item).
     """
     x = _matrix(matrix)
     if x.ndim != 2:
@@ -204,8 +219,9 @@ def panel_agreement(matrix, *, judge: str = "", level: float = 0.95) -> dict:
            "complete_items": int((per_item == x.shape[1]).sum()) if x.shape[1] else 0,
            "dropped_items": int((rated & (per_item < x.shape[1])).sum()),
            "icc3k": None, "icc3k_ci": None, "icc21": None, "icc21_ci": None, "alpha": None, "note": ""}
-    if out["ratings_per_item"]["max"] <= 1:
-        out["note"] = ONE_RATING
+    reason = no_agreement_reason(out["raters"], out["items"], out["ratings_per_item"]["max"])
+    if reason:
+        out["note"] = reason
     else:
         notes = []
         try:
@@ -238,8 +254,10 @@ def agreement_text(summary: dict) -> str:
     low, high = summary["ratings_per_item"]["min"], summary["ratings_per_item"]["max"]
     unrated = summary.get("unrated_items") or 0
     items = f"N = {summary['items']} items" + (f" with a readable rating, {unrated} without" if unrated else "")
-    if high <= 1:
-        return f"{judge}{ONE_RATING} ({items})."
+    reason = no_agreement_reason(summary["raters"], summary["items"], high)
+    if reason:
+        asked = "" if summary["raters"] <= 1 else f"{summary['raters']} raters asked; "
+        return f"{judge}{asked}{reason} ({items})."
     per_item = f"{high}" if low == high else f"{low} to {high}"
     k = summary["raters"]
     text = f"{judge}{per_item} ratings per item from {k} raters, {items}"

@@ -113,3 +113,10 @@ def test_quality_diversity_page_names_its_judge_and_one_rating_per_item(cached_r
     want = (f"Quality raters (rubric, final outputs): judge {finals['judge'].iat[0]}: {ONE_RATING} "
             f"(N = {int(readable.sum())} items with a readable rating, {int((~readable).sum())} without).")
     assert want in captions, captions
+
+
+def test_a_panel_whose_ratings_were_all_unreadable_says_so():
+    frame = ideas(N1=[np.nan] * 4, N2=[np.nan] * 4, U1=[np.nan] * 4, U2=[np.nan] * 4, rater="llm:m x2")
+    found = pat.ratings_agreement(frame)
+    assert found.text == ("judge m x2: 2 raters asked; no item has a readable rating: agreement cannot be "
+                          "computed (N = 4 ideas).")

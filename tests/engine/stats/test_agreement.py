@@ -117,3 +117,13 @@ def test_panel_agreement_counts_dropped_and_too_few():
     few = panel_agreement([[1, 2], [3, 5]])
     assert few["icc3k"] is None and "at least 3 items" in few["note"]
     assert few["alpha"] is not None and not math.isnan(few["alpha"])
+
+
+def test_a_panel_with_nothing_readable_is_not_called_one_rating():
+    nothing = panel_agreement([[np.nan] * 5] * 4, judge="m x5")
+    assert nothing["note"] == "no item has a readable rating: agreement cannot be computed"
+    assert nothing["text"] == ("judge m x5: 5 raters asked; no item has a readable rating: agreement cannot be "
+                               "computed (N = 0 items with a readable rating, 4 without).")
+    sparse = panel_agreement([[1, np.nan], [np.nan, 3], [2, np.nan]])
+    assert sparse["note"] == "at most one readable rating per item: agreement cannot be computed"
+    assert sparse["icc3k"] is None and sparse["alpha"] is None
