@@ -148,8 +148,8 @@ def scale_within_task(frame: pd.DataFrame) -> pd.DataFrame:
     the ``irrelevant`` column when given (``rate_together`` sets it from its raters by the
     majority rule), else (or where it is missing) a raw 0 on either scale. The range is every
     idea of the task in ``frame``: give it every idea of the dataset being analysed, as paper A
-    scaled over every idea of a task (Methods, x' = (x - min_T) / (max_T - min_T)). A task whose relevant ideas all got the same raw score has no
-    range: its scaled values are NaN.
+    scaled over every idea of a task (Methods, x' = (x - min_T) / (max_T - min_T)). A task
+    whose relevant ideas all got the same raw score has no range: its scaled values are NaN.
     """
     frame = frame.copy()
     raw_zero = (frame["novelty_raw"] == 0) | (frame["usefulness_raw"] == 0)
