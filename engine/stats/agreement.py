@@ -12,7 +12,7 @@ panel of LLM raters is described the same way here, from an items x raters matri
   ones). Only complete rows enter; how many were dropped is returned.
 * ``krippendorff_alpha(matrix)``: alpha with the interval metric (Krippendorff 2011,
   "Computing Krippendorff's alpha-reliability"), alpha = 1 - D_o / D_e, which keeps every unit
-  with at least two values (missing values allowed).
+  with at least two values (missing values allowed; at least 3 such units, as the ICC's 3 items).
 * ``panel_agreement(matrix, judge=...)``: what a rating table says about its raters (plain
   JSON values and one sentence): the judge, ratings per item, ICC(3,k) and ICC(2,1) with N
   items and k raters, alpha. With one rating per item it says "one rating per item: agreement
@@ -172,14 +172,15 @@ def krippendorff_alpha(matrix) -> AlphaResult:
 
     D_o = (1/n) sum_u sum_{i != j in u} (v_i - v_j)^2 / (m_u - 1) over the units with m_u >= 2
     values (n of them in all), D_e = sum over every ordered pair of those n values of
-    (v_c - v_k)^2 / (n (n - 1)); alpha = 1 - D_o / D_e. Fewer than 2 pairable units, or no
-    variation at all, is an InputError.
+    (v_c - v_k)^2 / (n (n - 1)); alpha = 1 - D_o / D_e. Fewer than 3 pairable units
+    (``MIN_GROUPS_FOR_INTERVAL``), or no variation at all, is an InputError.
     """
     x = _matrix(matrix)
     pairable = [row[~np.isnan(row)] for row in x]
     pairable = [row for row in pairable if len(row) >= 2]
-    if len(pairable) < 2:
-        raise InputError(f"Krippendorff's alpha needs at least 2 items with two or more ratings, got {len(pairable)}")
+    if len(pairable) < MIN_GROUPS_FOR_INTERVAL:
+        raise InputError(f"Krippendorff's alpha needs at least {MIN_GROUPS_FOR_INTERVAL} items with two or more "
+                         f"ratings, got {len(pairable)}")
 
     def ordered_pairs_sum(v: np.ndarray) -> float:  # sum over i != j of (v_i - v_j)^2
         return 2.0 * (len(v) * (v ** 2).sum() - v.sum() ** 2)
@@ -218,7 +219,8 @@ def panel_agreement(matrix, *, judge: str = "", level: float = 0.95) -> dict:
                                 "max": int(per_item[rated].max()) if rated.any() else 0},
            "complete_items": int((per_item == x.shape[1]).sum()) if x.shape[1] else 0,
            "dropped_items": int((rated & (per_item < x.shape[1])).sum()),
-           "icc3k": None, "icc3k_ci": None, "icc21": None, "icc21_ci": None, "alpha": None, "note": ""}
+           "icc3k": None, "icc3k_ci": None, "icc21": None, "icc21_ci": None, "alpha": None, "alpha_items": 0,
+           "note": ""}
     reason = no_agreement_reason(out["raters"], out["items"], out["ratings_per_item"]["max"])
     if reason:
         out["note"] = reason
@@ -231,7 +233,8 @@ def panel_agreement(matrix, *, judge: str = "", level: float = 0.95) -> dict:
         except InputError as error:
             notes.append(f"ICC: {error.reason}")
         try:
-            out["alpha"] = krippendorff_alpha(x[rated]).alpha
+            found = krippendorff_alpha(x[rated])
+            out["alpha"], out["alpha_items"] = found.alpha, found.units
         except InputError as error:
             notes.append(f"alpha: {error.reason}")
         out["note"] = "; ".join(notes)
@@ -271,7 +274,8 @@ def agreement_text(summary: dict) -> str:
                      + (f" ({summary['dropped_items']} with a missing rating left out)"
                         if summary["dropped_items"] else ""))
     if summary["alpha"] is not None:
-        parts.append(f"Krippendorff's alpha (interval) = {_number(summary['alpha'])}")
+        parts.append(f"Krippendorff's alpha (interval) = {_number(summary['alpha'])} over the "
+                     f"{summary.get('alpha_items')} items with two or more ratings")
     if summary.get("note"):
         parts.append(summary["note"])
     return text + (": " + "; ".join(parts) if parts else "") + "."

@@ -1,6 +1,5 @@
 """engine.stats.agreement: Shrout & Fleiss ICCs and Krippendorff's interval alpha."""
 
-import math
 
 import numpy as np
 import pytest
@@ -81,14 +80,15 @@ def test_krippendorff_2011_example_interval_alpha():
 
 
 def test_krippendorff_worked_by_hand():
-    # units (1,2), (3,3), (2,-): the third has one value and is left out; n = 4 values.
-    # D_o = (1/4) [2 (1-2)^2 / 1 + 0] = 1/2; D_e over ordered pairs of {1,2,3,3}:
-    # 2 (1 + 4 + 4 + 1 + 1 + 0) / (4 * 3) = 22/12; alpha = 1 - (1/2)/(22/12) = 8/11.
-    result = krippendorff_alpha([[1, 2], [3, 3], [2, np.nan]])
-    assert result.alpha == pytest.approx(8 / 11)
-    assert result.observed == pytest.approx(0.5) and result.expected == pytest.approx(22 / 12)
-    with pytest.raises(InputError, match="at least 2 items"):
-        krippendorff_alpha([[1, 2], [3, np.nan]])
+    # units (1,2), (3,3), (2,2), (4,-): the last has one value and is left out; n = 6 values.
+    # D_o = (1/6) [2 (1-2)^2 / 1 + 0 + 0] = 1/3; D_e over ordered pairs of {1,2,3,3,2,2}: unordered
+    # squared differences: 1 with each 2 (x3): 3, 1 with each 3 (x2): 8, 2-3 (3 x 2 = 6 pairs): 6,
+    # 2-2 and 3-3: 0 -> 17, ordered 34, / (6 * 5) = 34/30; alpha = 1 - (1/3)/(34/30) = 1 - 10/34 = 12/17.
+    result = krippendorff_alpha([[1, 2], [3, 3], [2, 2], [4, np.nan]])
+    assert result.alpha == pytest.approx(12 / 17) and result.units == 3 and result.values == 6
+    assert result.observed == pytest.approx(1 / 3) and result.expected == pytest.approx(34 / 30)
+    with pytest.raises(InputError, match="at least 3 items"):
+        krippendorff_alpha([[1, 2], [3, 3], [2, np.nan]])
 
 
 def test_panel_agreement_says_judge_ratings_and_agreement():
@@ -114,9 +114,10 @@ def test_panel_agreement_counts_dropped_and_too_few():
     assert summary["dropped_items"] == 1 and summary["complete_items"] == 3
     assert summary["icc3k"] == pytest.approx(20 / 21)
     assert "(1 with a missing rating left out)" in summary["text"]
+    assert summary["alpha_items"] == 3 and "over the 3 items with two or more ratings" in summary["text"]
     few = panel_agreement([[1, 2], [3, 5]])
-    assert few["icc3k"] is None and "at least 3 items" in few["note"]
-    assert few["alpha"] is not None and not math.isnan(few["alpha"])
+    assert few["icc3k"] is None and few["alpha"] is None
+    assert "ICC: an ICC needs at least 3 items" in few["note"] and "alpha: Krippendorff's alpha needs" in few["note"]
 
 
 def test_a_panel_with_nothing_readable_is_not_called_one_rating():
