@@ -1,6 +1,5 @@
 """engine.stats.agreement: Shrout & Fleiss ICCs and Krippendorff's interval alpha."""
 
-
 import numpy as np
 import pytest
 
