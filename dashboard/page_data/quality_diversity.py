@@ -12,6 +12,10 @@
   Wilson interval over the readable comparisons (none below 3 comparisons). ``INTERVALS`` says so in one sentence.
 * ``pareto``: conditions no other condition beats on both quality and diversity.
 * ``ablation_table``: section 7.4's rows (lens / peer designs) of the summary.
+* ``quality_agreement``: which judge rated quality, how many ratings per output and the raters'
+  agreement (``engine.judging.quality.rubric_agreement``: ICC(3,k), ICC(2,1) with N outputs and
+  k raters), over the selection's sessions; with one rating per output it says "one rating per
+  item: agreement cannot be computed", never a number.
 * ``quality_diversity_page_data``: all of the page's numbers, which the page and its notebook call.
 """
 
@@ -28,7 +32,8 @@ from dashboard.page_data.analyses import small_model
 from dashboard.page_data.diversity import Embed, consensus_table, paper_b_rows
 from dashboard.page_data.diversity import inter_session_table, intra_session_table  # noqa: F401 (``compute``)
 from engine.datasets import Dataset
-from engine.judging.quality import per_round_table, rubric_table, win_rates
+from engine.judging.quality import per_round_table, rubric_agreement, rubric_table, win_rates
+from engine.stats.agreement import panel_agreement
 from engine.stats.guards import (MIN_GROUPS_FOR_INTERVAL, mean_interval, score_range, too_few_text,
                                  wilson_interval)
 
@@ -123,6 +128,22 @@ def ablation_table(summary: pd.DataFrame) -> pd.DataFrame:
     return rows[keep].sort_values(["ablation", "k"], na_position="first").reset_index(drop=True)
 
 
+def quality_agreement(rubric: pd.DataFrame, sessions: pd.DataFrame) -> dict | None:
+    """The quality raters of the selection's sessions (``engine.stats.agreement.panel_agreement``
+    values): from the judge records when the dataset has them, else from the runner's own rubric
+    score (one rating per session); None when nothing was rated."""
+    ids = set(sessions["conversation_id"]) if "conversation_id" in sessions else set()
+    if not rubric.empty:
+        mine = rubric[rubric["conversation_id"].isin(ids)]
+        return rubric_agreement(mine) if len(mine) else None
+    if "rubric_score" in sessions and pd.to_numeric(sessions["rubric_score"], errors="coerce").notna().any():
+        scores = pd.to_numeric(sessions["rubric_score"], errors="coerce").dropna()
+        raters = sessions["rater"].dropna().astype(str).str.removeprefix("llm:").unique() \
+            if "rater" in sessions else []
+        return panel_agreement(scores.to_frame(), judge="+".join(sorted(raters)) or "the run's judge")
+    return None
+
+
 # ------------------------------------------------------------------------------ the page
 GROUP = 5  # runs per diversity group (paper B: 15 runs -> 3 groups of 5)
 
@@ -139,6 +160,7 @@ class QualityDiversityData:
     rounds_quality: pd.DataFrame | None  # per-round rubric scores (``engine.judging.quality.per_round_table``)
     ablation: pd.DataFrame  # section 7.4
     consensus: pd.DataFrame  # how the final answers were picked
+    agreement: dict | None = None  # ``quality_agreement``: judge, ratings per output, agreement
 
     @property
     def incomplete(self) -> pd.DataFrame:
@@ -165,4 +187,5 @@ def quality_diversity_page_data(dataset: Dataset, frame: pd.DataFrame, methods, 
         intra = compute.intra_session_table(dataset, frame, methods, embed)
         rounds_quality = per_round_table(rubric, sessions) if not rubric.empty else pd.DataFrame()
     return QualityDiversityData(rubric, pairwise, sessions, inter, summary, small_model(sessions), intra,
-                                rounds_quality, ablation_table(summary), consensus_table(sessions))
+                                rounds_quality, ablation_table(summary), consensus_table(sessions),
+                                quality_agreement(rubric, sessions))

@@ -57,6 +57,14 @@ with st.spinner("Fitting…"):
     data = cached.figure("paper_a_table", (selection, key, stars, sample_name),
                          lambda: paper_a_tables_page_data(frame, key, sample_name, stars))
 result, compared = data.result, data.compared
+if data.agreement is not None:  # who rated the ideas, ratings per idea, their agreement (or why none)
+    ui.caveat(st, "Ratings: " + data.agreement.text, "caption")
+    if not data.agreement.table.empty:
+        with st.expander("Raters' agreement by task and scale (ours; ICC(3,k) as paper A's Table 4)"):
+            ui.table(st, data.agreement.table.round(3), key="pat_agreement", hide_index=True,
+                     n=f"{data.agreement.n_items:,} rated ideas")
+if data.scale_note:
+    ui.caveat(st, data.scale_note, "info" if data.held_apart else "caption")
 if data.lacking:
     st.info(ui.escape(f"{_name(key)} needs " + "; and ".join(data.lacking) + ". The authors' file is not "
                       "shipped here: load ideas_with_ratings_clean.csv on the Data page (Add the authors' "

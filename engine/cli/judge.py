@@ -2,6 +2,12 @@
 
     python -m engine judge quality runs/paper_b --judge-model local              # rubric score of every final output
     python -m engine judge quality runs/paper_b --judge-model local --per-round  # + every debater's answer per round (7.1)
+    python -m engine judge quality runs/paper_b --judge-model a --judge-models b,c   # one score from each of 3 models
+Each output is scored by a panel of raters, as paper A's ideas were by five: by default
+--samples 5 samples (distinct seeds, temperature 0.7) of the judge model, or one score
+(temperature 0) from each model when --judge-models adds more; --samples 1 is one rating
+per item (then no agreement can be computed). The summary printed at the end says which
+judge, how many ratings per item and their agreement (ICC(3,k), ICC(2,1), N items, k raters).
     python -m engine judge pairwise runs/paper_b --judge-model gpt-4.1-mini --base-url https://api.openai.com/v1
 Results are appended to RUN_DIR/quality.jsonl and the replies cached in the run's response
 cache: re-running resumes and a finished run costs zero calls. ``--dry-run`` prints the
@@ -13,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from engine.cli.checks import server_url, whole
@@ -20,6 +27,7 @@ from engine.errors import InputError
 
 MAX_RETRIES = 20
 MAX_CONCURRENCY = 1024
+MAX_SAMPLES = 20
 
 
 def register(subparsers) -> None:
@@ -43,6 +51,11 @@ def register(subparsers) -> None:
                        help=f"judge calls in flight (default 8; 1 to {MAX_CONCURRENCY})")
         q.add_argument("--dry-run", action="store_true", help="print the number of judge calls, judge nothing")
         if name == "quality":
+            q.add_argument("--samples", type=whole(1, MAX_SAMPLES),
+                           help="raters per judge model (default: 5 for one model, as paper A's five raters; "
+                                f"1 per model with --judge-models; 1 to {MAX_SAMPLES})")
+            q.add_argument("--judge-models", metavar="A,B",
+                           help="more judge models on the same server, comma-separated: one panel")
             q.add_argument("--per-round", action="store_true",
                            help="also score each debater's answer in each round (section 7.1)")
             q.add_argument("--per-round-limit", type=whole(1),
@@ -68,6 +81,19 @@ def judge_name(endpoint) -> str:
     from engine.llm.providers import endpoint_model_name
 
     return endpoint_model_name(endpoint)
+
+
+def _more_models(args: argparse.Namespace) -> list[str]:
+    """The models of ``--judge-models`` (quality only), in order, without repeats."""
+    text = getattr(args, "judge_models", None) or ""
+    return list(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+
+
+class _Named:
+    """A judge's name before its backend is built (the plan counts calls without one)."""
+
+    def __init__(self, model: str):
+        self.model = model
 
 
 def judge_command(args: argparse.Namespace) -> int:
@@ -102,9 +128,12 @@ def _judge(args: argparse.Namespace, folder: Path) -> int:
     endpoint = judge_endpoint(args)
     name = judge_name(endpoint)  # what the records say judged them
     if args.judge_command == "quality":
+        endpoints = [endpoint, *(replace(endpoint, model=m) for m in _more_models(args))]
         items = quality.rubric_items(corpus, per_round=args.per_round, per_round_limit=args.per_round_limit)
-        todo = [i for i in items if not store.has(i.key, name)]
-        plan_text = f"{len(todo)} rubric calls ({len(items) - len(todo)} already judged)"
+        raters = quality.rubric_raters([_Named(judge_name(e)) for e in endpoints], args.samples)
+        todo = quality.rubric_todo(items, raters, store)
+        plan_text = (f"{len(todo)} rubric calls ({len(items)} items x {len(raters)} raters; "
+                     f"{len(items) * len(raters) - len(todo)} already judged)")
     else:
         plan = quality.pairwise_plan(list(corpus), pairs=args.pairs, max_per_pair=args.max_per_pair)
         todo = [p for p in plan if not store.has(quality._pair_key(p[0], p[1]), name)]
@@ -112,9 +141,12 @@ def _judge(args: argparse.Namespace, folder: Path) -> int:
                     f"{len(plan) - len(todo)} already judged)"
     print(f"{plan_text}, each retried at most {args.retries} times when unreadable", file=sys.stderr)
     if args.dry_run or not todo:
-        print(json.dumps(quality.summary(store)))
-        return 0
-    judge = make_backend(endpoint, concurrency=args.concurrency, cache=folder / "llm_cache.sqlite")
+        return _report(quality.summary(store))
+    cache = folder / "llm_cache.sqlite"
+    judge = make_backend(endpoint, concurrency=args.concurrency, cache=cache)
+    judges = [judge]
+    if args.judge_command == "quality":
+        judges += [make_backend(e, concurrency=args.concurrency, cache=cache) for e in endpoints[1:]]
     from tqdm import tqdm
 
     bar = tqdm(total=len(todo), unit="item", file=sys.stderr, desc=f"judge {args.judge_command}")
@@ -122,16 +154,24 @@ def _judge(args: argparse.Namespace, folder: Path) -> int:
     async def go():
         try:
             if args.judge_command == "quality":
-                return await quality.arubric(items, tasks, judge, store, retries=args.retries,
-                                             on_done=lambda: bar.update(1))
+                return await quality.arubric(items, tasks, judges, store, samples=args.samples,
+                                             retries=args.retries, on_done=lambda: bar.update(1))
             return await quality.apairwise(plan, tasks, judge, store, retries=args.retries,
                                            on_done=lambda: bar.update(1))
         finally:
-            await judge.aclose()
+            for each in judges:
+                await each.aclose()
 
     try:
         run_sync(go())
     finally:
         bar.close()
-    print(json.dumps(quality.summary(store)))
+    return _report(quality.summary(store))
+
+
+def _report(summary: dict) -> int:
+    """The summary as JSON on stdout, and the rubric raters' agreement in words on stderr."""
+    print(json.dumps(summary))
+    if summary.get("agreement"):
+        print(f"rubric raters: {summary['agreement']['text']}", file=sys.stderr)
     return 0

@@ -130,7 +130,9 @@ def register(subparsers) -> None:
                             "shuffled batches, relative to each other (paper A's consensual "
                             "assessment); alone: each idea on its own")
     judge.add_argument("--judge-samples", type=int,
-                       help="raters per judge model (averaged; ICC(3,k) between them; default 1)")
+                       help="raters per judge model (averaged; their agreement ICC(3,k), ICC(2,1) "
+                            "recorded; default: 5 for one model, as paper A's five raters, 1 per "
+                            "model with --judge-models)")
     judge.add_argument("--judge-batch-size", type=int, help="ideas shown together (default 10)")
     judge.add_argument("--judge-models", help="more judge models on the judge's server, comma-separated")
     judge.add_argument("--judge-paraphrase", metavar="MODEL",

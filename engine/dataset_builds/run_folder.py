@@ -56,7 +56,8 @@ def rated_sessions(corpus: Corpus) -> Corpus:
     """Finished sessions with judge ratings scaled within task over the whole run."""
     finished = corpus.filter(lambda c: c.status == "ok")
     raw = pd.DataFrame([{"task": c.task, "novelty_raw": c.outcomes.get("novelty_raw"),
-                         "usefulness_raw": c.outcomes.get("usefulness_raw")} for c in finished])
+                         "usefulness_raw": c.outcomes.get("usefulness_raw"),
+                         "irrelevant": c.outcomes.get("irrelevant")} for c in finished])  # the panel's majority
     if len(raw):
         rater = next((c.outcomes.get("rater") for c in finished if c.outcomes.get("rater")), "judge")
         attach_ratings(list(finished), scale_within_task(raw), rater=rater)
@@ -107,8 +108,8 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
                 "quality": quality is not None},
         "consensus": consensus_summary(corpus),
         "run": {key: run_manifest.get(key) for key in
-                ("command", "created", "updated", "config", "backend", "judge", "versions", "seed",
-                 "sessions", "usage") if key in run_manifest},
+                ("command", "created", "updated", "config", "backend", "judge", "judge_summary", "versions",
+                 "seed", "sessions", "usage") if key in run_manifest},
         **(extra_manifest or {}),
     }
     embedder = Embedder(embedding_model)

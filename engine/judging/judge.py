@@ -8,9 +8,15 @@
   the positions swapped; a win counts 1, a tie (or a split verdict) 0.5.
 * ``rate_together``: paper A's consensual assessment by LLM raters: the ideas of one task
   rated together in batches (one shuffled order shared by every rater, as the paper's five
-  judges, or one each), relative to each other, 0 for irrelevant ideas (excluded before
-  scaling, counted), several samples or models averaged, ICC(3,k) between them. The ideas
-  can first be paraphrased (``engine.judging.paraphrase``), as paper A's were.
+  judges, or one each), relative to each other, 0 for irrelevant ideas. A panel of
+  ``DEFAULT_RATERS`` (5, paper A's five judges) by default: five samples (distinct seeds) of
+  one judge model, or one rating from each judge model when several are given
+  (``panel_samples``). An idea is irrelevant when more than half of its raters' readable
+  answers give it a 0 (paper A, Data collection: "at least three zero ratings among the five
+  judges"); irrelevant ideas are left out of the scaling and counted. The raters' scores are
+  averaged, and their agreement (``engine.stats.agreement``: ICC(3,k) as paper A's Table 4,
+  ICC(2,1), Krippendorff's alpha) is reported per task and scale. The ideas can first be
+  paraphrased (``engine.judging.paraphrase``), as paper A's were.
 An unreadable verdict is asked again (``retries`` times) and then recorded as missing (NaN).
 """
 
@@ -33,6 +39,26 @@ from engine.tasks import Task, get_task
 
 JUDGE_SEED = 1234
 RETRY_TEMPERATURE = 0.7
+DEFAULT_RATERS = 5  # paper A: five human raters per idea (Methods, Creativity evaluation)
+PANEL_TEMPERATURE = 0.7  # several samples of one model: sampled, each with its own seed
+IRRELEVANT_RULE = ("irrelevant: more than half of an idea's readable ratings are 0 (paper A: at least "
+                   "three zero ratings among its five judges); left out of the scaling")
+
+
+def panel_samples(samples: int | None, models: int) -> int:
+    """Samples per judge model: as given, else ``DEFAULT_RATERS`` samples of a single model
+    or one rating per model when several judge models are given (paper A's panel of raters)."""
+    if samples is None:
+        return DEFAULT_RATERS if models <= 1 else 1
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise InputError(f"must be a whole number of at least 1, got {samples!r}", field="samples")
+    return samples
+
+
+def panel_name(models: Sequence[str], samples: int) -> str:
+    """The panel as one name: "m" (one rating), "m x5" (five samples), "a+b" (two models)."""
+    models = list(dict.fromkeys(models))
+    return "+".join(models) + (f" x{samples}" if samples > 1 else "")
 
 
 async def ask(backend: Backend, messages, parse, *, retries: int, max_tokens: int,
@@ -119,13 +145,20 @@ def scale_within_task(frame: pd.DataFrame) -> pd.DataFrame:
     """Min-max scale novelty_raw / usefulness_raw within each task; creativity = product.
 
     Irrelevant ideas (paper A: rated 0) are left out of the range and get no scaled value:
-    the ``irrelevant`` column when given (``rate_together`` sets it from its raters), else
-    a raw 0 on either scale. A task whose relevant ideas all got the same raw score has no
-    range: its scaled values are NaN.
+    the ``irrelevant`` column when given (``rate_together`` sets it from its raters by the
+    majority rule), else (or where it is missing) a raw 0 on either scale. The range is every
+    idea of the task in ``frame``: give it every idea of the dataset being analysed, as paper A
+    scaled over every idea of a task (Methods, x' = (x - min_T) / (max_T - min_T)). A task
+    whose relevant ideas all got the same raw score has no range: its scaled values are NaN.
     """
     frame = frame.copy()
+    raw_zero = (frame["novelty_raw"] == 0) | (frame["usefulness_raw"] == 0)
     if "irrelevant" not in frame.columns:
-        frame["irrelevant"] = (frame["novelty_raw"] == 0) | (frame["usefulness_raw"] == 0)
+        frame["irrelevant"] = raw_zero
+    else:  # an idea whose panel's verdict was not recorded: its raw score decides
+        recorded = frame["irrelevant"]
+        frame["irrelevant"] = [bool(zero) if value is None or value != value else bool(value)
+                               for value, zero in zip(recorded, raw_zero)]
     irrelevant = frame["irrelevant"].astype(bool)
     for raw, scaled in (("novelty_raw", "novelty"), ("usefulness_raw", "usefulness")):
         values = frame[raw].where(~irrelevant)
@@ -218,17 +251,25 @@ def pairwise_win_rate(ideas_x: Sequence[str], ideas_y: Sequence[str], task, back
     return run_sync_closing(apairwise_win_rate(ideas_x, ideas_y, task, backend, **options), backend)
 
 
+RATER_SCORE = re.compile(r"^[NU]\d+$")  # rater k's novelty / usefulness, as paper A's release names them
+
+
 def attach_ratings(conversations: Iterable, frame: pd.DataFrame, rater: str) -> None:
     """Copy judge columns onto each conversation's outcomes (row order = conversation order);
-    ``rate_together`` adds whether the idea was judged irrelevant and how many raters read it."""
+    ``rate_together`` adds whether the idea was judged irrelevant, how many raters read it
+    (``raters_read``), the raters asked (``panel_size``) and each rater's scores ``N1..Nk`` /
+    ``U1..Uk`` (the release's naming, so a dataset keeps what its agreement is computed from)."""
     extra = [c for c in ("irrelevant", "raters_read") if c in frame.columns]
+    per_rater = [c for c in frame.columns if RATER_SCORE.match(str(c))]
     for conversation, (_, row) in zip(conversations, frame.iterrows()):
-        for column in ("novelty_raw", "usefulness_raw", "novelty", "usefulness", "creativity"):
+        for column in ("novelty_raw", "usefulness_raw", "novelty", "usefulness", "creativity", *per_rater):
             value = row.get(column)
             conversation.outcomes[column] = None if pd.isna(value) else float(value)
         for column in extra:
             value = row[column]
             conversation.outcomes[column] = bool(value) if column == "irrelevant" else int(value)
+        if per_rater:
+            conversation.outcomes["panel_size"] = len(per_rater) // 2  # raters asked (N1..Nk, U1..Uk)
         conversation.outcomes["rater"] = rater
 
 
@@ -265,14 +306,15 @@ def _batches(indices: list[int], batch_size: int, rng: random.Random) -> list[li
     return [list(chunk) for chunk in np.array_split(np.array(order, dtype=int), count) if len(chunk)]
 
 
-async def arate_together(ideas, task, judges: Backend | Sequence[Backend], *, samples: int = 1,
+async def arate_together(ideas, task, judges: Backend | Sequence[Backend], *, samples: int | None = None,
                          batch_size: int = 10, retries: int = 1, max_tokens: int = 24,
                          temperature: float | None = None, seed: int = JUDGE_SEED,
                          order: str = "shared") -> pd.DataFrame:
     """Paper A's Creativity Evaluation with LLM raters (Consensual Assessment Technique).
 
     Every rater (each judge model x ``samples`` samples of it, like the paper's five human
-    raters) sees the ideas of one task together: shuffled and cut into batches of at most
+    raters; ``samples`` None: ``panel_samples``, five samples of one model or one rating per
+    model) sees the ideas of one task together: shuffled and cut into batches of at most
     ``batch_size``, each batch rated in one reply. ``order="shared"`` (paper A: "All five
     judges evaluated ideas in the same randomized sequence") shuffles once per task for
     every rater; ``"shuffled"`` gives each rater its own order. Each batch is rated relative
@@ -283,17 +325,19 @@ async def arate_together(ideas, task, judges: Backend | Sequence[Backend], *, sa
     ``novelty_raw`` / ``usefulness_raw`` (mean over the raters that answered), ``irrelevant``
     (more than half of those raters gave 0), then novelty / usefulness min-max scaled within
     task over the relevant ideas only (Methods, eq. for x'), creativity = product.
-    ``frame.attrs`` holds the raters, the counts and ICC(3,k) per task and scale (Table 4).
+    ``frame.attrs`` holds the raters, the counts and the raters' agreement per task and scale
+    (``rater_icc``: ICC(3,k) as Table 4, ICC(2,1), alpha; "one rating per item" with one rater).
     Temperature defaults to 0 for one sample per model, 0.7 when several are drawn.
     """
     judges = [judges] if isinstance(judges, Backend) else list(judges)
     if not judges:
         raise InputError("give at least one judge backend", field="judges")
-    if samples < 1 or batch_size < 2:
-        raise InputError("samples must be >= 1 and batch_size >= 2", field="samples")
+    samples = panel_samples(samples, len(judges))
+    if batch_size < 2:
+        raise InputError("batch_size must be >= 2", field="batch_size")
     if order not in ("shared", "shuffled"):
         raise InputError(f"order must be 'shared' or 'shuffled', got {order!r}", field="order")
-    heat = (0.0 if samples == 1 else 0.7) if temperature is None else temperature
+    heat = (0.0 if samples == 1 else PANEL_TEMPERATURE) if temperature is None else temperature
     frame = _ideas_frame(ideas, task)
     raters = [(judge, sample) for judge in judges for sample in range(samples)]
     names = [f"{judge.model}#{sample + 1}" for judge, sample in raters]
@@ -326,11 +370,14 @@ async def arate_together(ideas, task, judges: Backend | Sequence[Backend], *, sa
             jobs += [one_batch(r, task_id, batch)
                      for batch in _batches(members, batch_size, random.Random(key))]
     await asyncio.gather(*jobs)
-    return _combine_raters(frame, scores, names, valid, counts, batch_size, order)
+    judge = panel_name([j.model for j in judges], samples)
+    frame = _combine_raters(frame, scores, names, valid, counts, batch_size, order, judge)
+    frame.attrs.update(samples=samples, temperature=heat)
+    return frame
 
 
 def _combine_raters(frame: pd.DataFrame, scores: np.ndarray, names: list[str], valid: list[int],
-                    counts: dict, batch_size: int, order: str) -> pd.DataFrame:
+                    counts: dict, batch_size: int, order: str, judge: str = "") -> pd.DataFrame:
     for r in range(len(names)):
         frame[f"N{r + 1}"] = scores[r, :, 0]
         frame[f"U{r + 1}"] = scores[r, :, 1]
@@ -346,35 +393,45 @@ def _combine_raters(frame: pd.DataFrame, scores: np.ndarray, names: list[str], v
         frame[column] = scaled[column]
     missing = int(len(names) * len(valid) - read[:, valid].sum())
     frame.attrs.update({
-        "raters": names, "batch_size": batch_size, "order": order, "ideas": len(frame),
+        "judge": judge, "raters": names, "batch_size": batch_size, "order": order, "ideas": len(frame),
         "empty_ideas": len(frame) - len(valid), "unreadable_verdicts": missing,
-        "irrelevant": int(frame["irrelevant"].sum()), "never_read": int(((n_read == 0)[valid]).sum()),
-        **counts, "icc": rater_icc(frame, len(names)),
+        "irrelevant": int(frame["irrelevant"].sum()), "irrelevant_rule": IRRELEVANT_RULE,
+        "never_read": int(((n_read == 0)[valid]).sum()),
+        "ratings_per_item": {"min": int(n_read[valid].min()) if valid else 0,
+                             "max": int(n_read[valid].max()) if valid else 0},
+        **counts, "icc": rater_icc(frame, len(names), judge),
     })
     return frame
 
 
-def rater_icc(frame: pd.DataFrame, k: int) -> list[dict]:
-    """ICC(3,k) between the raters (``N1..Nk`` / ``U1..Uk``), per task and scale, over the
-    relevant ideas every rater read (paper A, Table 4). Not computable: NaN and the reason."""
-    from engine.stats.ratings import icc3k
+def rater_icc(frame: pd.DataFrame, k: int, judge: str = "") -> list[dict]:
+    """The raters' agreement (``N1..Nk`` / ``U1..Uk``) per task and scale over the relevant
+    ideas (``engine.stats.agreement.panel_agreement``): ``icc`` = ICC(3,k) with its interval
+    (paper A, Table 4), ``icc21`` = ICC(2,1), ``alpha`` (interval), ``n_ideas`` the ideas every
+    rater read, ``dropped`` those with a rating missing, ``note`` / ``text`` what it says in
+    words ("one rating per item: agreement cannot be computed" with one rater)."""
+    from engine.stats.agreement import panel_agreement
 
     rows = []
     for task_id, group in frame[~frame["irrelevant"]].groupby("task", sort=False):
         for scale, prefix in (("novelty", "N"), ("usefulness", "U")):
-            table = group[[f"{prefix}{r + 1}" for r in range(k)]].dropna()
-            row = {"task": task_id, "scale": scale, "k_raters": k, "n_ideas": len(table),
-                   "icc": math.nan, "ci_low": math.nan, "ci_high": math.nan, "note": ""}
-            try:
-                row["icc"], row["ci_low"], row["ci_high"] = icc3k(table)
-            except InputError as error:
-                row["note"] = error.reason
-            rows.append(row)
+            found = panel_agreement(group[[f"{prefix}{r + 1}" for r in range(k)]], judge=judge)
+            ci = found["icc3k_ci"] or [None, None]
+            rows.append({"task": task_id, "scale": scale, "k_raters": k, "n_ideas": found["complete_items"],
+                         "dropped": found["dropped_items"],
+                         "icc": math.nan if found["icc3k"] is None else found["icc3k"],
+                         "ci_low": math.nan if ci[0] is None else ci[0],
+                         "ci_high": math.nan if ci[1] is None else ci[1],
+                         "icc21": math.nan if found["icc21"] is None else found["icc21"],
+                         "alpha": math.nan if found["alpha"] is None else found["alpha"],
+                         "note": found["note"], "text": found["text"]})
     return rows
 
 
 def judge_summary(frame: pd.DataFrame) -> dict:
-    """What a run records about its judges: raters, counts and ICC (plain JSON values)."""
+    """What a run records about its judges (plain JSON values): the panel (``judge``,
+    ``raters``, ``samples``, ``ratings_per_item``), the counts (irrelevant by the majority
+    rule, unreadable) and the raters' agreement per task and scale (``icc``)."""
     summary = {k: v for k, v in frame.attrs.items() if k != "icc"}
     summary["icc"] = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                       for row in frame.attrs.get("icc", [])]

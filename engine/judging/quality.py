@@ -2,7 +2,12 @@
 
 * Rubric absolute score (1-10, ``engine.judging.judge``'s rubric prompt, or a benchmark's rubric
   from ``engine.tasks.benchmark_tasks``) of every session's final output; with ``per_round`` also of
-  every debater's answer in every round (initial answers = round 0).
+  every debater's answer in every round (initial answers = round 0). Each item is scored by a
+  panel of raters, as paper A's ideas were by five (``engine.judging.judge.panel_samples``):
+  by default five samples (distinct seeds, temperature 0.7) of one judge model, or one score
+  (temperature 0) from each of several judge models. An item's score is the mean of its raters'
+  readable scores; ``rubric_agreement`` gives the raters' agreement (``engine.stats.agreement``:
+  ICC(3,k), ICC(2,1) with N items and k raters), or says that one rating per item leaves none.
 * Average pairwise win rate: for each task and each pair of conditions, outputs are
   compared pair by pair (``matched``: replicate i against replicate i; ``all``: every
   pair), each comparison asked twice with the positions swapped; a double win counts 1,
@@ -35,7 +40,8 @@ from engine.runs.conditions import add_condition
 from engine.corpus import Conversation, Corpus
 from engine.errors import InputError
 from engine.storage.jsonl import to_json_line
-from engine.judging.judge import JUDGE_SEED, ask, parse_ab, parse_score, combine_swapped
+from engine.judging.judge import (JUDGE_SEED, PANEL_TEMPERATURE, ask, combine_swapped, panel_name, panel_samples,
+                                  parse_ab, parse_score)
 from engine.llm.base import Backend
 from engine.tasks import Task
 
@@ -152,26 +158,59 @@ def _check_record(record: dict, path: Path, row: int) -> None:
 
 
 # -- judging -------------------------------------------------------------------------------------
-async def _rubric_one(item: Item, task: Task, judge: Backend, *, retries: int, max_tokens: int) -> float | None:
+@dataclass(frozen=True)
+class Rater:
+    """One rater of a panel: a judge model and a sample of it (its own seed)."""
+
+    backend: Backend
+    sample: int  # 1-based
+    name: str  # what its records say judged them: the model, or "model#s" in a panel of samples
+    temperature: float
+    seed: int
+
+
+def rubric_raters(judges: Backend | Sequence[Backend], samples: int | None = None) -> list[Rater]:
+    """The panel: each judge model x ``samples`` samples (None: ``panel_samples``). One sample of
+    a model is asked at temperature 0 under the model's name (as before panels); several are
+    sampled at 0.7, each with its own seed, named ``model#1..#k``."""
+    judges = [judges] if isinstance(judges, Backend) else list(judges)
+    samples = panel_samples(samples, len(judges))
+    return [Rater(judge, s + 1, judge.model if samples == 1 else f"{judge.model}#{s + 1}",
+                  0.0 if samples == 1 else PANEL_TEMPERATURE, JUDGE_SEED + 1009 * s)
+            for judge in judges for s in range(samples)]
+
+
+async def _rubric_one(item: Item, task: Task, rater: Rater, *, retries: int, max_tokens: int) -> float | None:
     messages = prompts.judge_rubric(task.prompt, item.text, criteria=quality_rubric(task))
-    return await ask(judge, messages, parse_score, retries=retries, max_tokens=max_tokens,
-                      temperature=0.0, seed=JUDGE_SEED)
+    return await ask(rater.backend, messages, parse_score, retries=retries, max_tokens=max_tokens,
+                      temperature=rater.temperature, seed=rater.seed)
 
 
-async def arubric(items: Sequence[Item], tasks: dict[str, Task], judge: Backend, store: QualityStore, *,
-                  retries: int = 2, max_tokens: int = 16, on_done=None) -> int:
-    """Score the items not yet in the store; returns how many were judged now."""
-    todo = [i for i in items if not store.has(i.key, judge.model)]
+def rubric_todo(items: Sequence[Item], raters: Sequence[Rater], store: "QualityStore") -> list[tuple[Item, Rater]]:
+    """The (item, rater) scores not yet in the store."""
+    return [(item, rater) for item in items for rater in raters if not store.has(item.key, rater.name)]
 
-    async def one(item: Item) -> None:
-        score = await _rubric_one(item, tasks[item.task], judge, retries=retries, max_tokens=max_tokens)
-        store.append({"kind": "rubric", "key": item.key, "judge": judge.model,
+
+async def arubric(items: Sequence[Item], tasks: dict[str, Task], judges: Backend | Sequence[Backend],
+                  store: QualityStore, *, samples: int | None = None, retries: int = 2, max_tokens: int = 16,
+                  on_done=None) -> int:
+    """Score the items not yet in the store by every rater of the panel (``rubric_raters``);
+    returns how many scores were asked now."""
+    raters = rubric_raters(judges, samples)
+    panel = panel_name([r.backend.model for r in raters], max(r.sample for r in raters))
+    todo = rubric_todo(items, raters, store)
+
+    async def one(item: Item, rater: Rater) -> None:
+        score = await _rubric_one(item, tasks[item.task], rater, retries=retries, max_tokens=max_tokens)
+        store.append({"kind": "rubric", "key": item.key, "judge": rater.name,
                       "conversation_id": item.conversation_id, "task": item.task,
-                      "round": item.round, "speaker": item.speaker, "score": score})
+                      "round": item.round, "speaker": item.speaker, "score": score,
+                      "model": rater.backend.model, "sample": rater.sample, "temperature": rater.temperature,
+                      "panel": panel})
         if on_done:
             on_done()
 
-    await asyncio.gather(*(one(item) for item in todo))
+    await asyncio.gather(*(one(item, rater) for item, rater in todo))
     return len(todo)
 
 
@@ -276,11 +315,58 @@ def win_rates(pairwise: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _keyed(rubric: pd.DataFrame) -> pd.DataFrame:
+    """The records with numeric scores and a ``key`` (records without one: one item per session,
+    round and speaker) and a ``judge`` (records without one: a single unnamed judge)."""
+    frame = rubric.assign(score=pd.to_numeric(rubric["score"]))
+    if "key" not in frame:
+        speakers = frame["speaker"] if "speaker" in frame else [None] * len(frame)
+        frame["key"] = [f"{c}|{'final' if pd.isna(r) else int(r)}|{'' if pd.isna(s) else s}"
+                        for c, r, s in zip(frame["conversation_id"], frame["round"], speakers)]
+    if "judge" not in frame:
+        frame["judge"] = "judge"
+    return frame
+
+
+def item_scores(rubric: pd.DataFrame) -> pd.DataFrame:
+    """One row per rated item (``key``): the mean of its raters' readable scores (``score``),
+    ``ratings`` (readable ones) and ``raters`` (records), with the item's conversation and round."""
+    columns = ["key", "conversation_id", "round", "score", "ratings", "raters"]
+    if rubric.empty:
+        return pd.DataFrame(columns=columns)
+    frame = _keyed(rubric)
+    grouped = frame.groupby("key", sort=False)
+    out = grouped.agg(conversation_id=("conversation_id", "first"), round=("round", "first"),
+                      score=("score", "mean"), ratings=("score", "count"),
+                      raters=("judge", "nunique"))
+    return out.reset_index()[columns]
+
+
+def rubric_agreement(rubric: pd.DataFrame, *, final_only: bool = True) -> dict:
+    """The rubric raters' agreement (``engine.stats.agreement.panel_agreement``) over the items
+    x raters table of the records (final outputs only by default); the judge named as the
+    records' panel (or their judges joined)."""
+    from engine.stats.agreement import panel_agreement
+
+    records = rubric
+    if final_only and not rubric.empty:
+        records = rubric[rubric["round"].isna()]
+    if records.empty:
+        return panel_agreement(np.empty((0, 0)), judge="")
+    records = _keyed(records)
+    panels = records["panel"].dropna().unique() if "panel" in records else []
+    judge = " / ".join(map(str, panels)) if len(panels) else "+".join(sorted(map(str, records["judge"].unique())))
+    table = records.pivot_table(index="key", columns="judge", values="score", aggfunc="last", dropna=False)
+    table = table.reindex(records["key"].unique())  # an item no rater could read stays, all missing
+    return panel_agreement(table, judge=judge)
+
+
 def rubric_table(rubric: pd.DataFrame, conversations: pd.DataFrame) -> pd.DataFrame:
-    """Final-output rubric scores joined to the conversations' conditions: one row per session.
+    """Final-output rubric scores joined to the conversations' conditions: one row per session,
+    ``rubric_score`` the mean of its raters' readable scores and ``rubric_ratings`` how many.
 
     Without judge records, a ``rubric_score`` column the table already has (the runner's
-    judge) is kept.
+    judge, one rating per session) is kept.
     """
     final = rubric[rubric["round"].isna()] if not rubric.empty else rubric
     frame = add_condition(conversations)
@@ -288,21 +374,23 @@ def rubric_table(rubric: pd.DataFrame, conversations: pd.DataFrame) -> pd.DataFr
         if "rubric_score" in frame:
             return frame.assign(rubric_score=pd.to_numeric(frame["rubric_score"], errors="coerce"))
         return frame.assign(rubric_score=np.nan)
-    scores = final.drop_duplicates("conversation_id", keep="last").set_index("conversation_id")["score"]
-    return frame.assign(rubric_score=pd.to_numeric(frame["conversation_id"].map(scores)))
+    items = item_scores(final).drop_duplicates("conversation_id", keep="last").set_index("conversation_id")
+    return frame.assign(rubric_score=pd.to_numeric(frame["conversation_id"].map(items["score"])),
+                        rubric_ratings=frame["conversation_id"].map(items["ratings"]).fillna(0).astype(int))
 
 
 def per_round_table(rubric: pd.DataFrame, conversations: pd.DataFrame) -> pd.DataFrame:
-    """Mean rubric score of the debaters' answers per condition and round (section 7.1)."""
+    """Mean rubric score of the debaters' answers per condition and round (section 7.1); each
+    answer's score is first the mean of its raters' (``item_scores``); ``n`` answers scored,
+    ``missing`` answers no rater could read."""
     columns = ["condition", "method", "round", "score", "n", "missing"]
     if rubric.empty or rubric["round"].notna().sum() == 0:
         return pd.DataFrame(columns=columns)
-    rounds = rubric[rubric["round"].notna()].copy()
+    rounds = item_scores(rubric[rubric["round"].notna()])
     frame = add_condition(conversations).set_index("conversation_id")
     rounds = rounds[rounds["conversation_id"].isin(frame.index)]
     rounds["condition"] = rounds["conversation_id"].map(frame["condition"])
     rounds["method"] = rounds["conversation_id"].map(frame["method"])
-    rounds["score"] = pd.to_numeric(rounds["score"])
     out = (rounds.groupby(["condition", "method", "round"])["score"]
            .agg(score="mean", n="count", missing=lambda s: int(s.isna().sum())).reset_index())
     out["round"] = out["round"].astype(int)
@@ -310,14 +398,20 @@ def per_round_table(rubric: pd.DataFrame, conversations: pd.DataFrame) -> pd.Dat
 
 
 def summary(store: QualityStore) -> dict[str, Any]:
+    """What ``quality.jsonl`` holds: items (an item unreadable when no rater could read it), the
+    readable ratings, and the rubric raters' agreement on the final outputs (``agreement``:
+    judge, ratings per item, ICC(3,k) and ICC(2,1) with N and k, or "one rating per item")."""
     rubric = store.frame("rubric")
     pairwise = store.frame("pairwise")
     out: dict[str, Any] = {"file": str(store.path)}
     if not rubric.empty:
-        final = rubric[rubric["round"].isna()]
-        out["rubric_final"] = {"items": len(final), "unreadable": int(final["score"].isna().sum())}
-        out["rubric_rounds"] = {"items": int(rubric["round"].notna().sum()),
-                                "unreadable": int(rubric.loc[rubric["round"].notna(), "score"].isna().sum())}
+        final = item_scores(rubric[rubric["round"].isna()])
+        rounds = item_scores(rubric[rubric["round"].notna()])
+        out["rubric_final"] = {"items": len(final), "unreadable": int(final["score"].isna().sum()),
+                               "ratings": int(final["ratings"].sum())}
+        out["rubric_rounds"] = {"items": len(rounds), "unreadable": int(rounds["score"].isna().sum()),
+                                "ratings": int(rounds["ratings"].sum())}
+        out["agreement"] = rubric_agreement(rubric)
     if not pairwise.empty:
         out["pairwise"] = {"comparisons": len(pairwise), "unreadable": int(pairwise["score_x"].isna().sum())}
     return out

@@ -15,6 +15,9 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
     benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.tasks.benchmark_tasks
     defaults: {max_tokens: 200} # protocol options applied to every condition
     judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas;
+                                #   samples: raters per judge model (default: 5 samples of one
+                                #   model, or one rating per model when `models` adds more;
+                                #   paper A's five raters), models: [more judge models],
                                 #   order: shared|shuffled, paraphrase: MODEL (engine.judging.judge);
                                 #   provider, base_url, api_key_env: the judge's own server
     prices: {my-model: [0.5, 1.5]}                        # USD per 1M input, output tokens
@@ -43,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from engine.errors import InputError
 from engine.fields import Whole
@@ -101,7 +104,10 @@ class JudgeSpec(BaseModel):
     # "alone" rates each final idea on its own, as it finishes
     mode: Literal["together", "alone"] = "together"
     batch_size: Whole = Field(10, ge=2, le=100)
-    samples: Whole = Field(1, ge=1, le=20)
+    # raters per judge model (mode "together"); not given: paper A's panel of five raters,
+    # five samples of one model or one rating from each model when `models` adds more
+    # (engine.judging.judge.panel_samples); the manifest records the number used
+    samples: Whole | None = Field(None, ge=1, le=20)
     models: list[str] = Field(default_factory=list)  # more judge models on the same server
     # paper A's raters read GPT-4.1 paraphrases (Methods; appendix A.2): a model on the judge's
     # server that paraphrases each final idea first (engine.judging.paraphrase); None: the raw ideas
@@ -114,6 +120,19 @@ class JudgeSpec(BaseModel):
     @classmethod
     def _url(cls, value):
         return _server_url(value, "judge.base_url")
+
+    @model_validator(mode="after")
+    def _panel(self):
+        if self.samples is None:
+            from engine.judging.judge import panel_samples
+
+            self.samples = panel_samples(None, 1 + len(self.models))
+        return self
+
+    @property
+    def raters(self) -> int:
+        """Ratings per idea in mode "together": samples x judge models."""
+        return self.samples * (1 + len(self.models))
 
     @field_validator("provider")
     @classmethod

@@ -1,9 +1,12 @@
 """The end of a grid run: the judge's ratings of the finished sessions.
 
 ``finish_judging``: with the judge's mode ``together`` (paper A's consensual assessment),
-every finished session's final idea rated again with the others of its task
-(``judge_together``); with ``alone``, each session was rated as it finished and the raw
-scores are scaled within task here (``rescale``, paper A).
+every finished session's final idea rated again with the others of its task by the grid's
+panel of raters (``judge.samples`` x judge models; by default five, as paper A's five raters)
+(``judge_together``); with ``alone``, each session was rated once as it finished and the raw
+scores are scaled within task here (``rescale``, paper A). Either way the manifest's
+``judge_summary`` says which judge, how many ratings per idea, the irrelevant ideas by the
+majority rule and the raters' agreement (one rating per idea: "agreement cannot be computed").
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.errors import WriteError
+from engine.stats.agreement import ONE_RATING
 from engine.judging.judge import arate_together, attach_ratings, judge_summary, scale_within_task
 from engine.judging.paraphrase import aparaphrase
 from engine.llm.base import Backend, run_sync
@@ -110,3 +114,10 @@ def rescale(store: RunStore) -> None:
             conversation.outcomes[column] = None if pd.isna(value) else float(value)
         conversation.outcomes["irrelevant"] = bool(row["irrelevant"])  # rated 0: not scaled
     store.rewrite_corpus(corpus)
+    judges = sorted({str(c.outcomes.get("rater")).removeprefix("llm:") for c in rated if c.outcomes.get("rater")})
+    read = int(frame[["novelty_raw", "usefulness_raw"]].notna().all(axis=1).sum())
+    store.write_manifest({**store.read_manifest(), "judge_summary": {
+        "status": "ok", "mode": "alone", "judge": "+".join(judges), "raters": judges, "samples": 1,
+        "ideas": len(rated), "ratings_per_item": {"min": 1, "max": 1}, "unreadable_verdicts": len(rated) - read,
+        "irrelevant": int(scaled["irrelevant"].sum()), "irrelevant_rule": "irrelevant: rated 0 by its one rater",
+        "agreement": ONE_RATING}})

@@ -185,7 +185,7 @@ def test_a_disk_full_for_a_moment_never_glues_records(reference, tmp_path, monke
         monkeypatch.setattr(durable, "_write", os.write)
         assert disk.hit
         whole_lines(folder / "corpus.jsonl")
-        assert main(["judge", "quality", str(folder), "--dry-run"]) == 0
+        assert main(["judge", "quality", "--samples", "1", str(folder), "--dry-run"]) == 0
         result = run(folder)
         assert result.ok + result.skipped == SESSIONS and result.failed == 0
         corpus = Corpus.from_jsonl(folder / "corpus.jsonl")
@@ -221,7 +221,7 @@ def test_damage_left_by_the_older_writer_is_read_around_and_repaired(reference, 
     cut = lines[5][: len(lines[5]) // 2]
     lost = json.loads(lines[5])["conversation_id"]
     (folder / "corpus.jsonl").write_bytes(b"\n".join(lines[:5] + [cut + lines[6]] + lines[7:]))
-    assert main(["judge", "quality", str(folder), "--dry-run"]) == 0
+    assert main(["judge", "quality", "--samples", "1", str(folder), "--dry-run"]) == 0
     err = capsys.readouterr().err
     assert "line 6: a record cut short" in err and f"{SESSIONS - 1} rubric calls" in err
     backend = Seeded(responder=reply)
@@ -241,7 +241,7 @@ def test_a_torn_last_line_is_reported_never_fatal(reference, tmp_path, capsys):
         (folder / name).write_bytes((source / name).read_bytes())
     with open(folder / "corpus.jsonl", "ab") as handle:
         handle.write(b'{"conversation_id": "direct-half", "turns": [{"speak')
-    assert main(["judge", "quality", str(folder), "--dry-run"]) == 0
+    assert main(["judge", "quality", "--samples", "1", str(folder), "--dry-run"]) == 0
     err = capsys.readouterr().err
     assert f"line {SESSIONS + 2}: a record cut short" in err and "at the end of the file" in err
     assert f"{SESSIONS} rubric calls" in err and "not valid JSON" not in err
@@ -276,13 +276,13 @@ def test_judge_on_a_full_disk_stops_in_one_line_and_resumes_without_paying_twice
 
     monkeypatch.setattr(engine.llm, "make_backend", judge_backend_factory(folder, calls))
     monkeypatch.setattr(durable, "_write", FillingDisk(budget).write)
-    code = main(["judge", "quality", str(folder), "--judge-model", "judge", "--base-url", "http://127.0.0.1:9"])
+    code = main(["judge", "quality", "--samples", "1", str(folder), "--judge-model", "judge", "--base-url", "http://127.0.0.1:9"])
     err = capsys.readouterr().err.strip().splitlines()
     monkeypatch.setattr(durable, "_write", os.write)
     assert code == 2 and err[-1] == f"error: disk full while writing {folder / 'quality.jsonl'}{FULL}"
     kept = whole_lines(folder / "quality.jsonl") if (folder / "quality.jsonl").exists() else []
     assert len(kept) < SESSIONS
-    assert main(["judge", "quality", str(folder), "--judge-model", "judge", "--base-url",
+    assert main(["judge", "quality", "--samples", "1", str(folder), "--judge-model", "judge", "--base-url",
                  "http://127.0.0.1:9"]) == 0
     records = [json.loads(line) for line in whole_lines(folder / "quality.jsonl")]
     assert sorted(r["conversation_id"] for r in records) == sorted(ideas)  # each item once

@@ -128,7 +128,8 @@ def test_ideas_of_a_task_are_rated_together_in_shuffled_batches():
         return "\n".join(f"Idea {n}: Novelty 5, Usefulness 5" for n, _ in shown)
 
     ideas = [f"idea number {i} about bottles" for i in range(5)]
-    frame = rate_together(ideas, "plastic_waste", ScriptedBackend(responder=respond), batch_size=3)
+    frame = rate_together(ideas, "plastic_waste", ScriptedBackend(responder=respond), batch_size=3,
+                          samples=1)
     assert sorted(len(batch) for batch in seen) == [2, 3]
     assert sorted(text for batch in seen for text in batch) == sorted(ideas)
     assert seen[0] + seen[1] != ideas  # shuffled (seeded), not in input order
@@ -198,7 +199,7 @@ def test_unreadable_replies_are_counted_never_replaced():
     frame = pd.DataFrame({"idea": ["one idea on bottles", "two idea on bags", "three idea on cups",
                                    "an apology idea"],
                           "task": ["plastic_waste"] * 3 + ["sorry_pandemic"]})
-    out = rate_together(frame, None, ScriptedBackend(responder=respond))
+    out = rate_together(frame, None, ScriptedBackend(responder=respond), samples=1)
     assert out["novelty_raw"].isna().sum() == 2          # one left out + the unreadable task
     assert out.attrs["unreadable_verdicts"] == 2 and out.attrs["unreadable_replies"] == 2
     assert out.attrs["retries"] == 1 and out.attrs["never_read"] == 2

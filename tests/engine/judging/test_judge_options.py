@@ -87,7 +87,7 @@ def test_grid_paraphrases_ideas_before_rating_and_counts_failures(tmp_path):
 
     grid = {"name": "p", "model": "scripted", "seed": 1, "concurrency": 1, "tasks": ["plastic_waste"],
             "conditions": [{"method": "direct", "replicates": 3}],
-            "judge": {"model": "scripted", "paraphrase": "rewriter", "rubric": False}}
+            "judge": {"model": "scripted", "paraphrase": "rewriter", "rubric": False, "samples": 1}}
     run_grid(grid, tmp_path, backend=team, judge_backend=ScriptedBackend(responder=judge),
              paraphrase_backend=ScriptedBackend(responder=rewrite, model="rewriter"),
              progress=False, cache=False)

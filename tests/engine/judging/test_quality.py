@@ -59,13 +59,13 @@ def test_rubric_per_round_and_resume(run_dir):
     assert len(items) == 6 * (1 + 4)
     store = quality.QualityStore(run_dir)
     judge = ScriptedBackend(responder=judge_reply, model="judge")
-    done = asyncio.run(quality.arubric(items, {TASK: get_task(TASK)}, judge, store, retries=1))
+    done = asyncio.run(quality.arubric(items, {TASK: get_task(TASK)}, judge, store, retries=1, samples=1))
     assert done == 30
     # plain round-0 answers are never readable: asked twice (retries=1), recorded as missing
     assert len(judge.history) == 30 + 6
     again = quality.QualityStore(run_dir)  # re-read from disk: resumes with zero calls
     judge2 = ScriptedBackend(responder=judge_reply, model="judge")
-    assert asyncio.run(quality.arubric(items, {TASK: get_task(TASK)}, judge2, again)) == 0
+    assert asyncio.run(quality.arubric(items, {TASK: get_task(TASK)}, judge2, again, samples=1)) == 0
     assert judge2.history == []
     rubric = again.frame("rubric")
     conversations = corpus.conversations_frame()
@@ -77,7 +77,7 @@ def test_rubric_per_round_and_resume(run_dir):
     plain = [c for c in rounds["condition"].unique() if "no CLA" in c][0]
     assert homo.loc[(plain, 1), "score"] == 5 and homo.loc[(plain, 0), "missing"] == 6
     assert pd.isna(homo.loc[(plain, 0), "score"])
-    assert quality.summary(again)["rubric_rounds"] == {"items": 24, "unreadable": 6}
+    assert quality.summary(again)["rubric_rounds"] == {"items": 24, "unreadable": 6, "ratings": 18}
 
 
 def test_per_round_limit_keeps_the_first_sessions_of_each_condition(run_dir):
@@ -120,7 +120,11 @@ def test_judge_cli_dry_run_counts_calls(run_dir, capsys):
     from engine.cli import main
 
     assert main(["judge", "quality", str(run_dir), "--per-round", "--dry-run"]) == 0
-    assert "30 rubric calls (0 already judged)" in capsys.readouterr().err
+    # paper A's panel by default: 30 items x 5 samples of the judge
+    assert "150 rubric calls (30 items x 5 raters; 0 already judged)" in capsys.readouterr().err
+    assert main(["judge", "quality", str(run_dir), "--per-round", "--dry-run", "--samples", "2",
+                 "--judge-model", "a", "--judge-models", "b,c", "--base-url", "http://127.0.0.1:9"]) == 0
+    assert "180 rubric calls (30 items x 6 raters; 0 already judged)" in capsys.readouterr().err
     assert main(["judge", "pairwise", str(run_dir), "--pairs", "all", "--dry-run"]) == 0
     assert "18 pairwise calls (9 comparisons x 2 orders" in capsys.readouterr().err
     assert main(["judge", "quality", str(run_dir / "nope")]) == 2
@@ -130,8 +134,12 @@ def test_judge_cli_dry_run_counts_calls(run_dir, capsys):
     store.append({"kind": "rubric", "key": first.key, "judge": "some-model", "conversation_id":
                   first.conversation_id, "task": first.task, "round": None, "speaker": None, "score": 5.0})
     assert main(["judge", "quality", str(run_dir), "--judge-model", "some-model", "--base-url",
+                 "http://127.0.0.1:9", "--dry-run", "--samples", "1"]) == 0
+    assert "5 rubric calls (6 items x 1 raters; 1 already judged)" in capsys.readouterr().err
+    # a panel of samples is named model#1..#5: the one-rating record is not one of them
+    assert main(["judge", "quality", str(run_dir), "--judge-model", "some-model", "--base-url",
                  "http://127.0.0.1:9", "--dry-run"]) == 0
-    assert "5 rubric calls (1 already judged)" in capsys.readouterr().err
+    assert "30 rubric calls (6 items x 5 raters; 0 already judged)" in capsys.readouterr().err
 
 
 def test_a_line_cut_by_a_kill_is_dropped_on_reopen(run_dir):
@@ -164,3 +172,53 @@ def test_a_line_cut_by_a_kill_is_dropped_on_reopen(run_dir):
 ])
 def test_parse_verdict(reply, verdict):
     assert quality.parse_verdict(reply) == verdict
+
+
+# -- a panel of rubric raters ----------------------------------------------------------------------
+from engine.stats.agreement import ONE_RATING  # noqa: E402
+
+
+def test_rubric_panel_five_samples_by_default(run_dir):
+    corpus = Corpus.from_jsonl(run_dir / "corpus.jsonl")
+    items = quality.rubric_items(corpus)  # 6 final outputs
+    store = quality.QualityStore(run_dir)
+    judge = ScriptedBackend(responder=lambda m: "Score: 7", model="judge")
+    assert asyncio.run(quality.arubric(items, {TASK: get_task(TASK)}, judge, store)) == 6 * 5
+    rubric = store.frame("rubric")
+    assert sorted(rubric["judge"].unique()) == [f"judge#{s}" for s in range(1, 6)]
+    assert set(rubric["temperature"]) == {0.7} and set(rubric["panel"]) == {"judge x5"}
+    assert len({h["seed"] for h in judge.history}) == 5  # one seed per rater
+    # every rater gives 7 to every item: no variance between items, no ICC; alpha undefined too
+    agreement = quality.summary(store)["agreement"]
+    assert agreement["raters"] == 5 and agreement["ratings_per_item"] == {"min": 5, "max": 5}
+    assert agreement["icc3k"] is None and "same mean" in agreement["note"]
+
+
+def records(scores: dict[str, list]) -> pd.DataFrame:
+    """Final-output records: item -> one score per rater r1, r2, ..."""
+    rows = [{"kind": "rubric", "key": f"rubric|{item}|final|", "judge": f"j#{r + 1}", "conversation_id": item,
+             "task": TASK, "round": None, "speaker": None, "score": score, "panel": "j x2"}
+            for item, values in scores.items() for r, score in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def test_rubric_scores_are_the_mean_of_readable_ratings_with_agreement():
+    rubric = records({"c1": [1, 2], "c2": [3, 3], "c3": [5, 7], "c4": [None, 4]})
+    # the hand-worked ICC of tests/engine/stats/test_agreement.py: (1,2), (3,3), (5,7) -> ICC(3,2) =
+    # 20/21, ICC(2,1) = 6/7; c4 has one rating: dropped from the ICC, counted
+    agreement = quality.rubric_agreement(rubric)
+    assert agreement["judge"] == "j x2" and agreement["items"] == 4 and agreement["dropped_items"] == 1
+    assert agreement["icc3k"] == pytest.approx(20 / 21) and agreement["icc21"] == pytest.approx(6 / 7)
+    assert agreement["text"].startswith("judge j x2: 1 to 2 ratings per item from 2 raters, N = 4 items: ICC(3,2) = 0.95")
+    conversations = pd.DataFrame({"conversation_id": ["c1", "c2", "c3", "c4"], "method": "homo_mad",
+                                  "task": TASK, "agents": 2, "rounds": 1})
+    table = quality.rubric_table(rubric, conversations).set_index("conversation_id")
+    assert table["rubric_score"].tolist() == [1.5, 3.0, 6.0, 4.0]
+    assert table["rubric_ratings"].tolist() == [2, 2, 2, 1]
+
+
+def test_one_rubric_rating_per_item_gives_no_agreement():
+    rubric = records({"c1": [4], "c2": [6], "c3": [8]})
+    agreement = quality.rubric_agreement(rubric)
+    assert agreement["note"] == ONE_RATING and agreement["icc3k"] is None
+    assert "one rating per item: agreement cannot be computed" in agreement["text"]

@@ -49,7 +49,8 @@ def test_pilot_streams_turns_and_sessions_and_judges():
     # raw (7,3) and (2,5): scaled novelty 1, 0; usefulness 0, 1; creativity 0, 0
     assert first.outcomes["novelty"] == 1.0 and second.outcomes["usefulness"] == 1.0
     assert first.outcomes["creativity"] == 0.0 and first.outcomes["rater"] == "llm:scripted"
-    assert len(judge.history) == 1 and corpus.meta["judge"]["raters"] == ["scripted#1"]
+    # paper A's panel by default: five samples of the judge, one batch each
+    assert len(judge.history) == 5 and corpus.meta["judge"]["raters"] == [f"scripted#{r}" for r in range(1, 6)]
 
 
 def test_pilot_failure_keeps_turns_and_hides_key():

@@ -78,14 +78,14 @@ def test_a_judge_is_refused_while_another_process_writes_the_folder(run_dir, mon
     monkeypatch.setattr(engine.llm, "make_backend", judge_backend(calls))
     holder = Holder(run_dir)
     try:
-        code = main(["judge", "quality", str(run_dir), "--judge-model", "judge", "--base-url", "http://127.0.0.1:9"])
+        code = main(["judge", "quality", "--samples", "1", str(run_dir), "--judge-model", "judge", "--base-url", "http://127.0.0.1:9"])
     finally:
         holder.stop()
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and BUSY in err[-1] and f"(run (pid {holder.process.pid}))" in err[-1]
     assert calls == [] and not (run_dir / "quality.jsonl").exists()
     # the folder free again: the judge runs
-    assert main(["judge", "quality", str(run_dir), "--judge-model", "judge", "--base-url",
+    assert main(["judge", "quality", "--samples", "1", str(run_dir), "--judge-model", "judge", "--base-url",
                  "http://127.0.0.1:9"]) == 0
 
 
@@ -123,7 +123,7 @@ def test_identical_requests_in_flight_are_sent_once(tmp_path, concurrency):
     inner = ScriptedBackend(responder=lambda m: "Score: 7", model="judge", delay=0.01, concurrency=concurrency)
     judge = CachedBackend(inner, tmp_path / "cache.sqlite")
     store = quality.QualityStore(tmp_path)
-    done = asyncio.run(quality.arubric(items, {"plastic_waste": get_task("plastic_waste")}, judge, store))
+    done = asyncio.run(quality.arubric(items, {"plastic_waste": get_task("plastic_waste")}, judge, store, samples=1))
     assert done == 88 and len(store.records) == 88
     assert len(inner.history) == 72  # one call per distinct request
     assert inner.usage.calls == 72 and inner.usage.cache_hits == 16
@@ -139,7 +139,7 @@ def test_judge_per_round_pays_once_per_distinct_request(run_dir, monkeypatch, ca
     import engine.llm
 
     monkeypatch.setattr(engine.llm, "make_backend", judge_backend(calls))
-    assert main(["judge", "quality", str(run_dir), "--per-round", "--concurrency", "1", "--judge-model",
+    assert main(["judge", "quality", "--samples", "1", str(run_dir), "--per-round", "--concurrency", "1", "--judge-model",
                  "judge", "--base-url", "http://127.0.0.1:9"]) == 0
     assert len(calls) == len(distinct)
     assert '"rubric_rounds": {"items": 16' in capsys.readouterr().out

@@ -63,7 +63,7 @@ JUDGE = ["--judge-model", "judge", "--base-url", "http://127.0.0.1:9"]
 def test_the_judge_rates_against_the_recorded_prompt_after_the_tasks_file_is_edited(run_dir, monkeypatch):
     (run_dir.parent / "tasks.jsonl").write_text(json.dumps({"id": "sport", "prompt": EDITED}) + "\n")
     calls = judge_calls(monkeypatch)
-    assert main(["judge", "quality", str(run_dir), *JUDGE]) == 0
+    assert main(["judge", "quality", "--samples", "1", str(run_dir), *JUDGE]) == 0
     assert len(calls) == 1  # three sessions, one final idea text: one request
     assert SPORT in calls[0] and EDITED not in calls[0]
 
@@ -75,7 +75,7 @@ def test_the_judge_needs_no_tasks_file_and_no_working_folder(run_dir, monkeypatc
     monkeypatch.chdir(elsewhere)
     calls = judge_calls(monkeypatch)
     assert main(["judge", "pairwise", str(run_dir), "--dry-run"]) == 0
-    assert main(["judge", "quality", str(run_dir), *JUDGE]) == 0
+    assert main(["judge", "quality", "--samples", "1", str(run_dir), *JUDGE]) == 0
     assert len(calls) == 1 and SPORT in calls[0]
 
 
@@ -84,7 +84,7 @@ def test_a_session_that_answered_another_prompt_is_refused(run_dir, monkeypatch,
     manifest["tasks"]["sport"] = {"prompt": EDITED, "prompt_sha256": None}  # hand-edited manifest
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     calls = judge_calls(monkeypatch)
-    assert main(["judge", "quality", str(run_dir), *JUDGE]) == 2
+    assert main(["judge", "quality", "--samples", "1", str(run_dir), *JUDGE]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "answered another prompt of task 'sport'" in err[0] and calls == []
 
@@ -95,7 +95,7 @@ def test_without_the_manifest_record_the_sessions_own_prompt_is_used(run_dir, mo
     manifest["config"]["tasks_file"] = "gone.jsonl"
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     calls = judge_calls(monkeypatch)
-    assert main(["judge", "quality", str(run_dir), *JUDGE]) == 0
+    assert main(["judge", "quality", "--samples", "1", str(run_dir), *JUDGE]) == 0
     assert SPORT in calls[0]
 
 
