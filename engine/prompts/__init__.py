@@ -62,11 +62,20 @@ def _numbered(ideas: Sequence[str], label: str = "Idea") -> str:
     return "\n".join(f"{label} {i + 1}: {idea}" for i, idea in enumerate(ideas))
 
 
-def agent_system(name: str, team_size: int, task_prompt: str, persona: str | None = None) -> str:
-    """The standing instruction of one team member (paper A)."""
-    who = persona or f"You are {name}."
-    return (f"{who} You are {name} in a team of {team_size}. Follow brainstorming rules: defer "
-            f"judgment, welcome wild ideas, build on others' ideas.\nTask: {task_prompt}")
+def agent_role(index: int, persona: str | None = None) -> str:
+    """Who a paper-A agent is in ``fidelity="paper"`` mode: paper A's generic agent identity
+    ("You are Agent 1", Persona Manipulation) followed by the persona, if any; no team size and
+    no brainstorming rules (the text names Osborn's principles as the conditions' design basis,
+    appendix A.1.1, not as a prompt; open discussion has none "beyond the task description")."""
+    who = f"You are Agent {index}."
+    return who if persona is None else f"{who} {persona}"
+
+
+def agent_system(role: str, task_prompt: str) -> str:
+    """The system message of a paper-A agent: its role, then the task (the release sends the
+    role and the task as two system messages, ``generation/message_strategies.py``; one
+    message here, the role text first and unchanged)."""
+    return f"{role}\n\nTask: {task_prompt}"
 
 
 # -- paper A: initial generation and rating -------------------------------------------------

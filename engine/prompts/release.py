@@ -9,11 +9,38 @@ options are offered) follows the release. The ``paper`` mode's prompts are in
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+from pathlib import Path
 from typing import Sequence
 
 Messages = list[dict[str, str]]
 
 FINAL_ROUNDS_NOTE = 5  # message_strategies.py: a note in the last 5 turns of an open discussion
+PERSONAS_FILE = Path(__file__).with_name("release_personas.json")
+
+
+@lru_cache(maxsize=1)
+def release_personas() -> dict:
+    """The release's persona profiles (``generation/roles.py``), shipped as data under the
+    repository's licence with its source and commit (``release_personas.json``)."""
+    return json.loads(PERSONAS_FILE.read_text(encoding="utf-8"))
+
+
+def release_roles(persona: str, team_size: int, rng) -> list[str]:
+    """Each agent's role text exactly as ``generation/main.py`` builds it: none -> "You are
+    Agent k."; same -> "You are Agent k. " + the same persona + the release's suffix;
+    different -> "You are Agent k. " + one of the first N profiles, shuffled (``rng``, the
+    session's seeded stream for this), + the suffix ("No profile assigned." past the six)."""
+    data = release_personas()
+    if persona == "none":
+        return [f"You are Agent {k + 1}." for k in range(team_size)]
+    if persona == "same":
+        return [f"You are Agent {k + 1}. {data['same']}{data['suffix']}" for k in range(team_size)]
+    profiles = list(data["profiles"][:team_size])
+    rng.shuffle(profiles)
+    return [f"You are Agent {k + 1}. " + (profiles[k] + data["suffix"] if k < len(profiles)
+                                          else "No profile assigned.") for k in range(team_size)]
 
 
 def _system(text: str) -> dict[str, str]:

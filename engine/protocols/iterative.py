@@ -73,7 +73,7 @@ async def _paper_turn(session: Session, agent, current: str | None, number: int,
         return candidate
     options = list(dict.fromkeys([current, candidate, *memory["recent"]]))
     means = await rate(session, options, round=number)
-    best = options[rank(options, means)[0]]
+    best = options[rank(options, means, session)[0]]
     proposal.meta["adopted"] = best == candidate
     memory["recent"] = [idea for idea in dict.fromkeys([current, candidate, *memory["recent"]])
                         if idea != best][:config.agents + 1]

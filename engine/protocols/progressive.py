@@ -51,7 +51,7 @@ async def run(session: Session) -> str:
     novel = await (_diverge_release(session, ranked) if release else _diverge_paper(session, top))
     novel = list(dict.fromkeys(novel))
     novelty = await rate(session, novel, criterion="novelty", round=2, phase="rating")
-    chosen = [novel[i] for i in rank(novel, novelty)[:config.refine_top]]
+    chosen = [novel[i] for i in rank(novel, novelty, session)[:config.refine_top]]
     session.meta["novel_selected"] = list(chosen)
 
     refined, unparsed = chosen, 0
@@ -74,7 +74,7 @@ async def run(session: Session) -> str:
         best = finalists[0]
     else:
         scores = await rate(session, finalists, round=4, phase="rating")
-        best = finalists[rank(finalists, scores)[0]]
+        best = finalists[rank(finalists, scores, session)[0]]
     session.meta.update(stop_reason="selected", refine_unparsed=unparsed,
                         final_from="refined" if best in refined else "initial")
     return best

@@ -71,6 +71,8 @@ class Session:
         self.replicate = replicate
         self.on_turn = on_turn
         self.rng = random.Random(seed)
+        self.shown_order: list[int] | None = None  # the last rating's presentation order (team.rank)
+        self.tie_draws = 0  # seeded tie-breaks drawn so far (team.rank, paper mode)
         self.turns: list[Turn] = []
         self.meta: dict[str, Any] = {}
         self.agents: list[Agent] = []

@@ -32,7 +32,7 @@ LOTTERY = "a citywide deposit lottery for every bottle"
 
 
 def speaker_of(messages):
-    return re.search(r"(Agent \d+) in a team", messages[0]["content"]).group(1)
+    return re.search(r"You are (Agent \d+)\.", messages[0]["content"]).group(1)
 
 
 def shown(prompt):

@@ -23,7 +23,7 @@ def run(backend, method, *, seed=0, embedder=None, **options):
 
 
 def speaker_of(messages):
-    match = re.search(r"(Agent \d+) in a team", messages[0]["content"])
+    match = re.search(r"You are (Agent \d+)\.", messages[0]["content"])
     return match.group(1) if match else None
 
 
