@@ -23,7 +23,7 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "m
                       "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
                       "judge_model", "judge_base_url", "judge_mode", "judge_samples",
                       "judge_batch_size", "judge_models", "peers", "consensus", "consensus_retries",
-                      "models", "steer", "fidelity", "reply_attempts", "candidates",
+                      "consensus_temperature", "models", "steer", "fidelity", "reply_attempts", "candidates",
                       "judge_paraphrase", "judge_order", "provider", "judge_provider")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 MAX_SEED = 2 ** 63 - 1  # engine.runs.grid.MAX_SEED (not imported: the grid module is heavy for --help)
@@ -32,8 +32,8 @@ MAX_REQUESTS = 65_536
 MAX_TIMEOUT_S = 86_400.0
 PROTOCOL_FLAGS = ("temperature", "max_tokens", "persona", "order", "turn_limit", "min_rounds", "pool",
                   "generation", "ideas_per_agent", "idea_words", "convergence", "refine_top", "k",
-                  "peers", "consensus", "consensus_retries", "lenses", "fidelity", "reply_attempts",
-                  "candidates")
+                  "peers", "consensus", "consensus_retries", "consensus_temperature", "lenses", "fidelity",
+                  "reply_attempts", "candidates")
 
 
 def register(subparsers) -> None:
@@ -108,6 +108,9 @@ def register(subparsers) -> None:
                         help="final answer: judge pick (default), agents' vote, seeded random, or keep all")
     debate.add_argument("--consensus-retries", type=int,
                         help="extra judge samples when the pick is unreadable (default 2), then a seeded random pick")
+    debate.add_argument("--consensus-temperature", type=float, metavar="T",
+                        help="the consensus judge's sampling temperature, 0 to 2 (default: --temperature; "
+                             "paper B names none for its judge); recorded per session")
     debate.add_argument("--candidates", type=whole(1, 16),
                         help="direct, self_refine: K answers, the consensus judge picks one (default 1)")
     debate.add_argument("--models", help="one model per agent, comma-separated (cycled): Mixed teams, "

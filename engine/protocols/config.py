@@ -57,7 +57,7 @@ CONSENSUS_MODES = ("judge", "vote", "random", "all")
 # the parsing and re-asking of both modes changed with it) and unset (left out) elsewhere.
 LATER_OPTIONS = {"lenses": None, "peers": None, "consensus": "judge", "consensus_retries": 2,
                  "models": None, "steering": None, "fidelity": None, "reply_attempts": None,
-                 "candidates": 1}
+                 "candidates": 1, "consensus_temperature": None}
 
 
 IDEA_WORDS = re.compile(r"^([0-9]{1,4})(?:-([0-9]{1,4}))?$")
@@ -89,11 +89,19 @@ class ProtocolConfig(BaseModel):
     peers: Literal[PEER_STRATEGIES] | None = None  # type: ignore[valid-type]
     consensus: Literal[CONSENSUS_MODES] = "judge"  # type: ignore[valid-type]
     consensus_retries: Whole = Field(2, ge=0, le=10)
+    # the consensus judge's sampling temperature; None: the session's (paper B states one
+    # temperature, 1.0, for every method and names no other for its judge)
+    consensus_temperature: float | None = Field(None, ge=0.0, le=2.0)
     models: tuple[str, ...] | None = None
     steering: dict[str, float] | None = None  # steered: moderator targets (engine.protocols.steered)
     candidates: int = Field(1, ge=1, le=16)  # direct / self_refine: K answers, the judge picks one
     fidelity: Literal[FIDELITIES] | None = None  # type: ignore[valid-type]  # paper A: paper | release
     reply_attempts: int | None = Field(None, ge=1, le=100)  # None: the fidelity's default
+
+    @property
+    def judge_temperature(self) -> float | None:
+        """The temperature the consensus judge samples at (its own, or the session's)."""
+        return self.temperature if self.consensus_temperature is None else self.consensus_temperature
 
     @field_validator("idea_words")
     @classmethod
@@ -227,7 +235,8 @@ class ProtocolConfig(BaseModel):
         if described.debate:
             meta.update(lenses=self.lens_assignment, peers=self.peer_strategy)
         if self.has_consensus:
-            meta.update(consensus=self.consensus, consensus_retries=self.consensus_retries)
+            meta.update(consensus=self.consensus, consensus_retries=self.consensus_retries,
+                        consensus_temperature=self.judge_temperature)
         if takes("candidates"):
             meta["candidates"] = self.candidates
         if self.models:

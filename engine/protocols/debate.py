@@ -14,8 +14,10 @@ method (``engine.protocols.config``):
   Peer Selection: the k peers whose previous answers are farthest by cosine distance),
   ``closest`` (the k nearest) or ``random`` (k peers drawn with a seeded generator). The
   peers each agent read are recorded on its turn (``meta["peers"]``).
-* Consensus (``consensus``): ``judge`` asks a judge to pick one answer; an unreadable pick
-  is asked again ``consensus_retries`` times, then resolved by a seeded random pick (never
+* Consensus (``consensus``): ``judge`` asks a judge to pick one answer. The judge is the
+  debating model (``meta["consensus_judge_model"]``) sampling at ``consensus_temperature``
+  (default: the session's temperature, 1.0 in paper B's setup, which names no other for its
+  judge; recorded as ``consensus_temperature``). An unreadable pick is asked again ``consensus_retries`` times, then resolved by a seeded random pick (never
   by position, which would make inter-session diversity measure Agent 1). ``vote``: every
   agent names the best answer, plurality wins, ties by seeded random pick. ``random``: a
   seeded random pick, no call. ``all``: every final answer is kept
@@ -109,11 +111,13 @@ def _record_choice(session: Session, agents: Sequence[Agent], choice: int, resol
 async def _judge_pick(session: Session, answers: Sequence[str], round: int) -> tuple[int | None, int]:
     """The judge's 0-based pick (None if never readable) and the number of judge calls."""
     config = session.config
-    retry_heat = max(config.temperature or 0.0, RETRY_TEMPERATURE)
+    first = config.judge_temperature  # the consensus_temperature option, else the session's
+    retry_heat = max(first or 0.0, RETRY_TEMPERATURE)
+    session.meta["consensus_judge_model"] = session.backend.model  # the debating model judges
     for attempt in range(config.consensus_retries + 1):
         turn = await session.ask("judge", prompts.consensus_select(session.task.prompt, answers),
                                  phase="consensus", round=round, max_tokens=16, attempt=attempt,
-                                 temperature=None if attempt == 0 else retry_heat)
+                                 temperature=first if attempt == 0 else retry_heat)
         choice = parse_choice(turn.text, len(answers))
         turn.meta["choice"] = choice
         if choice is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from engine.protocols.method import Method, consensus_calls
 
 SHARED = frozenset({"temperature", "max_tokens", "models", "idea_words"})
-CONSENSUS = frozenset({"consensus", "consensus_retries"})
+CONSENSUS = frozenset({"consensus", "consensus_retries", "consensus_temperature"})
 SINGLE = SHARED | CONSENSUS | {"candidates"}  # Direct, Self-Refine: K candidates for the judge
 DEBATE = SHARED | CONSENSUS | {"agents", "rounds", "lenses", "peers", "k"}
 

@@ -92,3 +92,22 @@ def test_tied_ratings_fall_to_no_agent_in_particular(fidelity):
     assert sum(authors.values()) == 200 and set(authors) == {"Agent 1", "Agent 2", "Agent 3"}
     # uniform over the three authors: 200 / 3 expected each
     assert scipy_stats.chisquare([authors[f"Agent {k}"] for k in (1, 2, 3)]).pvalue > 0.01
+
+
+@pytest.mark.parametrize("option, sent", [(None, 1.0), (0.0, 0.0)])
+def test_the_consensus_judge_samples_at_its_own_temperature_and_says_so(option, sent):
+    def judging(messages):
+        return messages[0]["content"].startswith("You are an impartial judge")
+
+    def reply(messages):
+        return "Response 2" if judging(messages) else "an answer"
+
+    backend = ScriptedBackend(responder=reply, model="debater")
+    extra = {} if option is None else {"consensus_temperature": option}
+    config = make_config("homo_mad", agents=3, rounds=1, temperature=1.0, **extra)
+    conversation = asyncio.run(run_session(backend, TASK, config, conversation_id="c", seed=3))
+    judge_calls = [h for h in backend.history if judging(h["messages"])]
+    assert len(judge_calls) == 1 and judge_calls[0]["temperature"] == sent
+    assert all(h["temperature"] == 1.0 for h in backend.history if not judging(h["messages"]))
+    assert conversation.meta["consensus_temperature"] == sent
+    assert conversation.meta["consensus_judge_model"] == "debater"
