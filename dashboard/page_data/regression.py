@@ -16,6 +16,7 @@ from dashboard.page_data.analyses import regression_ladder  # noqa: F401  (the d
 from dashboard.page_data.feature_choices import feature_names
 from engine import stats
 from engine.errors import InputError
+from engine.stats.guards import R2Headline, r2_headline
 from engine.measures.trajectory import PAPER_A_FEATURES  # paper A's nine: the release's 4B columns
 
 TEAMS = {"LLM": ["llm"], "Human": ["human"], "Both (side by side)": ["llm", "human"]}
@@ -52,6 +53,13 @@ class TeamFit:
     @property
     def too_few(self) -> bool:
         return self.rows < analyses.MIN_ROWS
+
+    @property
+    def r2(self) -> R2Headline | None:
+        """The fit's R² to lead with (``engine.stats.guards.r2_headline``): a mixed model's
+        conditional R² is a headline only with N ≥ 10·k and 5 or more task groups; otherwise
+        ``headline`` is False and ``reason`` says which rule failed. None without a fit."""
+        return r2_headline(self.fit["summary"]) if self.fit is not None else None
 
 
 @dataclass(frozen=True)
