@@ -231,26 +231,70 @@ def coefficient_plot(tables: dict[str, pd.DataFrame], title: str = "Standardized
     return _layout(fig, title, xaxis_title="coefficient", height=150 + 34 * len(labels))
 
 
+LADDER_BAR_SPAN = 0.8  # of each specification's row the bars fill (the rest is the gap between rows)
+LADDER_LABEL_ROOM = 0.28  # of the values' span added beyond the bars' ends for their value labels
+LADDER_LABEL_SIZE = 12  # px
+
+
+def ladder_label(value) -> str:
+    """A ladder's value label: '34.0%', '−40.2%' (a true minus sign) or 'n/a'."""
+    if value is None or pd.isna(value):
+        return "n/a"
+    return f"{value:.1f}%".replace("-", "−")
+
+
 def r2_ladder(table: pd.DataFrame, title: str = "Variance explained by specification") -> go.Figure:
     """Horizontal grouped bars: one row per ``specification`` (top to bottom in the table's
-    order), one bar per remaining column (values in %); a missing value is written "n/a"
-    so a column that does not apply to a row is seen, not silently absent."""
+    order), one bar per remaining column (values in %), as Table 1.
+
+    An adjusted R² below 0 (the predictors explain less than their number costs) is drawn as a
+    bar left of the zero line, the axis extended to show it. A missing value (a column that does
+    not apply to a row: the mixed model has no adjusted R²) is a gap labelled "n/a" at zero, so
+    it is seen, not silently absent. Each bar has its own slot (row ``i``, column ``j`` at
+    ``i + (j − (m − 1)/2)·w``, ``w = 0.8/m``), and its value label sits in that slot beyond
+    the bar's end (right of a positive bar, left of a negative one), in a text trace of its
+    own, so no label lies on another bar or label; the axis keeps room for the labels."""
     fig = go.Figure()
     columns = [c for c in table.columns if c != "specification"]
     looks = style.series_styles([c.split(" ")[0].lower() for c in columns], "source")
     names = [_plain(s) for s in table["specification"]]
-    for column in columns:
-        values = pd.to_numeric(table[column], errors="coerce")
-        fig.add_trace(go.Bar(y=names, x=values.fillna(0), name=column, orientation="h",
-                             marker=style.bar_marker(looks[column.split(" ")[0].lower()]),
-                             text=["n/a" if pd.isna(v) else f"{v:.1f}%" for v in values], textposition="outside",
-                             cliponaxis=False, hovertemplate="%{y}: %{text}<extra>" + _plain(column) + "</extra>"))
-    top = pd.to_numeric(table[columns].stack(), errors="coerce").max() if columns else np.nan
-    _layout(fig, title, barmode="group", height=style.height_for_legend(130 + 30 * len(table) * max(1, len(columns)),
-                                                                       columns))
-    fig.update_yaxes(autorange="reversed")
-    style.score_axis(fig, "x", "percent", [0, float(top) * 1.2 if np.isfinite(top) else 100], title="R² (%)")
+    width = LADDER_BAR_SPAN / max(1, len(columns))
+    numbers = table[columns].apply(pd.to_numeric, errors="coerce") if columns else pd.DataFrame()
+    for j, column in enumerate(columns):
+        values = numbers[column]
+        y = np.arange(len(table)) + (j - (len(columns) - 1) / 2) * width
+        look = looks[column.split(" ")[0].lower()]
+        if "adj" in column.lower():  # a source's adjusted R² beside its R²: same colour, hatched
+            look = style.Style(look.colour, look.symbol, look.dash, look.pattern or "/")
+        drawn = values.notna().to_numpy()
+        fig.add_trace(go.Bar(y=y[drawn], x=values[drawn], name=_plain(column), orientation="h", width=width,
+                             marker=style.bar_marker(look), legendgroup=column,
+                             customdata=np.array(names, dtype=object)[drawn],
+                             hovertemplate="%{customdata}: %{x:.1f}%<extra>" + _plain(column) + "</extra>"))
+        fig.add_trace(go.Scatter(
+            y=y, x=values.fillna(0.0), mode="text", text=[ladder_label(v) for v in values],
+            textposition=["middle left" if v < 0 else "middle right" for v in values.fillna(0.0)],
+            textfont=dict(size=LADDER_LABEL_SIZE, color="#222"), cliponaxis=False, showlegend=False,
+            legendgroup=column, name=f"{_plain(column)} (value labels)", hoverinfo="skip"))
+    finite = numbers.to_numpy(dtype=float)[np.isfinite(numbers.to_numpy(dtype=float))] if columns else np.array([])
+    low = min(0.0, float(finite.min())) if len(finite) else 0.0
+    high = max(0.0, float(finite.max())) if len(finite) else 100.0
+    span = (high - low) or 100.0
+    ceiling = 100.0  # R² and adjusted R² are at most 100%
+    x_range = [low - (LADDER_LABEL_ROOM * span if low < 0 else 0.0), min(ceiling, high + LADDER_LABEL_ROOM * span)]
+    _layout(fig, title, height=style.height_for_legend(130 + 30 * len(table) * max(1, len(columns)), columns),
+            margin=dict(l=60, r=70, t=20, b=20))  # room right of the plot for a label near 100%
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(table))), ticktext=names, autorange=False,
+                     range=[len(table) - 0.5, -0.5], zeroline=False)
+    fig.update_xaxes(range=x_range, autorange=False, zeroline=True, zerolinecolor="#444", zerolinewidth=1,
+                     title=dict(text=_ladder_axis_title(columns, low < 0)))
     return fig
+
+
+def _ladder_axis_title(columns, negative: bool) -> str:
+    adjusted = [c for c in columns if "adj" in c.lower()]
+    what = ("adjusted R²" if len(adjusted) == len(columns) else "R² and adjusted R²") if adjusted else "R²"
+    return f"{what} (%)" + (", below 0: adjusted R² worse than the mean" if negative else "")
 
 
 SUBPLOT_TITLE_WIDTH = 32  # characters per line of a side-by-side title (two fit at 1024 px)
