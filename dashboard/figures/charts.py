@@ -294,7 +294,8 @@ def r2_ladder(table: pd.DataFrame, title: str = "Variance explained by specifica
 def _ladder_axis_title(columns, negative: bool) -> str:
     adjusted = [c for c in columns if "adj" in c.lower()]
     what = ("adjusted R²" if len(adjusted) == len(columns) else "R² and adjusted R²") if adjusted else "R²"
-    return f"{what} (%)" + (", below 0: adjusted R² worse than the mean" if negative else "")
+    # short enough for a 450 px chart; the note on negatives only where adjusted R² is alone
+    return f"{what} (%)" + (", < 0: worse than the mean" if negative and what == "adjusted R²" else "")
 
 
 SUBPLOT_TITLE_WIDTH = 32  # characters per line of a side-by-side title (two fit at 1024 px)
