@@ -24,6 +24,25 @@ FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
 LABELS = {"llm": "LLM", "human": "Human"}
 
 
+# how each estimator's 95% CIs are formed (``engine.stats.regression``): statsmodels gives robust
+# and clustered OLS intervals with the normal quantile, plain OLS with Student's t; the mixed
+# model's are Wald intervals on its REML standard errors
+INTERVAL_METHODS = {
+    "ols_hc3": ("95% CI: coefficient ± 1.96 · HC3 robust standard error (normal quantile)", "95% CI, HC3 SEs (normal)"),
+    "ols_cluster": ("95% CI: coefficient ± 1.96 · cluster-robust standard error (normal quantile)",
+                    "95% CI, clustered SEs (normal)"),
+    "ols": ("95% CI: coefficient ± t(N − k) · OLS standard error (Student-t)", "95% CI, OLS SEs (t)"),
+    "mixedlm": ("95% Wald CI: coefficient ± 1.96 · standard error of the REML mixed model (normal quantile)",
+                "95% Wald CI, REML SEs (normal)"),
+}
+
+
+def interval_method(estimator: str) -> tuple[str, str]:
+    """(full, short) description of the coefficient intervals of ``estimator``'s fits, for the
+    coefficient plot's hover, caption and axis."""
+    return INTERVAL_METHODS.get(estimator, ("95% CI from the fit's standard errors", "95% CI"))
+
+
 def fit_table(frame: pd.DataFrame, outcome: str, blocks: tuple[str, ...], estimator: str, name: str,
               star_levels=(0.05, 0.01, 0.001)) -> dict:
     """One fit as plain data: ``{"table": coefficients, "summary": N, k, R²...}``."""

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard.figures import charts, labels
 from dashboard.page_data import analyses
-from dashboard.page_data.regression import FACTOR_BLOCKS, TEAMS, regression_page_data
+from dashboard.page_data.regression import FACTOR_BLOCKS, TEAMS, interval_method, regression_page_data
 from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples
 from engine.stats import published_a
@@ -110,8 +110,11 @@ with results:
         terms = data.terms(all_terms)
         fitted_n = "; ".join(f"{label} {f['summary']['n']:,}" for label, f in fits.items())
         ui.export_context(outcome=outcome, n=f"{fitted_n} fitted")
+        interval, interval_short = interval_method(estimator)
         ui.chart(st, charts.coefficient_plot(tables, title=f"Standardized coefficients on {outcome} (95% CI)",
-                                                terms=terms), key="reg_coefficients")
+                                             terms=terms, interval=interval, interval_short=interval_short),
+                 key="reg_coefficients")
+        st.caption(f"Error bars: {interval}.")
         for label, table in tables.items():
             with st.expander(f"{label}: all coefficients"):
                 ui.table(st, labels.regression_table(table, 4), key=f"reg_table_{label}", hide_index=True)
