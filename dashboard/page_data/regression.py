@@ -16,7 +16,7 @@ from dashboard.page_data.analyses import regression_ladder  # noqa: F401  (the d
 from dashboard.page_data.feature_choices import feature_names
 from engine import stats
 from engine.errors import InputError
-from engine.stats.guards import R2Headline, r2_headline
+from engine.stats.guards import R2Headline, mixed_r2_guard, r2_headline
 from engine.measures.trajectory import PAPER_A_FEATURES  # paper A's nine: the release's 4B columns
 
 TEAMS = {"LLM": ["llm"], "Human": ["human"], "Both (side by side)": ["llm", "human"]}
@@ -112,7 +112,24 @@ class RegressionData:
 
     @property
     def ladder_warnings(self) -> list[str]:
-        return analyses.ladder_warnings(self.ladder_n) if self.ladder_n is not None else []
+        """The small-sample lines of the ladder, and one per mixed-effects rung whose R² is no
+        headline (``engine.stats.guards.mixed_r2_guard`` on the rung's N and k and the task
+        groups of its source's rows)."""
+        if self.ladder_n is None:
+            return []
+        lines = analyses.ladder_warnings(self.ladder_n)
+        for _, row in self.ladder_n.iterrows():
+            if not str(row["specification"]).lower().startswith("mixed"):
+                continue
+            for source, name in LABELS.items():
+                if f"{name} N" not in row or pd.isna(row[f"{name} N"]):
+                    continue
+                rows = self.frame[self.frame["source"] == source] if "source" in self.frame else self.frame
+                groups = int(rows["task"].nunique()) if "task" in rows else None
+                guard = mixed_r2_guard(int(row[f"{name} N"]), int(row[f"{name} k"]), groups)
+                if not guard.headline:
+                    lines.append(f"{name} / {row['specification']}: conditional R² {guard.reason}")
+        return lines
 
 
 def blocks_for(rows: pd.DataFrame, outcome: str, features, trajectory: bool, factors, estimator: str):

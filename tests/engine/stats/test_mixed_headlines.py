@@ -119,3 +119,23 @@ def test_local_dataset_mixed_r2_is_no_headline_at_its_n():
     assert head.reason == (f"not a headline at this N: N = {n} rows for k = {k} estimated parameters (fixed "
                            f"effects and the group variance), fewer than 10 per parameter ({10 * k} needed)")
     assert math.isclose(head.value, s["conditional_r2"])
+
+
+@pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="cached_runs/local_smollm2 is not built")
+def test_local_ladder_says_its_mixed_rung_r2_is_no_headline():
+    from dashboard.page_data.datasets import availability
+    from dashboard.page_data.regression import regression_page_data
+    from engine import samples
+    from engine.datasets import Dataset
+
+    dataset = Dataset.load(LOCAL, with_corpus=False)
+    have = availability(dataset)
+    frame = samples.select(dataset.conversations, "trajectory")
+    data = regression_page_data(frame, "creativity", ["llm"], "ols_hc3", features=have.features, ratings=have.ratings)
+    rung = data.ladder_n[data.ladder_n["specification"].str.startswith("mixed")].iloc[0]
+    n, k = int(rung["LLM N"]), int(rung["LLM k"])
+    assert n < 10 * k  # 18 rows for 12 parameters
+    lines = [line for line in data.ladder_warnings if "conditional R² not a headline at this N" in line]
+    assert lines == [f"LLM / {rung['specification']}: conditional R² not a headline at this N: N = {n} rows for "
+                     f"k = {k} estimated parameters (fixed effects and the group variance), fewer than 10 per "
+                     f"parameter ({10 * k} needed)"]
