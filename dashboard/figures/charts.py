@@ -210,8 +210,9 @@ def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
                                                + _plain(level) + "</extra>"))
     short = "95% t-interval" if method == guards.METHOD_T else "95% t-interval in the score's range"
     _layout(fig, title or f"{readable_term(value)} by {x} × {colour}", barmode="group",
-            yaxis_title=error_bars.axis_title(readable_term(value), f"{short} of the mean (n ≥ {guards.MIN_GROUPS_FOR_INTERVAL})"),
-            xaxis_title=x.replace("_", " "), height=style.height_for_legend(440, levels))
+            yaxis_title=readable_term(value), height=style.height_for_legend(440, levels),
+            xaxis_title=error_bars.axis_title(x.replace("_", " "),
+                                              f"{short} of the mean (n ≥ {guards.MIN_GROUPS_FOR_INTERVAL})"))
     error_bars.describe(fig, f"95% interval of the mean over the cell's conversations: {method}; not drawn below "
                              f"{guards.MIN_GROUPS_FOR_INTERVAL} conversations")
     score = style.score_of(value)
@@ -569,16 +570,16 @@ def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None, x
                 customdata=np.stack([piece[x].astype(str).map(_plain), spread], axis=1),
                 hovertemplate="%{customdata[0]}<br>mean %{y:.3f}, %{customdata[1]}<extra>" + _plain(task) + "</extra>",
                 error_y=dict(type="data", array=piece["_sd"]) if has_bar else None))
-    _layout(fig, title or f"{metric} by method and task", barmode="group", xaxis_title="condition (code, see key)",
+    # the error bars' line goes under the category axis: a second line on the rotated value axis
+    # would narrow the plot and crowd the condition codes
+    _layout(fig, title or f"{metric} by method and task", barmode="group",
+            xaxis_title=error_bars.axis_title("condition (code, see key)", error_bars.SD_SHORT),
             height=style.height_for_legend(420, tasks))
     fig.update_xaxes(categoryorder="array", categoryarray=[mapping[v] for v in order])
     score = style.score_of(metric)
     top = table[metric] + sd.where(with_sd, 0.0)
     if score is not None:
-        style.score_axis(fig, "y", score, [style.SCORES[score].low or 0], top,
-                         title=error_bars.axis_title(style.SCORES[score].axis_title, error_bars.SD_SHORT))
-    else:
-        fig.update_yaxes(title=error_bars.axis_title(str(metric), error_bars.SD_SHORT))
+        style.score_axis(fig, "y", score, [style.SCORES[score].low or 0], top)
     error_bars.describe(fig, error_bars.SD_ACROSS_GROUPS)
     return _key(fig, labels)
 

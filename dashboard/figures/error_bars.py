@@ -1,8 +1,9 @@
 """What an error bar is, said on every chart that draws one, and no bar where the guards give none.
 
 A chart with error bars names them three times: in the hover of every point (the interval or
-SD, its n and the method, or why the point has none), in a short line under the value axis's
-title ("error bars: 95% CI, HC3 SEs"), and in full in ``fig.layout.meta["error_bars"]``, which
+SD, its n and the method, or why the point has none), in a short line under an axis title
+("error bars: 95% CI, HC3 SEs"; under the category axis of vertical bars, where a second line
+does not narrow the plot), and in full in ``fig.layout.meta["error_bars"]``, which
 the pages print as a caption and the exports keep (``described``).
 
 The guards decide where there is a bar: a spread or an interval from fewer than
@@ -27,12 +28,12 @@ SD_SHORT = f"error bars: ±1 SD across groups (≥ {MIN_GROUPS_FOR_INTERVAL} gro
 
 
 def short_line(text: str) -> str:
-    """'error bars: <text>' for the value axis's title."""
+    """'error bars: <text>' for an axis title."""
     return text if text.startswith("error bars:") else f"error bars: {text}"
 
 
 def axis_title(base: str, short: str) -> str:
-    """The value axis's title with the error bars' short line under it."""
+    """An axis title with the error bars' short line under it."""
     return f"{base}<br><span style='font-size:11px'>{short_line(short)}</span>"
 
 

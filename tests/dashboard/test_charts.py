@@ -54,7 +54,7 @@ def test_group_means_with_ci_match_hand_values():
     assert list(without.x) == ["iterative"]
     assert without.customdata[0][1] == "no error bar: 2 conversations (fewer than 3)"
     assert "Student-t" in fig.layout.meta["error_bars"] and "not drawn below 3" in fig.layout.meta["error_bars"]
-    assert "error bars: 95% t-interval" in fig.layout.yaxis.title.text
+    assert "error bars: 95% t-interval" in fig.layout.xaxis.title.text
 
 
 def test_percent_heatmap_carries_the_table():

@@ -48,7 +48,7 @@ def test_diversity_bars_draw_sd_only_from_three_groups():
     assert without.showlegend is False and checks.problems(fig) == []
     assert without.customdata[0][1] == "no error bar: 2 groups (fewer than 3)"
     assert with_sd.customdata[0][1] == f"±{np.sqrt(0.18 / 3):.3f} (1 SD across 3 groups)"
-    assert "error bars: ±1 SD across groups (≥ 3 groups)" in fig.layout.yaxis.title.text
+    assert "error bars: ±1 SD across groups (≥ 3 groups)" in fig.layout.xaxis.title.text
     assert error_bars.described(fig) == error_bars.SD_ACROSS_GROUPS and "population SD" in error_bars.described(fig)
     # the axis reaches A's mean + SD, and not B's (undrawn) SD
     assert fig.layout.yaxis.range[1] >= 2.1 + np.sqrt(0.18 / 3)
@@ -82,7 +82,7 @@ def test_group_means_keep_a_bounded_score_inside_its_range():
     assert bar.y[0] + bar.error_y.array[0] == pytest.approx(expected.high) and expected.high <= 1.0
     assert bar.y[0] - bar.error_y.arrayminus[0] == pytest.approx(expected.low)
     assert guards.METHOD_LOGIT_T in error_bars.described(fig)
-    assert "in the score's range" in fig.layout.yaxis.title.text
+    assert "in the score's range" in fig.layout.xaxis.title.text
 
 
 def test_forests_of_hedges_g_name_their_interval():
