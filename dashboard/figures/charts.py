@@ -20,8 +20,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.figures import codes, palette, style
+from dashboard.figures import codes, error_bars, palette, style
 from dashboard.figures.labels import readable_term
+from engine.stats import guards
 
 SOURCE_COLOURS = palette.SOURCE
 SEQUENCE = palette.SEQUENCE  # the palette's order, for levels without a fixed colour
@@ -110,18 +111,37 @@ def _fill(look: style.Style) -> str:
 
 
 def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)", value: str = "d",
-                       x_title: str = "Cohen's d (LLM − human)") -> go.Figure:
-    """Forest plot of ``value`` (default ``d``) with ``ci_low``/``ci_high`` per ``feature``."""
+                       x_title: str = "Cohen's d (LLM − human)", interval: str | None = None,
+                       interval_short: str | None = None) -> go.Figure:
+    """Forest plot of ``value`` (default ``d``) with ``ci_low``/``ci_high`` per ``feature``;
+    ``interval`` (how the CIs were formed; for ``g`` by default ``guards.hedges_g``'s) in each
+    hover and the meta, ``interval_short`` under the axis title. No bar for a feature with
+    fewer than ``MIN_GROUPS_FOR_INTERVAL`` rows on a side (``<side>_n`` columns, when the table
+    has them) or an undefined interval."""
     if table.empty:
         return empty_figure("no effect sizes")
+    hedges = value == "g"
+    interval = interval or (guards.METHOD_HEDGES if hedges else "95% CI as the table gives it")
+    interval_short = interval_short or ("95% CI, noncentral t of Welch's t" if hedges else "95% CI")
     ordered = table.sort_values(value)
-    fig = go.Figure(go.Scatter(
-        x=ordered[value], y=[readable_term(f) for f in ordered["feature"]], mode="markers", name="LLM − human",
-        marker=dict(color=SOURCE_COLOURS["llm"], size=9),
-        error_x=dict(type="data", symmetric=False, array=ordered["ci_high"] - ordered[value],
-                     arrayminus=ordered[value] - ordered["ci_low"])))
+    counts = [c for c in ordered.columns if c.endswith("_n")]
+    smallest = ordered[counts].min(axis=1) if counts else None
+    mask = error_bars.drawn(ordered[value], ordered["ci_low"], ordered["ci_high"], smallest)
+    fig = go.Figure()
+    for piece, has_bar in error_bars.split(ordered.assign(_n=smallest if counts else np.nan), mask):
+        spread = [f"95% CI [{lo:.2f}, {hi:.2f}]" if has_bar else
+                  (error_bars.too_few(int(n), "rows") if pd.notna(n) and n < guards.MIN_GROUPS_FOR_INTERVAL
+                   else "no interval") for lo, hi, n in zip(piece["ci_low"], piece["ci_high"], piece["_n"])]
+        fig.add_trace(go.Scatter(
+            x=piece[value], y=[readable_term(f) for f in piece["feature"]], mode="markers", name="LLM − human",
+            marker=dict(color=SOURCE_COLOURS["llm"], size=9), customdata=spread,
+            error_x=error_bars.asymmetric(piece[value], piece["ci_low"], piece["ci_high"]) if has_bar else None,
+            hovertemplate="%{y}: %{x:.2f}, %{customdata}<br>" + _plain(interval) + "<extra></extra>"))
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
-    return _layout(fig, title, xaxis_title=x_title, height=110 + 36 * len(ordered), showlegend=False)
+    error_bars.describe(fig, interval)
+    fig.update_yaxes(categoryorder="array", categoryarray=[readable_term(f) for f in ordered["feature"]])
+    return _layout(fig, title, xaxis_title=error_bars.axis_title(x_title, interval_short),
+                   height=110 + 36 * len(ordered), showlegend=False)
 
 
 def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go.Figure:
@@ -156,29 +176,49 @@ def top_share_bar(table: pd.DataFrame, group: str = "group", title: str = "Share
 
 def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
                         title: str | None = None) -> go.Figure:
-    """Mean of ``value`` per ``x`` × ``colour`` with 95% normal CIs (features by model ×
-    discussion, as paper A's design analyses)."""
+    """Mean of ``value`` per ``x`` × ``colour`` (features by model × discussion, as paper A's
+    design analyses), error bars its 95% interval over the cell's conversations
+    (``engine.stats.guards.mean_interval``: Student-t, kept inside the score's range when
+    ``value`` is a bounded score); a cell with fewer than ``MIN_GROUPS_FOR_INTERVAL`` (3)
+    conversations gets no bar, its hover says why."""
     data = frame.dropna(subset=[value, x, colour])
     if data.empty:
         return empty_figure(f"no data for {value}")
-    stats = data.groupby([colour, x])[value].agg(["mean", "std", "count"]).reset_index()
-    stats["half"] = 1.96 * stats["std"].fillna(0) / np.sqrt(stats["count"])
+    bounds = guards.score_range(style.score_of(value) or value)
+    rows = []
+    for (level, at), part in data.groupby([colour, x]):
+        interval = guards.mean_interval(part[value], bounds, unit="conversations")
+        rows.append({colour: level, x: at, "mean": interval.estimate, "low": interval.low, "high": interval.high,
+                     "count": interval.n, "method": interval.method})
+    stats = pd.DataFrame(rows)
+    method = stats["method"].iloc[0]
+    stats["with_bar"] = error_bars.drawn(stats["mean"], stats["low"], stats["high"], stats["count"])
     fig = go.Figure()
     levels = [str(v) for v in sorted(stats[colour].unique(), key=str)]
     looks = style.series_styles(levels, colour)
-    for level, part in stats.groupby(colour):
+    for level, cells in stats.groupby(colour):
         look = looks[str(level)]
-        fig.add_trace(go.Bar(x=part[x].map(_plain), y=part["mean"], name=_plain(level),
-                             marker=style.bar_marker(look),
-                             error_y=dict(type="data", array=part["half"]),
-                             customdata=part["count"],
-                             hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra>" + _plain(level) + "</extra>"))
+        for part, has_bar in error_bars.split(cells, cells["with_bar"]):
+            spread = [f"95% interval [{lo:.3f}, {hi:.3f}]" if has_bar else
+                      error_bars.too_few(int(n), "conversations") for lo, hi, n in zip(part["low"], part["high"], part["count"])]
+            fig.add_trace(go.Bar(x=part[x].map(_plain), y=part["mean"], name=_plain(level), offsetgroup=str(level),
+                                 legendgroup=str(level), showlegend=has_bar or not cells["with_bar"].any(),
+                                 marker=style.bar_marker(look),
+                                 error_y=error_bars.asymmetric(part["mean"], part["low"], part["high"]) if has_bar else None,
+                                 customdata=np.stack([part["count"], spread], axis=1),
+                                 hovertemplate="%{x}: mean %{y:.3f} (n = %{customdata[0]}), %{customdata[1]}<extra>"
+                                               + _plain(level) + "</extra>"))
+    short = "95% t-interval" if method == guards.METHOD_T else "95% t-interval in the score's range"
     _layout(fig, title or f"{readable_term(value)} by {x} × {colour}", barmode="group",
-            yaxis_title=readable_term(value), xaxis_title=x.replace("_", " "),
-            height=style.height_for_legend(440, levels))
+            yaxis_title=readable_term(value), height=style.height_for_legend(440, levels),
+            xaxis_title=error_bars.axis_title(x.replace("_", " "),
+                                              f"{short} of the mean (n ≥ {guards.MIN_GROUPS_FOR_INTERVAL})"))
+    error_bars.describe(fig, f"95% interval of the mean over the cell's conversations: {method}; not drawn below "
+                             f"{guards.MIN_GROUPS_FOR_INTERVAL} conversations")
     score = style.score_of(value)
     if score is not None:
-        style.score_axis(fig, "y", score, stats["mean"] - stats["half"], stats["mean"] + stats["half"])
+        style.score_axis(fig, "y", score, stats["mean"], stats["low"], stats["high"],
+                         title=fig.layout.yaxis.title.text)
     return fig
 
 
@@ -205,11 +245,19 @@ def percent_heatmap(table: pd.DataFrame, title: str, colorscale: str = "Blues",
     return _layout(fig, title, height=110 + 30 * len(table), showlegend=False)
 
 
+COEFFICIENT_INTERVAL = "95% CI from the fit's standard errors"
+
+
 def coefficient_plot(tables: dict[str, pd.DataFrame], title: str = "Standardized coefficients (95% CI)",
-                     terms: list[str] | None = None) -> go.Figure:
+                     terms: list[str] | None = None, interval: str = COEFFICIENT_INTERVAL,
+                     interval_short: str = "95% CI") -> go.Figure:
     """Coefficients with CIs of two (or more) samples side by side, as Figure 3a.
 
     Each table has ``term, coef, ci_low, ci_high``; ``terms`` picks and orders the rows.
+    ``interval`` says how the CIs were formed (the estimator's standard errors and quantile:
+    ``dashboard.page_data.regression.interval_method``), in every hover and the chart's meta;
+    ``interval_short`` under the axis title. A term whose interval is undefined (an SE of NaN)
+    is drawn as its point alone.
     """
     fig = go.Figure()
     n = len(tables)
@@ -217,40 +265,92 @@ def coefficient_plot(tables: dict[str, pd.DataFrame], title: str = "Standardized
     for position, (label, table) in enumerate(tables.items()):
         part = table if terms is None else table.set_index("term").reindex(terms).reset_index()
         offset = (position - (n - 1) / 2) * 0.25
-        y = np.arange(len(part)) + offset
-        fig.add_trace(go.Scatter(
-            x=part["coef"], y=y, mode="markers", name=label,
-            marker=style.marker(looks[label.lower()], size=9),
-            error_x=dict(type="data", symmetric=False, array=part["ci_high"] - part["coef"],
-                         arrayminus=part["coef"] - part["ci_low"]),
-            customdata=part["term"], hovertemplate="%{customdata}: %{x:.3f}<extra>" + label + "</extra>"))
+        part = part.assign(_y=np.arange(len(part)) + offset)
+        mask = error_bars.drawn(part["coef"], part["ci_low"], part["ci_high"])
+        for piece, has_bar in error_bars.split(part, mask):
+            spread = [f"{interval_short} [{lo:.3f}, {hi:.3f}]" if has_bar else "no interval: standard error undefined"
+                      for lo, hi in zip(piece["ci_low"], piece["ci_high"])]
+            fig.add_trace(go.Scatter(
+                x=piece["coef"], y=piece["_y"], mode="markers", name=label, legendgroup=label,
+                showlegend=has_bar or not mask.any(), marker=style.marker(looks[label.lower()], size=9),
+                error_x=error_bars.asymmetric(piece["coef"], piece["ci_low"], piece["ci_high"]) if has_bar else None,
+                customdata=np.stack([piece["term"].astype(str).map(_plain), spread], axis=1),
+                hovertemplate="%{customdata[0]}: %{x:.3f}, %{customdata[1]}<br>" + _plain(interval)
+                              + "<extra>" + label + "</extra>"))
     labels = terms if terms is not None else (list(next(iter(tables.values()))["term"]) if tables else [])
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))),
                      ticktext=[readable_term(t) for t in labels], autorange="reversed")
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
-    return _layout(fig, title, xaxis_title="coefficient", height=150 + 34 * len(labels))
+    error_bars.describe(fig, interval)
+    return _layout(fig, title, xaxis_title=error_bars.axis_title("coefficient", interval_short),
+                   height=150 + 34 * len(labels))
+
+
+LADDER_BAR_SPAN = 0.8  # of each specification's row the bars fill (the rest is the gap between rows)
+LADDER_LABEL_ROOM = 0.28  # of the values' span added beyond the bars' ends for their value labels
+LADDER_LABEL_SIZE = 12  # px
+
+
+def ladder_label(value) -> str:
+    """A ladder's value label: '34.0%', '−40.2%' (a true minus sign) or 'n/a'."""
+    if value is None or pd.isna(value):
+        return "n/a"
+    return f"{value:.1f}%".replace("-", "−")
 
 
 def r2_ladder(table: pd.DataFrame, title: str = "Variance explained by specification") -> go.Figure:
     """Horizontal grouped bars: one row per ``specification`` (top to bottom in the table's
-    order), one bar per remaining column (values in %); a missing value is written "n/a"
-    so a column that does not apply to a row is seen, not silently absent."""
+    order), one bar per remaining column (values in %), as Table 1.
+
+    An adjusted R² below 0 (the predictors explain less than their number costs) is drawn as a
+    bar left of the zero line, the axis extended to show it. A missing value (a column that does
+    not apply to a row: the mixed model has no adjusted R²) is a gap labelled "n/a" at zero, so
+    it is seen, not silently absent. Each bar has its own slot (row ``i``, column ``j`` at
+    ``i + (j − (m − 1)/2)·w``, ``w = 0.8/m``), and its value label sits in that slot beyond
+    the bar's end (right of a positive bar, left of a negative one), in a text trace of its
+    own, so no label lies on another bar or label; the axis keeps room for the labels."""
     fig = go.Figure()
     columns = [c for c in table.columns if c != "specification"]
     looks = style.series_styles([c.split(" ")[0].lower() for c in columns], "source")
     names = [_plain(s) for s in table["specification"]]
-    for column in columns:
-        values = pd.to_numeric(table[column], errors="coerce")
-        fig.add_trace(go.Bar(y=names, x=values.fillna(0), name=column, orientation="h",
-                             marker=style.bar_marker(looks[column.split(" ")[0].lower()]),
-                             text=["n/a" if pd.isna(v) else f"{v:.1f}%" for v in values], textposition="outside",
-                             cliponaxis=False, hovertemplate="%{y}: %{text}<extra>" + _plain(column) + "</extra>"))
-    top = pd.to_numeric(table[columns].stack(), errors="coerce").max() if columns else np.nan
-    _layout(fig, title, barmode="group", height=style.height_for_legend(130 + 30 * len(table) * max(1, len(columns)),
-                                                                       columns))
-    fig.update_yaxes(autorange="reversed")
-    style.score_axis(fig, "x", "percent", [0, float(top) * 1.2 if np.isfinite(top) else 100], title="R² (%)")
+    width = LADDER_BAR_SPAN / max(1, len(columns))
+    numbers = table[columns].apply(pd.to_numeric, errors="coerce") if columns else pd.DataFrame()
+    for j, column in enumerate(columns):
+        values = numbers[column]
+        y = np.arange(len(table)) + (j - (len(columns) - 1) / 2) * width
+        look = looks[column.split(" ")[0].lower()]
+        if "adj" in column.lower():  # a source's adjusted R² beside its R²: same colour, hatched
+            look = style.Style(look.colour, look.symbol, look.dash, look.pattern or "/")
+        drawn = values.notna().to_numpy()
+        fig.add_trace(go.Bar(y=y[drawn], x=values[drawn], name=_plain(column), orientation="h", width=width,
+                             marker=style.bar_marker(look), legendgroup=column,
+                             customdata=np.array(names, dtype=object)[drawn],
+                             hovertemplate="%{customdata}: %{x:.1f}%<extra>" + _plain(column) + "</extra>"))
+        fig.add_trace(go.Scatter(
+            y=y, x=values.fillna(0.0), mode="text", text=[ladder_label(v) for v in values],
+            textposition=["middle left" if v < 0 else "middle right" for v in values.fillna(0.0)],
+            textfont=dict(size=LADDER_LABEL_SIZE, color="#222"), cliponaxis=False, showlegend=False,
+            legendgroup=column, name=f"{_plain(column)} (value labels)", hoverinfo="skip"))
+    finite = numbers.to_numpy(dtype=float)[np.isfinite(numbers.to_numpy(dtype=float))] if columns else np.array([])
+    low = min(0.0, float(finite.min())) if len(finite) else 0.0
+    high = max(0.0, float(finite.max())) if len(finite) else 100.0
+    span = (high - low) or 100.0
+    ceiling = 100.0  # R² and adjusted R² are at most 100%
+    x_range = [low - (LADDER_LABEL_ROOM * span if low < 0 else 0.0), min(ceiling, high + LADDER_LABEL_ROOM * span)]
+    _layout(fig, title, height=style.height_for_legend(130 + 30 * len(table) * max(1, len(columns)), columns),
+            margin=dict(l=60, r=70, t=20, b=20))  # room right of the plot for a label near 100%
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(table))), ticktext=names, autorange=False,
+                     range=[len(table) - 0.5, -0.5], zeroline=False)
+    fig.update_xaxes(range=x_range, autorange=False, zeroline=True, zerolinecolor="#444", zerolinewidth=1,
+                     title=dict(text=_ladder_axis_title(columns, low < 0)))
     return fig
+
+
+def _ladder_axis_title(columns, negative: bool) -> str:
+    adjusted = [c for c in columns if "adj" in c.lower()]
+    what = ("adjusted R²" if len(adjusted) == len(columns) else "R² and adjusted R²") if adjusted else "R²"
+    # short enough for a 450 px chart; the note on negatives only where adjusted R² is alone
+    return f"{what} (%)" + (", < 0: worse than the mean" if negative and what == "adjusted R²" else "")
 
 
 SUBPLOT_TITLE_WIDTH = 32  # characters per line of a side-by-side title (two fit at 1024 px)
@@ -441,8 +541,12 @@ def scatter_map(points: pd.DataFrame, colour: str, title: str, hover: str = "con
 
 
 def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None, x: str = "method") -> go.Figure:
-    """``metric`` by condition or method (bars, named by code) per ``task`` (colour), error
-    bars = SD across groups; the axis inside the score's range (Vendi from 1, Div-BLEU 0–1)."""
+    """``metric`` by condition or method (bars, named by code) per ``task`` (colour): the mean
+    over the cell's diversity groups, error bars ±1 SD across those groups
+    (``<metric>_sd``, ``engine.measures.diversity``: population SD), drawn only for cells with
+    at least ``MIN_GROUPS_FOR_INTERVAL`` (3) groups (``n_groups``): below that the bar is the
+    value alone and its hover says why. The axis stays inside the score's range (Vendi from 1,
+    Div-BLEU 0–1)."""
     if table.empty:
         return empty_figure("no diversity values")
     fig = go.Figure()
@@ -451,19 +555,32 @@ def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None, x
     tasks = [str(t) for t in sorted(table["task"].astype(str).unique())]
     looks = style.series_styles(tasks, "task")
     order = sorted(labels, key=lambda v: mapping[v])
-    for task, part in table.groupby(table["task"].astype(str)):
-        sd = part.get(f"{metric}_sd")
-        fig.add_trace(go.Bar(x=part[x].astype(str).map(mapping), y=part[metric], name=_plain(task),
-                             marker=style.bar_marker(looks[task]), customdata=part[x].astype(str).map(_plain),
-                             hovertemplate="%{customdata}<br>%{y:.3f}<extra>" + _plain(task) + "</extra>",
-                             error_y=None if sd is None else dict(type="data", array=sd.fillna(0))))
-    _layout(fig, title or f"{metric} by method and task", barmode="group", xaxis_title="condition (code, see key)",
+    sd_column = f"{metric}_sd"
+    groups = table["n_groups"] if "n_groups" in table else pd.Series(np.nan, index=table.index)
+    sd = table[sd_column] if sd_column in table else pd.Series(np.nan, index=table.index)
+    with_sd = error_bars.drawn(table[metric], table[metric] - sd, table[metric] + sd, groups)
+    for task, part in table.assign(_sd=sd, _groups=groups, _with_sd=with_sd).groupby(table["task"].astype(str)):
+        for piece, has_bar in error_bars.split(part, part["_with_sd"]):
+            spread = [f"±{v:.3f} (1 SD across {int(n)} groups)" if has_bar else error_bars.too_few(
+                "no" if pd.isna(n) else int(n)) for v, n in zip(piece["_sd"], piece["_groups"])]
+            fig.add_trace(go.Bar(
+                x=piece[x].astype(str).map(mapping), y=piece[metric], name=_plain(task), offsetgroup=task,
+                legendgroup=task, showlegend=has_bar or not part["_with_sd"].any(),
+                marker=style.bar_marker(looks[task]),
+                customdata=np.stack([piece[x].astype(str).map(_plain), spread], axis=1),
+                hovertemplate="%{customdata[0]}<br>mean %{y:.3f}, %{customdata[1]}<extra>" + _plain(task) + "</extra>",
+                error_y=dict(type="data", array=piece["_sd"]) if has_bar else None))
+    # the error bars' line goes under the category axis: a second line on the rotated value axis
+    # would narrow the plot and crowd the condition codes
+    _layout(fig, title or f"{metric} by method and task", barmode="group",
+            xaxis_title=error_bars.axis_title("condition (code, see key)", error_bars.SD_SHORT),
             height=style.height_for_legend(420, tasks))
     fig.update_xaxes(categoryorder="array", categoryarray=[mapping[v] for v in order])
     score = style.score_of(metric)
+    top = table[metric] + sd.where(with_sd, 0.0)
     if score is not None:
-        sd = table.get(f"{metric}_sd", pd.Series(0.0, index=table.index)).fillna(0)
-        style.score_axis(fig, "y", score, [style.SCORES[score].low or 0], table[metric] + sd)
+        style.score_axis(fig, "y", score, [style.SCORES[score].low or 0], top)
+    error_bars.describe(fig, error_bars.SD_ACROSS_GROUPS)
     return _key(fig, labels)
 
 
@@ -497,7 +614,10 @@ def quality_diversity_scatter(summary: pd.DataFrame, diversity: str, label: str,
     """Paper B, section 6: each condition's rubric score (1–10) against its diversity, 95%
     intervals both ways, each point labelled by its code; ``pareto`` (a boolean Series on
     ``summary``) draws the frontier. ``summary``: ``condition``, ``rubric``, ``rubric_lo``,
-    ``rubric_hi``, ``<diversity>``, ``<diversity>_lo``, ``<diversity>_hi``."""
+    ``rubric_hi``, ``<diversity>``, ``<diversity>_lo``, ``<diversity>_hi`` (``groups`` and
+    ``rubric_n``: how many groups and sessions each rests on). The intervals are
+    ``engine.stats.guards.mean_interval``'s (Student-t on the logit within the score's range);
+    a side without one (fewer than 3 groups or sessions) has no bar, its hover says why."""
     points = summary.dropna(subset=["rubric", diversity])
     if points.empty:
         return empty_figure("no condition has both a quality and a diversity value")
@@ -510,27 +630,48 @@ def quality_diversity_scatter(summary: pd.DataFrame, diversity: str, label: str,
     fig = go.Figure()
     for (_, row), labelled in zip(points.iterrows(), alone):
         look = looks[str(row["condition"])]
+        x_bar = bool(error_bars.drawn([row[diversity]], [row[f"{diversity}_lo"]], [row[f"{diversity}_hi"]])[0])
+        y_bar = bool(error_bars.drawn([row["rubric"]], [row["rubric_lo"]], [row["rubric_hi"]])[0])
+        spread = [_qd_spread(label, row[diversity], row[f"{diversity}_lo"], row[f"{diversity}_hi"], x_bar,
+                             row.get("groups"), "groups"),
+                  _qd_spread("rubric", row["rubric"], row["rubric_lo"], row["rubric_hi"], y_bar,
+                             row.get("rubric_n"), "sessions")]
         fig.add_trace(go.Scatter(
             x=[row[diversity]], y=[row["rubric"]], mode="markers+text" if labelled else "markers",
             name=_plain(names[str(row["condition"])]),
             text=[_plain(names[str(row["condition"])])] if labelled else None, textposition="top right",
             textfont=dict(size=11),
             marker=style.marker(look, size=12, line=dict(width=1, color="#fff")),
-            customdata=[_plain(row["condition"])], hovertemplate="%{customdata}<br>x %{x:.3f}, rubric %{y:.2f}"
-                                                                 "<extra></extra>",
-            error_x=dict(type="data", symmetric=False, array=[row[f"{diversity}_hi"] - row[diversity]],
-                         arrayminus=[row[diversity] - row[f"{diversity}_lo"]], color=look.colour, thickness=1),
-            error_y=dict(type="data", symmetric=False, array=[row["rubric_hi"] - row["rubric"]],
-                         arrayminus=[row["rubric"] - row["rubric_lo"]], color=look.colour, thickness=1)))
+            customdata=[[_plain(row["condition"]), *spread]],
+            hovertemplate="%{customdata[0]}<br>%{customdata[1]}<br>%{customdata[2]}<extra></extra>",
+            error_x=dict(**error_bars.asymmetric([row[diversity]], [row[f"{diversity}_lo"]], [row[f"{diversity}_hi"]]),
+                         color=look.colour, thickness=1) if x_bar else None,
+            error_y=dict(**error_bars.asymmetric([row["rubric"]], [row["rubric_lo"]], [row["rubric_hi"]]),
+                         color=look.colour, thickness=1) if y_bar else None))
     if pareto is not None:
         frontier = points[pareto.reindex(points.index).fillna(False).astype(bool)].sort_values(diversity)
         fig.add_trace(go.Scatter(x=frontier[diversity], y=frontier["rubric"], mode="lines",
                                  name="Pareto frontier", line=dict(color="black", dash="dot")))
     _layout(fig, f"Rubric score vs {label} (95% CIs)", height=style.height_for_legend(460, names.values()))
+    short = f"95% logit-t interval (≥ {guards.MIN_GROUPS_FOR_INTERVAL})"
     style.score_axis(fig, "x", score, points[diversity], points[f"{diversity}_lo"], points[f"{diversity}_hi"],
-                     title=f"{label} ({'≥ 1' if score == 'vendi' else '0–1'})")
-    style.score_axis(fig, "y", "rubric", points["rubric"])
+                     title=error_bars.axis_title(f"{label} ({'≥ 1' if score == 'vendi' else '0–1'})", short + " groups"))
+    style.score_axis(fig, "y", "rubric", points["rubric"],
+                     title=error_bars.axis_title(style.SCORES["rubric"].axis_title, short + " sessions"))
+    error_bars.describe(fig, f"95% intervals of the mean, {label} over the diversity groups and rubric over the "
+                             f"sessions: {guards.METHOD_LOGIT_T}; not drawn below {guards.MIN_GROUPS_FOR_INTERVAL} "
+                             "groups or sessions")
     return _key(fig, labels)
+
+
+def _qd_spread(name: str, value, low, high, has_bar: bool, n, unit: str) -> str:
+    """One line of a quality–diversity point's hover: the value with its interval, or why none."""
+    if has_bar:
+        return f"{name} {value:.3f}, 95% interval [{low:.3f}, {high:.3f}] over {int(n)} {unit}" if pd.notna(n) \
+            else f"{name} {value:.3f}, 95% interval [{low:.3f}, {high:.3f}]"
+    if pd.notna(n) and n < guards.MIN_GROUPS_FOR_INTERVAL:
+        return f"{name} {value:.3f}, {error_bars.too_few(int(n), unit)}"
+    return f"{name} {value:.3f}, no interval"
 
 
 def diagnosis_positions(evidence: pd.DataFrame, title: str = "Where the pilot sits in the reference") -> go.Figure:

@@ -23,6 +23,7 @@ SCORE_TITLES = (
     (re.compile(r"win rate", re.I), (0.0, 1.0)),
     (re.compile(r"^(novelty|usefulness|creativity)\b", re.I), (0.0, 1.0)),
     (re.compile(r"percentile", re.I), (0.0, 100.0)),
+    (re.compile(r"adjusted R²", re.I), (None, 100.0)),  # below 0 when a fit explains less than its k costs
     (re.compile(r"R² \(%\)|R2 \(%\)|^%|\(%\)|% of", re.I), (0.0, 100.0)),
 )
 

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures import style
+from dashboard.figures import error_bars, style
+from engine.stats.guards import METHOD_HEDGES, MIN_GROUPS_FOR_INTERVAL
 
 
 def run_styles(runs) -> dict:
@@ -38,17 +39,29 @@ def difference_forest(table: pd.DataFrame, title: str, labels: dict[str, str] | 
     for position, run in enumerate(runs):
         part = table[table["run"] == run].set_index("column").reindex(columns)
         offset = (position - (n - 1) / 2) * 0.22
-        g = part["g"].to_numpy(float)
-        fig.add_trace(go.Scatter(
-            x=g, y=np.arange(len(columns)) + offset, mode="markers", name=html.escape(str(run), quote=False),
-            marker=style.marker(looks[str(run)], size=10),
-            error_x=dict(type="data", symmetric=False, array=part["g_high"].to_numpy(float) - g,
-                         arrayminus=g - part["g_low"].to_numpy(float), color=looks[str(run)].colour),
-            customdata=np.stack([names, part["difference"].to_numpy(float), part["p"].to_numpy(float)], axis=1),
-            hovertemplate="%{customdata[0]}: g = %{x:.2f}, difference %{customdata[1]:.3f}, p = %{customdata[2]:.3f}"
-                          f"<extra>{html.escape(str(run), quote=False)}</extra>"))
+        part = part.assign(_y=np.arange(len(columns)) + offset, _name=names)
+        mask = error_bars.drawn(part["g"], part["g_low"], part["g_high"])
+        for piece, has_bar in error_bars.split(part, mask):
+            g = piece["g"].to_numpy(float)
+            spread = [f"95% CI [{lo:.2f}, {hi:.2f}]" if has_bar else (str(note) if isinstance(note, str) and note
+                                                                     else "no interval")
+                      for lo, hi, note in zip(piece["g_low"], piece["g_high"], piece.get("note", [""] * len(piece)))]
+            fig.add_trace(go.Scatter(
+                x=g, y=piece["_y"], mode="markers", name=html.escape(str(run), quote=False),
+                legendgroup=str(run), showlegend=has_bar or not mask.any(),
+                marker=style.marker(looks[str(run)], size=10),
+                error_x=dict(**error_bars.asymmetric(g, piece["g_low"], piece["g_high"]), color=looks[str(run)].colour)
+                if has_bar else None,
+                customdata=np.stack([piece["_name"], piece["difference"].to_numpy(float), piece["p"].to_numpy(float),
+                                     spread], axis=1),
+                hovertemplate="%{customdata[0]}: g = %{x:.2f}, %{customdata[3]}<br>difference %{customdata[1]:.3f}, "
+                              "p = %{customdata[2]:.3f}<br>" + METHOD_HEDGES
+                              + f"<extra>{html.escape(str(run), quote=False)}</extra>"))
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(columns))), ticktext=names, autorange="reversed")
     reference = html.escape(str(table["reference"].iloc[0]), quote=False)
+    error_bars.describe(fig, f"95% CI of Hedges' g: {METHOD_HEDGES}; not drawn below {MIN_GROUPS_FOR_INTERVAL} "
+                             "sessions a run")
     return style.finish(fig, title, height=140 + 34 * len(columns),
-                        xaxis_title=f"Hedges' g, run − {reference} (95% interval)")
+                        xaxis_title=error_bars.axis_title(f"Hedges' g, run − {reference}",
+                                                          "95% CI, noncentral t of Welch's t"))

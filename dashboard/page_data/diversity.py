@@ -221,6 +221,29 @@ class DiversityData:
         return self.shown.dropna(subset=["vendi"]).assign(method=lambda t: t["condition"])
 
     @property
+    def without_spread(self) -> pd.DataFrame:
+        """The cells with a value but fewer than ``engine.stats.guards.MIN_GROUPS_FOR_INTERVAL``
+        (3) diversity groups: their bars are drawn without an SD (``charts.diversity_bars``)."""
+        from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL
+
+        cells = self.by_condition
+        return cells[cells["n_groups"] < MIN_GROUPS_FOR_INTERVAL]
+
+    def spread_note(self) -> str:
+        """The caption under the bars: what the error bars are and which cells have none, and why."""
+        from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL
+
+        cells, few = self.by_condition, self.without_spread
+        text = ("Bars: the mean over a cell's diversity groups; error bars: ±1 SD of the group values across "
+                f"those groups (population SD), drawn only with {MIN_GROUPS_FOR_INTERVAL} or more groups.")
+        if len(few):
+            counts = ", ".join(f"{n} group{'s' if n != 1 else ''}: {c}"
+                               for n, c in few["n_groups"].astype(int).value_counts().sort_index().items())
+            text += (f" {len(few)} of {len(cells)} condition/task cells have fewer ({counts}), so they show the "
+                     "value alone: an SD of 1 or 2 groups says almost nothing about the spread.")
+        return text
+
+    @property
     def short(self) -> pd.DataFrame:
         """The cells with fewer runs than one group (no diversity value)."""
         return self.inter[self.inter["n_groups"] == 0]

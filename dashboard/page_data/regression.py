@@ -16,11 +16,31 @@ from dashboard.page_data.analyses import regression_ladder  # noqa: F401  (the d
 from dashboard.page_data.feature_choices import feature_names
 from engine import stats
 from engine.errors import InputError
+from engine.stats.guards import R2Headline, mixed_r2_guard, r2_headline
 from engine.measures.trajectory import PAPER_A_FEATURES  # paper A's nine: the release's 4B columns
 
 TEAMS = {"LLM": ["llm"], "Human": ["human"], "Both (side by side)": ["llm", "human"]}
 FACTOR_BLOCKS = ("task", "model", "discussion", "persona", "team_size")
 LABELS = {"llm": "LLM", "human": "Human"}
+
+
+# how each estimator's 95% CIs are formed (``engine.stats.regression``): statsmodels gives robust
+# and clustered OLS intervals with the normal quantile, plain OLS with Student's t; the mixed
+# model's are Wald intervals on its REML standard errors
+INTERVAL_METHODS = {
+    "ols_hc3": ("95% CI: coefficient ± 1.96 · HC3 robust standard error (normal quantile)", "95% CI, HC3 SEs (normal)"),
+    "ols_cluster": ("95% CI: coefficient ± 1.96 · cluster-robust standard error (normal quantile)",
+                    "95% CI, clustered SEs (normal)"),
+    "ols": ("95% CI: coefficient ± t(N − k) · OLS standard error (Student-t)", "95% CI, OLS SEs (t)"),
+    "mixedlm": ("95% Wald CI: coefficient ± 1.96 · standard error of the REML mixed model (normal quantile)",
+                "95% Wald CI, REML SEs (normal)"),
+}
+
+
+def interval_method(estimator: str) -> tuple[str, str]:
+    """(full, short) description of the coefficient intervals of ``estimator``'s fits, for the
+    coefficient plot's hover, caption and axis."""
+    return INTERVAL_METHODS.get(estimator, ("95% CI from the fit's standard errors", "95% CI"))
 
 
 def fit_table(frame: pd.DataFrame, outcome: str, blocks: tuple[str, ...], estimator: str, name: str,
@@ -52,6 +72,13 @@ class TeamFit:
     @property
     def too_few(self) -> bool:
         return self.rows < analyses.MIN_ROWS
+
+    @property
+    def r2(self) -> R2Headline | None:
+        """The fit's R² to lead with (``engine.stats.guards.r2_headline``): a mixed model's
+        conditional R² is a headline only with N ≥ 10·k and 5 or more task groups; otherwise
+        ``headline`` is False and ``reason`` says which rule failed. None without a fit."""
+        return r2_headline(self.fit["summary"]) if self.fit is not None else None
 
 
 @dataclass(frozen=True)
@@ -85,7 +112,24 @@ class RegressionData:
 
     @property
     def ladder_warnings(self) -> list[str]:
-        return analyses.ladder_warnings(self.ladder_n) if self.ladder_n is not None else []
+        """The small-sample lines of the ladder, and one per mixed-effects rung whose R² is no
+        headline (``engine.stats.guards.mixed_r2_guard`` on the rung's N and k and the task
+        groups of its source's rows)."""
+        if self.ladder_n is None:
+            return []
+        lines = analyses.ladder_warnings(self.ladder_n)
+        for _, row in self.ladder_n.iterrows():
+            if not str(row["specification"]).lower().startswith("mixed"):
+                continue
+            for source, name in LABELS.items():
+                if f"{name} N" not in row or pd.isna(row[f"{name} N"]):
+                    continue
+                rows = self.frame[self.frame["source"] == source] if "source" in self.frame else self.frame
+                groups = int(rows["task"].nunique()) if "task" in rows else None
+                guard = mixed_r2_guard(int(row[f"{name} N"]), int(row[f"{name} k"]), groups)
+                if not guard.headline:
+                    lines.append(f"{name} / {row['specification']}: conditional R² {guard.reason}")
+        return lines
 
 
 def blocks_for(rows: pd.DataFrame, outcome: str, features, trajectory: bool, factors, estimator: str):

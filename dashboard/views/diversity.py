@@ -89,6 +89,7 @@ vendi_bars = cached.chart("diversity_bars", by_condition, "vendi", "Vendi Score 
 ui.chart(st, vendi_bars, key="div_vendi", show_key=False, outcome="Vendi Score of the final outputs")
 ui.chart(st, cached.chart("diversity_bars", by_condition, "div_bleu", "Div-BLEU (lexical)"), key="div_bleu", show_key=False,
          outcome="Div-BLEU of the final outputs")
+st.caption(data.spread_note())
 ui.condition_key(st, vendi_bars, key="div_codes")
 ui.table(st, data.shown.round(4), key="div_inter_table", hide_index=True)
 

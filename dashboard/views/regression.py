@@ -9,11 +9,11 @@ import streamlit as st
 
 from dashboard.figures import charts, labels
 from dashboard.page_data import analyses
-from dashboard.page_data.regression import FACTOR_BLOCKS, TEAMS, regression_page_data
+from dashboard.page_data.regression import FACTOR_BLOCKS, TEAMS, interval_method, regression_page_data
 from dashboard.widgets import cached, notebook_button, sample_picker, ui
 from engine import samples
 from engine.stats import published_a
-from engine.stats.guards import headline_r2, not_comparable
+from engine.stats.guards import not_comparable
 
 st.title("Regression")
 dataset, frame, have = ui.page_context()
@@ -86,17 +86,22 @@ notebook_button.render("regression", {"sample": sample_name, "outcome": outcome,
                                       "blocks": data.used_blocks}, where=controls)
 with results:
     if fits:
-        metric_columns = st.columns(len(fits))
-        for column, (label, fitted) in zip(metric_columns, fits.items()):
-            s = fitted["summary"]
+        fitted_teams = [team for team in data.teams if team.fit is not None]
+        metric_columns = st.columns(len(fitted_teams))
+        for column, team in zip(metric_columns, fitted_teams):
+            label, s, r2 = team.label, team.fit["summary"], team.r2
             who = f"{label} ({made_by})" if made_by else label
-            if s.get("sample_warning"):  # above the numbers: N < 10 k
+            if s.get("sample_warning"):  # above the numbers: N < 10 k, or a mixed fit's too few groups
                 ui.caveat(column, f"{label}: {s['sample_warning']}")
             column.metric(f"{who}: N", f"{s['n']:,}")
-            column.caption(f"k = {s['k']} estimated coefficients, N − k = {s['df_resid']:,}")
-            name, value, beside = headline_r2(s)
-            column.metric(f"{who}: {name}", f"{100 * value:.1f}%")
-            column.caption(beside)
+            groups = f", {s['n_groups']} task groups" if s.get("n_groups") is not None else ""
+            column.caption(f"k = {s['k']} estimated coefficients, N − k = {s['df_resid']:,}{groups}")
+            if r2.headline:
+                column.metric(f"{who}: {r2.label}", r2.text())
+                column.caption(r2.beside)
+            else:  # the raw numbers, said to be no headline, and why
+                column.text(f"{who}: {r2.label} {r2.text()}, {r2.beside}")
+                ui.caveat(column, f"{label}: {r2.reason}", "caption")
             if not s.get("converged", True):
                 ui.caveat(column, f"{label}: the mixed model did NOT converge; read its estimates with care.", "error")
             for note in s.get("warnings", []):
@@ -105,8 +110,11 @@ with results:
         terms = data.terms(all_terms)
         fitted_n = "; ".join(f"{label} {f['summary']['n']:,}" for label, f in fits.items())
         ui.export_context(outcome=outcome, n=f"{fitted_n} fitted")
+        interval, interval_short = interval_method(estimator)
         ui.chart(st, charts.coefficient_plot(tables, title=f"Standardized coefficients on {outcome} (95% CI)",
-                                                terms=terms), key="reg_coefficients")
+                                             terms=terms, interval=interval, interval_short=interval_short),
+                 key="reg_coefficients")
+        st.caption(f"Error bars: {interval}.")
         for label, table in tables.items():
             with st.expander(f"{label}: all coefficients"):
                 ui.table(st, labels.regression_table(table, 4), key=f"reg_table_{label}", hide_index=True)

@@ -14,6 +14,22 @@ Thresholds (named so a reader can find them):
 * ``MIN_GROUPS_FOR_INTERVAL`` (3): with fewer than 3 groups (or sessions) no interval is
   given, only the values and "too few groups for an interval (n = 2)". A t interval on 2
   values has 1 degree of freedom (quantile 12.7).
+* ``MIN_GROUPS_FOR_GROUP_VARIANCE`` (5): a mixed model's random-intercept variance (paper A's
+  task intercepts, Model 5 of Tables 20-21) is estimated from the spread of the group means,
+  so the number of *groups*, not of rows, limits it: with g groups it rests on about g − 1
+  degrees of freedom, and for a balanced design σ²/σ̂² varies like (g − 1)/χ²(g − 1), whose
+  95% range is [0.36, 8.3] at g = 5 and [0.27, 39.5] at g = 3. Fewer than 5 levels is the
+  floor below which a grouping factor's variance is not usefully estimated (Bolker et al.,
+  *Trends in Ecology & Evolution* 24, 2009; Harrison et al., *PeerJ* 6:e4794, 2018; Gelman &
+  Hill, *Data Analysis Using Regression and Multilevel/Hierarchical Models*, 2007).
+* Mixed-model R² as a headline (``mixed_r2_guard``): marginal and conditional R² (Nakagawa &
+  Schielzeth 2013) are headlines only when **both** (a) N ≥ ``ROWS_PER_COEFFICIENT``·k, with
+  k the fixed effects plus the random-intercept variance (the k of the fit's summary), the
+  OLS rule of 10 rows per estimated parameter (Harrell 2015, sec. 4.4), and (b) the fit has at
+  least ``MIN_GROUPS_FOR_GROUP_VARIANCE`` groups, since σ²_task is in the numerator of the
+  conditional and the denominator of both. There is no adjusted R² of a mixed model to fall
+  back on, so below either rule the two values are shown as raw numbers labelled "not a
+  headline at this N" with the rule that failed.
 * ``MIN_SESSIONS_TO_DIAGNOSE`` (5): a pilot design is diagnosed against the reference only
   with 5 or more successful sessions; below it the raw numbers are shown and no flag or
   recommendation is given.
@@ -53,7 +69,11 @@ small_sample, refuse, warning, refusal``); ``check_regression`` raises the refus
 ``SampleTooSmall`` (an ``InputError``: exit code 2 on the command line). ``engine.stats.fit``
 calls it on every fit, so a refused fit never reaches a table; a fit's summary carries
 ``n, k, df_resid, small_sample, sample_warning``. For a mixed model k counts the fixed
-effects and the random-intercept variance. ``headline_r2(summary)`` picks the R² to lead with.
+effects and the random-intercept variance. ``r2_headline(summary)`` gives the R² to lead with
+as an :class:`R2Headline` (``label, value, beside, headline, reason``): adjusted R² for a small
+OLS fit, R² otherwise; a mixed model's conditional R² only when ``mixed_r2_guard(n, k,
+n_groups)`` lets it be one. ``headline_r2(summary)`` is the same as a (label, value, beside)
+tuple.
 """
 
 from __future__ import annotations
@@ -73,6 +93,8 @@ LEVEL = 0.95
 ROWS_PER_COEFFICIENT = 10
 MIN_RESIDUAL_DF = 5
 MIN_GROUPS_FOR_INTERVAL = 3
+MIN_GROUPS_FOR_GROUP_VARIANCE = 5
+NOT_A_HEADLINE = "not a headline at this N"
 MIN_SESSIONS_TO_DIAGNOSE = 5
 MIN_SESSIONS_TO_VERIFY = 5
 MIN_PER_GROUP_FOR_BOOTSTRAP = 10
@@ -163,15 +185,102 @@ def check_regression(n: int, k: int, where: str = "") -> RegressionGuard:
     return guard
 
 
-def headline_r2(summary: dict) -> tuple[str, float | None, str]:
-    """(label, value, the other value as text) of a fit summary's headline R²: adjusted R² for a
-    small sample (R² beside it), R² otherwise; a mixed model's conditional R²."""
+@dataclass(frozen=True)
+class MixedR2Guard:
+    """Whether a mixed model on ``n`` rows, ``k`` estimated parameters (fixed effects and the
+    random-intercept variance) and ``n_groups`` groups can carry its R² as a headline."""
+
+    n: int
+    k: int
+    n_groups: int | None
+
+    @property
+    def rows_needed(self) -> int:
+        return ROWS_PER_COEFFICIENT * self.k
+
+    @property
+    def enough_rows(self) -> bool:
+        return self.n >= self.rows_needed
+
+    @property
+    def enough_groups(self) -> bool:
+        return self.n_groups is not None and self.n_groups >= MIN_GROUPS_FOR_GROUP_VARIANCE
+
+    @property
+    def headline(self) -> bool:
+        return self.enough_rows and self.enough_groups
+
+    @property
+    def reasons(self) -> list[str]:
+        """Each rule the fit fails, in words (empty when its R² is a headline)."""
+        out = []
+        if not self.enough_rows:
+            out.append(f"N = {self.n} rows for k = {self.k} estimated parameters (fixed effects and the "
+                       f"group variance), fewer than {ROWS_PER_COEFFICIENT} per parameter "
+                       f"({self.rows_needed} needed)")
+        if not self.enough_groups:
+            groups = "an unknown number of" if self.n_groups is None else str(self.n_groups)
+            out.append(f"{groups} groups for the random-intercept variance, fewer than "
+                       f"{MIN_GROUPS_FOR_GROUP_VARIANCE}")
+        return out
+
+    @property
+    def reason(self) -> str:
+        """'not a headline at this N: <rules failed>' ('' when it is a headline)."""
+        return f"{NOT_A_HEADLINE}: " + "; ".join(self.reasons) if self.reasons else ""
+
+    @property
+    def warning(self) -> str | None:
+        """The line printed above a mixed fit whose R² is no headline (None otherwise)."""
+        if self.headline:
+            return None
+        return ("warning: " + "; ".join(self.reasons)
+                + f": marginal and conditional R² are shown as raw numbers, {NOT_A_HEADLINE}")
+
+
+def mixed_r2_guard(n: int, k: int, n_groups: int | None) -> MixedR2Guard:
+    """The headline guard of a mixed model's R² (see the module docstring)."""
+    return MixedR2Guard(int(n), int(k), None if n_groups is None else int(n_groups))
+
+
+@dataclass(frozen=True)
+class R2Headline:
+    """The R² a fit leads with: ``label`` and ``value``, the other value(s) as text
+    (``beside``), and whether it may be a headline (``headline``; ``reason`` says why not)."""
+
+    label: str
+    value: float | None
+    beside: str
+    headline: bool = True
+    reason: str = ""
+
+    def text(self, digits: int = 1) -> str:
+        """'35.1%' or 'n/a'."""
+        if self.value is None or not math.isfinite(self.value):
+            return "n/a"
+        return f"{100 * self.value:.{digits}f}%"
+
+
+def r2_headline(summary: dict) -> R2Headline:
+    """The headline R² of a fit summary (``engine.stats.fit``): adjusted R² for a small OLS
+    sample (R² beside it), R² otherwise; for a mixed model its conditional R² (marginal beside
+    it), a headline only when ``mixed_r2_guard`` allows."""
     if summary.get("r2") is None:
-        return ("conditional R²", summary.get("conditional_r2"),
-                f"marginal R² {summary.get('marginal_r2', float('nan')):.3f}")
+        marginal = summary.get("marginal_r2")
+        beside = f"marginal R² {marginal:.3f}" if marginal is not None else "marginal R² n/a"
+        guard = mixed_r2_guard(summary.get("n", 0), summary.get("k", 0), summary.get("n_groups"))
+        return R2Headline("conditional R²", summary.get("conditional_r2"), beside, guard.headline, guard.reason)
     if summary.get("small_sample"):
-        return "adjusted R²", summary.get("adj_r2"), f"R² {summary['r2']:.3f}"
-    return "R²", summary.get("r2"), f"adj. R² {summary.get('adj_r2', float('nan')):.3f}"
+        return R2Headline("adjusted R²", summary.get("adj_r2"), f"R² {summary['r2']:.3f}")
+    return R2Headline("R²", summary.get("r2"), f"adj. R² {summary.get('adj_r2', float('nan')):.3f}")
+
+
+def headline_r2(summary: dict) -> tuple[str, float | None, str]:
+    """``r2_headline`` as (label, value, the other value as text); a mixed model's R² that is
+    no headline has the label "conditional R² (not a headline at this N)"."""
+    head = r2_headline(summary)
+    label = head.label if head.headline else f"{head.label} ({NOT_A_HEADLINE})"
+    return label, head.value, head.beside
 
 
 # -- intervals --------------------------------------------------------------------------------

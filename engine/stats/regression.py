@@ -25,7 +25,7 @@ from scipy import stats as scipy_stats
 
 from engine.errors import InputError
 from engine.stats.design import build_design
-from engine.stats.guards import check_regression
+from engine.stats.guards import MIN_GROUPS_FOR_GROUP_VARIANCE, check_regression, mixed_r2_guard
 from engine.stats.spec import RegressionSpec
 
 TABLE_COLUMNS = ("term", "coef", "se", "p", "ci_low", "ci_high", "stars")
@@ -63,7 +63,10 @@ def fit(spec: RegressionSpec, df: pd.DataFrame, *, allow_nonconvergence: bool = 
 
     Every fit passes ``engine.stats.guards.check_regression`` first: with fewer than 5
     residual degrees of freedom (N − k) it is refused (``SampleTooSmall``); the summary
-    carries ``n``, ``k``, ``df_resid``, ``small_sample`` (N < 10·k) and ``sample_warning``.
+    carries ``n``, ``k``, ``df_resid``, ``small_sample`` (N < 10·k) and ``sample_warning``; a
+    mixed fit also ``n_groups``, ``r2_headline`` and ``r2_headline_reason``
+    (``engine.stats.guards.mixed_r2_guard``: its R² is a headline only with N ≥ 10·k and 5 or
+    more groups) and its own ``sample_warning``.
     """
     if not isinstance(spec, RegressionSpec):
         raise InputError(f"expected a RegressionSpec, got {type(spec).__name__}")
@@ -153,7 +156,7 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
                          "the rows used; a mixed model needs at least 2 groups", field=group)
     guard = check_regression(len(design.y), design.X.shape[1] + 1, where)  # + the group variance
     notes = list(design.warnings)
-    if n_groups < 5:
+    if n_groups < MIN_GROUPS_FOR_GROUP_VARIANCE:
         notes.append(f"only {n_groups} groups in {group!r}: the group variance is poorly estimated")
     model = sm.MixedLM(design.y.to_numpy(), design.X, groups=groups)
     with python_warnings.catch_warnings(record=True) as caught:
@@ -210,8 +213,16 @@ def _fit_mixed(spec: RegressionSpec, design, group: str, allow_nonconvergence: b
                "group_variance": group_variance, "residual_variance": residual,
                "log_likelihood": float(result.llf), "converged": converged, "warnings": notes,
                "reference_levels": {c: _plain(levels[0]) for c, levels in design.factor_levels.items()},
-               **_guard_fields(guard)}
+               **_guard_fields(guard), **_mixed_headline_fields(guard, n_groups)}
     return RegressionResult(spec=spec, table=table, summary=summary, model=result)
+
+
+def _mixed_headline_fields(guard, n_groups: int) -> dict:
+    """Whether the mixed fit's R² is a headline (``engine.stats.guards.mixed_r2_guard``); its
+    warning replaces the OLS one, which points at an adjusted R² a mixed model does not have."""
+    headline = mixed_r2_guard(guard.n, guard.k, n_groups)
+    return {"r2_headline": headline.headline, "r2_headline_reason": headline.reason,
+            "sample_warning": headline.warning}
 
 
 def _guard_fields(guard) -> dict:

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from dashboard.figures import charts
+from engine.stats import guards
 
 
 @pytest.fixture
@@ -40,13 +41,20 @@ def test_group_means_with_ci_match_hand_values():
                           "model": ["gpt", "gpt", "gpt", "gpt", "gpt"],
                           "max_distance": [1.0, 2.0, 3.0, 4.0, 6.0]})
     fig = charts.group_means_with_ci(frame, "max_distance", "discussion", "model")
-    bar = fig.data[0]
-    means = dict(zip(bar.x, bar.y))
+    with_bar, without = fig.data  # one look, one legend entry: the cell of 2 has no interval
+    assert (with_bar.offsetgroup, with_bar.legendgroup) == (without.offsetgroup, without.legendgroup)
+    assert without.showlegend is False and without.error_y.array is None
+    means = {**dict(zip(with_bar.x, with_bar.y)), **dict(zip(without.x, without.y))}
     assert means == {"iterative": 5.0, "open": 2.0}
-    halves = dict(zip(bar.x, bar.error_y.array))
-    # open: sd = 1, n = 3 -> 1.96 / sqrt(3); iterative: sd = sqrt(2), n = 2 -> 1.96
-    assert halves["open"] == pytest.approx(1.96 / np.sqrt(3))
-    assert halves["iterative"] == pytest.approx(1.96)
+    # open: sd = 1, n = 3 -> Student-t: t(0.975, 2) = 4.302653 / sqrt(3) either way
+    assert list(with_bar.x) == ["open"]
+    assert with_bar.error_y.array[0] == pytest.approx(4.302653 / np.sqrt(3), rel=1e-6)
+    assert with_bar.error_y.arrayminus[0] == pytest.approx(4.302653 / np.sqrt(3), rel=1e-6)
+    # iterative: n = 2 < 3 -> the value only, and the hover says why
+    assert list(without.x) == ["iterative"]
+    assert without.customdata[0][1] == "no error bar: 2 conversations (fewer than 3)"
+    assert "Student-t" in fig.layout.meta["error_bars"] and "not drawn below 3" in fig.layout.meta["error_bars"]
+    assert "error bars: 95% t-interval" in fig.layout.xaxis.title.text
 
 
 def test_percent_heatmap_carries_the_table():
@@ -68,8 +76,21 @@ def test_coefficient_plot_error_bars_reach_the_interval():
     assert list(first.error_x.array) == pytest.approx([0.4, 0.2])
     assert list(first.error_x.arrayminus) == pytest.approx([0.2, 0.3])
     assert list(second.x) == [0.2, 0.1]  # reordered to the requested terms
-    assert list(second.customdata) == ["a", "b"]
+    assert [row[0] for row in second.customdata] == ["a", "b"]
+    assert [row[1] for row in second.customdata] == ["95% CI [0.100, 0.400]", "95% CI [0.000, 0.200]"]
     assert first.marker.color == charts.SOURCE_COLOURS["llm"]
+
+
+def test_coefficient_plot_says_how_its_intervals_were_formed_and_skips_undefined_ones():
+    table = pd.DataFrame({"term": ["a", "b"], "coef": [0.5, -0.2], "ci_low": [0.3, np.nan], "ci_high": [0.9, np.nan]})
+    method = "95% CI: coefficient ± 1.96 · HC3 robust standard error (normal quantile)"
+    fig = charts.coefficient_plot({"LLM": table}, terms=["a", "b"], interval=method, interval_short="95% CI, HC3 SEs")
+    with_bar, without = fig.data
+    assert list(with_bar.x) == [0.5] and list(without.x) == [-0.2] and without.error_x.array is None
+    assert without.showlegend is False and without.legendgroup == with_bar.legendgroup == "LLM"
+    assert [row[1] for row in without.customdata] == ["no interval: standard error undefined"]
+    assert method in with_bar.hovertemplate and fig.layout.meta["error_bars"] == method
+    assert "error bars: 95% CI, HC3 SEs" in fig.layout.xaxis.title.text
 
 
 def test_trajectory_paths_follow_turn_order_and_colour_by_turn():
@@ -140,6 +161,19 @@ def test_effect_size_forest_sorted_by_d():
     fig = charts.effect_size_forest(table)
     assert list(fig.data[0].x) == [-0.1, 0.5]
     assert list(fig.data[0].error_x.array) == pytest.approx([0.2, 0.1])
+    assert list(fig.data[0].error_x.arrayminus) == pytest.approx([0.2, 0.1])
+
+
+def test_effect_size_forest_names_its_interval_and_drops_it_below_three_rows():
+    table = pd.DataFrame({"feature": ["a", "b"], "g": [0.5, -0.1], "ci_low": [0.4, -0.3], "ci_high": [0.6, 0.1],
+                          "llm_n": [12, 2], "human_n": [9, 30]})
+    fig = charts.effect_size_forest(table, value="g", x_title="Hedges' g (LLM − human)")
+    with_bar, without = fig.data
+    assert list(with_bar.x) == [0.5] and list(without.x) == [-0.1] and without.error_x.array is None
+    assert list(without.customdata) == ["no error bar: 2 rows (fewer than 3)"]
+    assert fig.layout.meta["error_bars"] == guards.METHOD_HEDGES
+    assert "noncentral t of Welch" in fig.layout.xaxis.title.text
+    assert guards.METHOD_HEDGES in with_bar.hovertemplate
 
 
 def test_contrasting_pair_prefers_conversations_with_a_path():

@@ -195,7 +195,8 @@ def test_quality_diversity_scatter_is_coded_keyed_and_inside_the_scores():
 
 def test_diversity_bars_name_conditions_by_code_and_start_vendi_at_one():
     table = pd.DataFrame({"method": PAPER_B_CONDITIONS[:3] * 2, "task": ["plastic_waste"] * 3 + ["singing_shower"] * 3,
-                          "vendi": [1.5, 2.0, 1.2, 1.8, 2.2, 1.1], "vendi_sd": [0.8, 0.1, 0.1, 0.1, 0.1, 0.1]})
+                          "vendi": [1.5, 2.0, 1.2, 1.8, 2.2, 1.1], "vendi_sd": [0.8, 0.1, 0.1, 0.1, 0.1, 0.1],
+                          "n_groups": [3] * 6})  # 3 groups a cell: each SD is drawn
     fig = charts.diversity_bars(table, "vendi", "Vendi")
     assert checks.problems(fig) == []
     assert set(fig.data[0].x) == {"HoMAD", "CMAD·d1", "DIR"}
