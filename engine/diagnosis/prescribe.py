@@ -62,6 +62,7 @@ import pandas as pd
 from engine.diagnosis.diagnose import CREATIVITY_DIRECTION, diagnose, too_few_sessions_text
 from engine.errors import InputError
 from engine.measures.trajectory import PAPER_A_FEATURES
+from engine.stats.guards import MIN_SESSIONS_TO_DIAGNOSE
 
 VERDICTS = ("held", "did not hold", "inconclusive")
 POWER_Z = 1.959964 + 0.841621  # two-sided alpha .05, power .80
@@ -593,7 +594,11 @@ def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baselin
         _atomic_write_text(prediction_file, json.dumps({"key": key, "rows": _records(prediction)}))
     recommended, scores = recommend(prediction, needs)
     withheld = None
-    if not diagnosis.diagnosed:  # no recommendation without a diagnosis; the best candidate is still checked
+    # no recommendation below the sessions a diagnosis needs; the best candidate is still checked.
+    # A diagnosis that does not compare with the release (another embedder) flags nothing; the
+    # targets are then the five Table 23 features, and the recommendation rests on the release's
+    # standardised design effects, verified under one embedder on fresh sessions
+    if diagnosis.n_pilot < MIN_SESSIONS_TO_DIAGNOSE:
         withheld, recommended = recommended, None
     observed = []
     for design in candidates:
@@ -632,7 +637,7 @@ def _run_stages(out: Path, spec: Budget, report: dict, *, model, budget, baselin
         report["verdict"] = overall_verdict(table)
         if recommended:
             why = ""
-        elif not diagnosis.diagnosed:
+        elif diagnosis.n_pilot < MIN_SESSIONS_TO_DIAGNOSE:
             why = (f"No recommendation: {too_few_sessions_text(diagnosis.n_pilot)}. Checked instead: the "
                    f"prediction for {checked}, the best-scoring candidate on the five Table 23 features. ")
         else:
@@ -651,7 +656,7 @@ def recommended_text(report: dict) -> str:
     prediction, diagnosis = report["prediction"], report["diagnosis"]
     if prediction.get("recommended"):
         return str(prediction["recommended"])
-    if diagnosis.get("diagnosed") is False:
+    if diagnosis.get("n", MIN_SESSIONS_TO_DIAGNOSE) < MIN_SESSIONS_TO_DIAGNOSE:
         return f"none ({too_few_sessions_text(diagnosis['n'])})"
     return f"keep {report['baseline']}"
 
