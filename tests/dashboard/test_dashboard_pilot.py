@@ -366,9 +366,10 @@ def test_pilot_judge_rates_final_ideas_together_and_shows_the_counts(runs_root, 
     at.button(key="pilot_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     judged = [t.value for t in at.text if t.value.startswith("Judge:")]
-    # 2 final ideas, one batch, one rater: one judged irrelevant, nothing unreadable
-    assert judged == ["Judge: 2 final ideas rated together in batches of at most 10 by 1 rater(s); "
+    # 2 final ideas, one batch for each of the panel's 5 raters (paper A's five raters): the
+    # idea every rater gave 0 is irrelevant by majority, nothing unreadable
+    assert judged == ["Judge: 2 final ideas rated together in batches of at most 10 by 5 rater(s); "
                       "irrelevant (rated 0, left out of the scaling): 1; unreadable verdicts (left "
                       "missing): 0; replies asked again: 0."]
     batches = [h for h in backend.history if "Idea N: Novelty" in h["messages"][-1]["content"]]
-    assert len(batches) == 1
+    assert len(batches) == 5

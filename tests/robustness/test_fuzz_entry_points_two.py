@@ -165,8 +165,9 @@ JUDGE_OPTIONS = {"--retries": lambda v: whole_number(v, 0, 20), "--concurrency":
                  "--per-round-limit": lambda v: whole_number(v, 1), "--max-per-pair": lambda v: whole_number(v, 1),
                  "--base-url": server_url}
 ONLY_FOR = {"--per-round-limit": "quality", "--max-per-pair": "pairwise"}
-CALLS = {("quality", False): "4 rubric calls", ("quality", True): "20 rubric calls",
-         ("pairwise", False): "4 pairwise calls"}  # 4 sessions; 5 answers each; 2 pairs x 2 orders
+# 4 sessions; 5 answers each; a rubric panel of 5 raters by default; 2 pairs x 2 orders
+CALLS = {("quality", False): "20 rubric calls (4 items x 5 raters", ("quality", True): "100 rubric calls (20 items x 5 raters",
+         ("pairwise", False): "4 pairwise calls"}
 
 
 @fuzz("judge")

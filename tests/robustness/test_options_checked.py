@@ -50,10 +50,10 @@ def test_judge_per_round_limit_without_per_round_is_refused(run_dir):
 
 
 def test_judge_options_in_range_still_plan(run_dir):
-    # 4 sessions: 4 final outputs; --retries 0 means asked once, no retry
+    # 4 sessions: 4 final outputs, 5 raters each (the default panel); --retries 0: asked once, no retry
     outcome = cli(["judge", "quality", run_dir, "--dry-run", "--retries", "0", "--concurrency", "1"])
     assert outcome.code == 0, outcome.err
-    assert "4 rubric calls (0 already judged), each retried at most 0 times" in outcome.err
+    assert "20 rubric calls (4 items x 5 raters; 0 already judged), each retried at most 0 times" in outcome.err
     # matched pairs: 2 replicates of 2 conditions -> 2 comparisons, each asked in both orders
     outcome = cli(["judge", "pairwise", run_dir, "--dry-run", "--max-per-pair", "1"])
     assert outcome.code == 0 and "2 pairwise calls (1 comparisons x 2 orders" in outcome.err
