@@ -15,19 +15,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures import style
+from dashboard.figures.charts import empty_figure
 from dashboard.figures.labels import readable_term
 
 DRAWN_FLAGS = ("low", "high", "typical", "unclear", "not assessed")
 FLAG_COLOUR = {"low": "#d55e00", "high": "#d55e00"}
 OTHER_COLOUR = "#0072b2"
-
-
-def message_figure(message: str) -> go.Figure:
-    fig = go.Figure()
-    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return style.finish(fig, "")
 
 
 def drawn_rows(evidence: pd.DataFrame) -> pd.DataFrame:
@@ -44,7 +37,7 @@ def diagnosis_positions(evidence: pd.DataFrame, n_pilot: int,
     pilot's mean percentile rank with its 95% t-interval (N = ``n_pilot``)."""
     rows = drawn_rows(evidence)
     if rows.empty:
-        return message_figure("no feature is compared with this reference (see the table)")
+        return empty_figure("no feature is compared with this reference (see the table)")
     labels = [readable_term(f) for f in rows["feature"]]
     fig = go.Figure()
     fig.add_trace(go.Bar(y=labels, x=[80] * len(labels), base=[10] * len(labels), orientation="h",

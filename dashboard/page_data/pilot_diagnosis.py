@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from engine.datasets import Dataset
-from engine.diagnosis.diagnose import Diagnosis, diagnose
+from engine.diagnosis.diagnose import Diagnosis, diagnose, trajectory_rows
 from engine.errors import InputError
 
 
@@ -36,14 +36,7 @@ class PilotDiagnosis:
 
 def reference_rows(reference: Dataset) -> pd.DataFrame:
     """The reference's LLM conversations of paper A's trajectory sample (as in the release)."""
-    from engine.stats.reference import TRAJECTORY_STRUCTURES
-
-    rows = reference.conversations
-    if "source" in rows.columns:
-        rows = rows[rows["source"] == "llm"]
-    if "discussion" in rows.columns:
-        rows = rows[rows["discussion"].isin(TRAJECTORY_STRUCTURES)]
-    return rows
+    return trajectory_rows(reference.conversations)
 
 
 def pilot_page_data(pilot: Dataset, reference: Dataset) -> PilotDiagnosis:

@@ -675,15 +675,20 @@ def load_reference_for_diagnosis(path=None) -> pd.DataFrame:
     if path.is_dir():
         from engine.datasets import Dataset
 
-        from engine.stats.reference import TRAJECTORY_STRUCTURES
-
-        table = Dataset.load(path, with_corpus=False).conversations
-        if "source" in table.columns:
-            table = table[table["source"] == "llm"]
-        if "discussion" in table.columns:  # paper A's trajectory sample, as in the release
-            table = table[table["discussion"].isin(TRAJECTORY_STRUCTURES)]
-        return table
+        return trajectory_rows(Dataset.load(path, with_corpus=False).conversations)
     return load_reference(path)
+
+
+def trajectory_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """A dataset's LLM conversations of paper A's trajectory sample (open, instructed,
+    iterative), as the release's reference holds them; columns it lacks filter nothing."""
+    from engine.stats.reference import TRAJECTORY_STRUCTURES
+
+    if "source" in table.columns:
+        table = table[table["source"] == "llm"]
+    if "discussion" in table.columns:
+        table = table[table["discussion"].isin(TRAJECTORY_STRUCTURES)]
+    return table
 
 
 def _first_line_is_corpus(path) -> bool:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from engine.measures.trajectory import PAPER_A_FEATURES
@@ -66,6 +65,3 @@ def stability_sentence(table: pd.DataFrame | None) -> str:
             f"{table['spearman_rho'].min():.2f}-{table['spearman_rho'].max():.2f}); no calibration to another "
             "model family exists, so none is assumed.")
 
-
-def rounded(table: pd.DataFrame) -> pd.DataFrame:
-    return table.assign(**{c: np.round(table[c], 3) for c in ("spearman_rho", "low_10_kept", "high_10_kept")})
