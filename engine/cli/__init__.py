@@ -3,7 +3,7 @@
 * ``engine.cli.data``: import, embed, features, diversity (foundation)
 * ``engine.cli.analyze``: analyze {regress, manipulability, compare, diagnose} (statistics)
 * ``engine.cli.run``: run (the debate engine)
-* ``engine.cli.judge``: judge {quality, pairwise} (paper B's quality side on a run folder)
+* ``engine.cli.judge``: judge {quality, pairwise} (paper B's quality side on a run folder) and judge validate (``engine.cli.judge_validate``: a measure against people's ratings)
 * ``engine.cli.pilot``: pilot (prescribe a design for a model and verify it, ``engine.diagnosis.prescribe``)
 * ``engine.cli.dataset``: dataset {build, release} (the datasets the dashboard reads)
 * ``engine.cli.plugins``: plugins (the registered features, methods, backends and their sources)

@@ -211,6 +211,16 @@ def _register_embed(subparsers) -> None:
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
+    add_embedder_options(p)
+    p.add_argument("--all-turns", action="store_true",
+                   help="keep every recorded turn; by default ratings, idea lists, hand-raising "
+                        "bids and consensus picks of engine runs are left out of the trajectory")
+    _add_ray_options(p)
+
+
+def add_embedder_options(p: argparse.ArgumentParser) -> None:
+    """The embedding model, its cache, runtime and server options (``embed``, ``features``,
+    ``diversity`` and ``judge validate --measure semdis`` share them)."""
     p.add_argument("--model", default="all-MiniLM-L6-v2",
                    help="sentence-transformers model name or local path (default: the bundled "
                         "all-MiniLM-L6-v2; Qwen/Qwen3-Embedding-0.6B is paper A's setting)")
@@ -227,15 +237,11 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                         help="environment variable holding the server's key (default OPENAI_API_KEY)")
     server.add_argument("--embed-concurrency", type=whole(1, 1024), default=4,
                         help="requests in flight to the server (default 4)")
-    p.add_argument("--all-turns", action="store_true",
-                   help="keep every recorded turn; by default ratings, idea lists, hand-raising "
-                        "bids and consensus picks of engine runs are left out of the trajectory")
     p.add_argument("--embed-backend", choices=("torch", "onnx", "onnx-int8"), default="torch",
                    help="in-process model runtime: torch (sentence-transformers, default), onnx "
                         "(ONNX Runtime, same vectors, exported once beside the model) or onnx-int8 "
                         "(quantised: faster, its fidelity printed); each backend's vectors are "
                         "cached apart")
-    _add_ray_options(p)
 
 
 def _add_ray_options(p: argparse.ArgumentParser) -> None:
@@ -273,7 +279,7 @@ def run_embed(args: argparse.Namespace) -> int:
     })
     index_path = Path(args.index) if args.index else default_index_path(output)
     with cluster_for(args) as cluster:
-        embedder = _embedder(args, cluster)
+        embedder = embedder_from_args(args, cluster)
         started = time.perf_counter()
         vectors, hits = embed_texts(embedder, texts, progress=not args.no_progress)
         elapsed = time.perf_counter() - started
@@ -321,7 +327,8 @@ def check_embed_options(args: argparse.Namespace) -> None:
                          field="--embed-model")
 
 
-def _embedder(args: argparse.Namespace, cluster=None):
+def embedder_from_args(args: argparse.Namespace, cluster=None):
+    """The embedder the options of ``add_embedder_options`` (and ``--ray``) describe."""
     check_embed_options(args)
     if cluster is not None:
         from engine.cluster.embedding import RayEmbedder
@@ -431,7 +438,7 @@ def run_features(args: argparse.Namespace) -> int:
             note = source_note(corpus)
             if note:
                 print(note, file=sys.stderr)
-            embedder = _embedder(args, cluster)
+            embedder = embedder_from_args(args, cluster)
             texts = [t.text for c in corpus for t in c.turns]
             vectors, hits = embed_texts(embedder, texts, progress=progress)
             arrays = split_rows(vectors, [len(c.turns) for c in corpus])
@@ -531,7 +538,7 @@ def run_diversity(args: argparse.Namespace) -> int:
     wanted = [c.strip() for c in args.group_by.split(",") if c.strip()]
     group_columns = [c for c in wanted if c in table.columns and table[c].notna().any()]
     with cluster_for(args) as cluster:
-        embedder = _embedder(args, cluster)
+        embedder = embedder_from_args(args, cluster)
         vectors, hits = embed_texts(embedder, table["text"].tolist(), progress=not args.no_progress)
     print(f"embeddings: model calls {embedder.model_calls}, cache hits {hits}", file=sys.stderr)
     _say_token_level(embedder)

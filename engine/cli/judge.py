@@ -9,6 +9,7 @@ Each output is scored by a panel of raters, as paper A's ideas were by five: by 
 per item (then no agreement can be computed). The summary printed at the end says which
 judge, how many ratings per item and their agreement (ICC(3,k), ICC(2,1), N items, k raters).
     python -m engine judge pairwise runs/paper_b --judge-model gpt-4.1-mini --base-url https://api.openai.com/v1
+    python -m engine judge validate HUMAN_FILE --measure judge|semdis     # agreement with people's ratings
 Results are appended to RUN_DIR/quality.jsonl and the replies cached in the run's response
 cache: re-running resumes and a finished run costs zero calls. ``--dry-run`` prints the
 number of judge calls instead (each may be retried ``--retries`` times when unreadable).
@@ -31,9 +32,9 @@ MAX_SAMPLES = 20
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("judge", help="rate a run's outputs: rubric score, pairwise win rate",
+    p = subparsers.add_parser("judge", help="rate a run's outputs (rubric score, pairwise win rate); validate a judge against people",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="judge_command", required=True, metavar="quality|pairwise")
+    sub = p.add_subparsers(dest="judge_command", required=True, metavar="quality|pairwise|validate")
     for name, help_text in (("quality", "rubric absolute score (1-10) of final outputs (and per round)"),
                             ("pairwise", "average pairwise win rate between conditions, both orders")):
         q = sub.add_parser(name, help=help_text, description=__doc__,
@@ -65,6 +66,9 @@ def register(subparsers) -> None:
                            help="matched: replicate i vs replicate i (default); all: every pair")
             q.add_argument("--max-per-pair", type=whole(1), help="at most this many comparisons per condition pair and task")
         q.set_defaults(handler=judge_command)
+    from engine.cli.judge_validate import add_validate
+
+    add_validate(sub, max_retries=MAX_RETRIES, max_concurrency=MAX_CONCURRENCY, max_samples=MAX_SAMPLES)
 
 
 def judge_endpoint(args: argparse.Namespace):
@@ -83,7 +87,7 @@ def judge_name(endpoint) -> str:
     return endpoint_model_name(endpoint)
 
 
-def _more_models(args: argparse.Namespace) -> list[str]:
+def more_models(args: argparse.Namespace) -> list[str]:
     """The models of ``--judge-models`` (quality only), in order, without repeats."""
     text = getattr(args, "judge_models", None) or ""
     return list(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
@@ -128,7 +132,7 @@ def _judge(args: argparse.Namespace, folder: Path) -> int:
     endpoint = judge_endpoint(args)
     name = judge_name(endpoint)  # what the records say judged them
     if args.judge_command == "quality":
-        endpoints = [endpoint, *(replace(endpoint, model=m) for m in _more_models(args))]
+        endpoints = [endpoint, *(replace(endpoint, model=m) for m in more_models(args))]
         items = quality.rubric_items(corpus, per_round=args.per_round, per_round_limit=args.per_round_limit)
         raters = quality.rubric_raters([_Named(judge_name(e)) for e in endpoints], args.samples)
         todo = quality.rubric_todo(items, raters, store)

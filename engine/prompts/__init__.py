@@ -285,6 +285,15 @@ def judge_rubric(task_prompt: str, idea: str, criteria: Sequence[str] = RUBRIC) 
         f"{criteria}\nAnswer with 'Score: <number>' and nothing else.")]
 
 
+def judge_item_score(prompt: str, response: str, criterion: str, description: str, low: int, high: int) -> Messages:
+    """One score per item on the human raters' scale, for checking a judge against people
+    (``engine.judging.item_scores``): the criterion and its meaning, from ``low`` to ``high``."""
+    return [_system("You are an expert judge of creative thinking."), _user(
+        f"Prompt: {prompt}\n\nResponse: {response}\n\nRate the {criterion} of the response, that is "
+        f"{description}, on a whole-number scale from {low} (lowest) to {high} (highest).\n"
+        f"Answer with 'Score: <number>' and nothing else.")]
+
+
 def judge_pairwise(task_prompt: str, first: str, second: str) -> Messages:
     """Paper B's pairwise comparison (called twice, with the positions swapped)."""
     return [_system("You are a strict, impartial judge of creative writing and ideas."), _user(

@@ -13,6 +13,10 @@ panel of LLM raters is described the same way here, from an items x raters matri
 * ``krippendorff_alpha(matrix)``: alpha with the interval metric (Krippendorff 2011,
   "Computing Krippendorff's alpha-reliability"), alpha = 1 - D_o / D_e, which keeps every unit
   with at least two values (missing values allowed; at least 3 such units, as the ICC's 3 items).
+* ``weighted_kappa(a, b, categories)``: Cohen's (1968) weighted kappa of two raters' whole-number
+  ratings on an ordered scale, kappa_w = 1 - sum w_ij o_ij / sum w_ij e_ij, with quadratic
+  (w_ij = (i - j)^2 / (c - 1)^2, the default) or linear weights; o the observed and e the
+  chance (product of the margins) proportions.
 * ``panel_agreement(matrix, judge=...)``: what a rating table says about its raters (plain
   JSON values and one sentence): the judge, ratings per item, ICC(3,k) and ICC(2,1) with N
   items and k raters, alpha. With one rating per item it says "one rating per item: agreement
@@ -192,6 +196,60 @@ def krippendorff_alpha(matrix) -> AlphaResult:
     if expected == 0:
         raise InputError("every rating is the same: Krippendorff's alpha is undefined")
     return AlphaResult(float(1 - observed / expected), len(pairable), n, float(observed), float(expected))
+
+
+WEIGHTS = ("quadratic", "linear")
+
+
+@dataclass(frozen=True)
+class KappaResult:
+    """Weighted kappa over ``n`` pairs on the ``categories`` scale; ``observed`` and ``expected``
+    the weighted disagreements it compares."""
+
+    kappa: float
+    n: int
+    categories: tuple[int, ...]
+    weights: str
+    observed: float
+    expected: float
+
+
+def weighted_kappa(a, b, categories, weights: str = "quadratic") -> KappaResult:
+    """Cohen's weighted kappa of two raters' ratings ``a``, ``b`` (pairs with a missing value
+    left out) on the ordered whole-number ``categories`` (e.g. ``range(1, 6)``).
+
+    A rating that is not one of the categories is an InputError naming its position; fewer than
+    3 pairs, or ratings that leave no chance disagreement (both raters used one category), too.
+    """
+    if weights not in WEIGHTS:
+        raise InputError(f"weights must be one of {list(WEIGHTS)}, got {weights!r}", field="weights")
+    cats = tuple(int(c) for c in categories)
+    if len(cats) < 2 or len(set(cats)) != len(cats):
+        raise InputError(f"a weighted kappa needs at least 2 distinct categories, got {list(cats)}",
+                         field="categories")
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    position = {c: i for i, c in enumerate(cats)}
+    for name, values in (("first", x), ("second", y)):
+        for row, value in enumerate(values):
+            if not float(value).is_integer() or int(value) not in position:
+                raise InputError(f"{name} rater's rating {value:g} is not one of the categories "
+                                 f"{cats[0]}..{cats[-1]}", row=row + 1, field=name)
+    if len(x) < MIN_GROUPS_FOR_INTERVAL:
+        raise InputError(f"a weighted kappa needs at least {MIN_GROUPS_FOR_INTERVAL} rated pairs, got {len(x)}")
+    c = len(cats)
+    table = np.zeros((c, c))
+    for u, v in zip(x, y):
+        table[position[int(u)], position[int(v)]] += 1
+    table /= table.sum()
+    i, j = np.indices((c, c))
+    w = ((i - j) / (c - 1)) ** 2 if weights == "quadratic" else np.abs(i - j) / (c - 1)
+    expected_table = np.outer(table.sum(axis=1), table.sum(axis=0))
+    observed, expected = float((w * table).sum()), float((w * expected_table).sum())
+    if expected == 0:
+        raise InputError("both raters used a single category: the weighted kappa is undefined")
+    return KappaResult(1 - observed / expected, int(len(x)), cats, weights, observed, expected)
 
 
 def _clean(value):

@@ -1,0 +1,92 @@
+"""The two measures a file of human-rated items can be validated on, one score per item.
+
+* ``semantic_distance``: 1 - cos(e(prompt), e(response)) with the project's embedder (the
+  SemDis family of scores: Beaty & Johnson 2021; the baseline Organisciak et al. 2023 compare
+  their fine-tuned models against). Vectors come through the embedding cache.
+* ``ajudge_scores``: an LLM judge asked for one score per item on the people's scale
+  (``prompts.judge_item_score``: the criterion, e.g. originality, from ``low`` to ``high``), by a
+  panel of raters as ``engine.judging.quality.rubric_raters`` builds it (five samples of one
+  model by default, or one score from each of several models). An answer that stays unreadable
+  after the retries is NaN and counted (per rater and per item), never filled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+from engine import prompts
+from engine.judging.judge import ask, panel_name
+from engine.judging.quality import rubric_raters
+from engine.llm.base import Backend
+from engine.protocols.parsing import parse_labelled
+
+CRITERIA = {
+    "originality": "how unusual, clever and surprising the response is, compared with what most people "
+                   "would answer",
+    "novelty": "how original the idea is compared with the solutions people usually suggest",
+    "usefulness": "how practical, feasible and effective the idea would be",
+    "creativity": "how novel and useful the idea is at once",
+}
+
+
+def semantic_distance(prompts_: Sequence[str], responses: Sequence[str], embedder) -> np.ndarray:
+    """1 - cosine between each prompt's and its response's embeddings (distinct texts embedded once)."""
+    texts = list(dict.fromkeys([*prompts_, *responses]))
+    vectors = np.asarray(embedder.encode(texts), dtype=float)
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    at = {text: i for i, text in enumerate(texts)}
+    a = vectors[[at[p] for p in prompts_]]
+    b = vectors[[at[r] for r in responses]]
+    return 1.0 - np.einsum("ij,ij->i", a, b)
+
+
+def score_parser(low: int, high: int) -> Callable[[str], float | None]:
+    """'Score: 3', '3 out of 5' / '3/5' (the top being ``high``), or a short reply with one number,
+    read as a number from low to high (4.5 is kept: the kappa rounds); anything else is unreadable (None)."""
+    out_of = re.compile(rf"(\d+)\s*(?:/|out of)\s*{high}(?!\d)", re.IGNORECASE)
+
+    def parse(text: str) -> float | None:
+        value = parse_labelled(text, "score", low, high)
+        if value is None:
+            fractions = {float(m) for m in out_of.findall(text)}
+            numbers = re.findall(r"\d+(?:\.\d+)?", text)
+            if len(fractions) == 1:
+                value = fractions.pop()
+            elif len(text) <= 80 and len(numbers) == 1:
+                value = float(numbers[0])
+        ok = value is not None and low <= value <= high
+        return float(value) if ok else None
+
+    return parse
+
+
+async def ajudge_scores(prompts_: Sequence[str], responses: Sequence[str], judges: Backend | Sequence[Backend], *,
+                        criterion: str, low: int, high: int, samples: int | None = None, retries: int = 2,
+                        max_tokens: int = 12, on_done=None) -> dict:
+    """``{"scores": items x raters array (NaN = unreadable), "raters": names, "judge": panel name,
+    "samples", "temperature", "unreadable_answers", "unread_items"}``."""
+    raters = rubric_raters(judges, samples)
+    description = CRITERIA.get(criterion, criterion)
+    parse = score_parser(low, high)
+    scores = np.full((len(prompts_), len(raters)), np.nan)
+
+    async def one(i: int, r: int) -> None:
+        rater = raters[r]
+        messages = prompts.judge_item_score(prompts_[i], responses[i], criterion, description, low, high)
+        value = await ask(rater.backend, messages, parse, retries=retries, max_tokens=max_tokens,
+                          temperature=rater.temperature, seed=rater.seed)
+        if value is not None:
+            scores[i, r] = value
+        if on_done:
+            on_done()
+
+    await asyncio.gather(*(one(i, r) for i in range(len(prompts_)) for r in range(len(raters))))
+    unread = np.isnan(scores)
+    return {"scores": scores, "raters": [r.name for r in raters],
+            "judge": panel_name([r.backend.model for r in raters], max(r.sample for r in raters)),
+            "samples": max(r.sample for r in raters), "temperature": raters[0].temperature,
+            "unreadable_answers": int(unread.sum()), "unread_items": int(unread.all(axis=1).sum())}
