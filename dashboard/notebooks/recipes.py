@@ -388,3 +388,24 @@ for item in items:
 '''),
         code('page_numbers = {"items": [item.title for item in items], "tables": tables}'),
     ]
+
+
+def judges(selection) -> list:
+    return [
+        md("## Judges\n\nA measure checked against people's ratings: the saved validation report the page showed "
+           "(`python -m engine judge validate ... --out`), turned into the page's tables by "
+           "`dashboard.page_data.judges.judges_page_data`. Published anchors are kept apart."),
+        code('''
+from dashboard.page_data.judges import judges_page_data, read_report
+
+summary = per_prompt = None
+if OPTIONS.get("report"):
+    data = judges_page_data(read_report(Path(OPTIONS["report"]).read_bytes(), OPTIONS["report"]))
+    print(data.provenance)
+    summary, per_prompt = data.summary.round(4), data.per_prompt.round(4)
+    display(data.published)
+summary
+'''),
+        code('page_numbers = {"summary": summary, "per prompt": per_prompt}'),
+    ]
+

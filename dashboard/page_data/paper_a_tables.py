@@ -2,7 +2,8 @@
 stars (``engine.stats.paper_tables.build``, the twin of ``python -m engine analyze table N``)
 and ours beside the published table row by row (``beside.beside``).
 
-Every rating table says who rated (``ratings_agreement``): the judge, how many ratings per idea
+Every rating table says who rated (``ratings_agreement``): the judge, whether it was checked
+against people (``engine.judging.people_check``), how many ratings per idea
 and the raters' agreement per task and scale (``engine.stats.agreement``: ICC(3,k) as paper A's
 Table 4, ICC(2,1), Krippendorff's alpha, N ideas and k raters), from the per-rater ``N*`` / ``U*``
 columns (the authors' file, or our judge panel's), the ideas irrelevant by the majority rule left
@@ -47,6 +48,7 @@ class RatingsAgreement:
     n_items: int
     text: str
     table: pd.DataFrame
+    people: str = ""  # checked against people? (``engine.judging.people_check``)
 
 
 def _our_judges(frame: pd.DataFrame) -> list[str]:
@@ -66,8 +68,23 @@ def _rater_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def ratings_agreement(frame: pd.DataFrame) -> RatingsAgreement | None:
-    """The raters of the rated ideas of ``frame`` (None when no idea has a rating); see the
-    module docstring."""
+    """The raters of the rated ideas of ``frame`` (None when no idea has a rating) and whether
+    our judge was checked against people; see the module docstring."""
+    from dataclasses import replace
+
+    from dashboard.page_data.datasets import cached_runs_root
+    from engine.judging.people_check import people_check
+
+    found = _raters_agreement(frame)
+    if found is None:
+        return None
+    ours = _our_judges(frame)
+    people = "; ".join(people_check(j, cached_runs_root()) for j in ours) if ours else \
+        "these are people's ratings (paper A's trained raters), not a judge's"
+    return replace(found, people=people)
+
+
+def _raters_agreement(frame: pd.DataFrame) -> RatingsAgreement | None:
     rated = frame[pd.to_numeric(frame["creativity"], errors="coerce").notna()] if "creativity" in frame \
         else frame.iloc[0:0]
     ours = _our_judges(frame)

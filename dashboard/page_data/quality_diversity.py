@@ -21,6 +21,8 @@
 
 from __future__ import annotations
 
+import re
+
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,8 +132,21 @@ def ablation_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def quality_agreement(rubric: pd.DataFrame, sessions: pd.DataFrame) -> dict | None:
     """The quality raters of the selection's sessions (``engine.stats.agreement.panel_agreement``
-    values): from the judge records when the dataset has them, else from the runner's own rubric
-    score (one rating per session); None when nothing was rated."""
+    values, plus ``people``: whether that judge was checked against people,
+    ``engine.judging.people_check``): from the judge records when the dataset has them, else from
+    the runner's own rubric score (one rating per session); None when nothing was rated."""
+    found = _quality_raters(rubric, sessions)
+    if found is not None:
+        from dashboard.page_data.datasets import cached_runs_root
+        from engine.judging.people_check import people_check
+
+        judges = [j for j in re.split(r" / |\+", str(found.get("judge") or "")) if j.strip()]
+        found["people"] = "; ".join(people_check(j, cached_runs_root()) for j in judges) or \
+            "not checked against people: the judge is not recorded"
+    return found
+
+
+def _quality_raters(rubric: pd.DataFrame, sessions: pd.DataFrame) -> dict | None:
     ids = set(sessions["conversation_id"]) if "conversation_id" in sessions else set()
     if not rubric.empty:
         mine = rubric[rubric["conversation_id"].isin(ids)]

@@ -58,7 +58,7 @@ with st.spinner("Fitting…"):
                          lambda: paper_a_tables_page_data(frame, key, sample_name, stars))
 result, compared = data.result, data.compared
 if data.agreement is not None:  # who rated the ideas, ratings per idea, their agreement (or why none)
-    ui.caveat(st, "Ratings: " + data.agreement.text, "caption")
+    ui.caveat(st, "Ratings: " + data.agreement.text + " Against people: " + data.agreement.people + ".", "caption")
     if not data.agreement.table.empty:
         with st.expander("Raters' agreement by task and scale (ours; ICC(3,k) as paper A's Table 4)"):
             ui.table(st, data.agreement.table.round(3), key="pat_agreement", hide_index=True,

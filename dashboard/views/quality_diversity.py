@@ -41,7 +41,8 @@ st.caption(f"Dataset “{ui.escape(dataset.name)}”: {len(data):,} paper-B sess
            f"average over the other conditions of pairwise comparisons asked in both orders, ties = 1/2.")
 ui.caveat(st, qd.INTERVALS, "caption")
 if numbers.agreement is not None:  # which judge, ratings per output, their agreement (or why none)
-    ui.caveat(st, "Quality raters (rubric, final outputs): " + numbers.agreement["text"], "caption")
+    ui.caveat(st, "Quality raters (rubric, final outputs): " + numbers.agreement["text"]
+              + " Against people: " + numbers.agreement["people"] + ".", "caption")
 if dataset.manifest.get("note"):
     ui.caveat(st, dataset.manifest["note"], "caption")
 if rubric.empty and summary["rubric"].notna().any():

@@ -138,6 +138,7 @@ def validate_command(args: argparse.Namespace) -> int:
     from engine.judging.validate import validation_report
 
     report = validation_report(frame, measure, measure_info=info, scale=scale, panel_scores=panel)
+    report["command"] = _command()
     for line in report["text"]:
         print(line)
     if args.out:
@@ -147,6 +148,15 @@ def validate_command(args: argparse.Namespace) -> int:
         atomic_write_bytes(Path(args.out), (to_json(report, indent=1) + "\n").encode("utf-8"))
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _command() -> str:
+    """The command line as typed, credentials in a URL scrubbed (``engine.llm.secrets.scrub``)."""
+    import shlex
+
+    from engine.llm.secrets import scrub
+
+    return scrub("python -m engine " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
 
 
 def _semdis(args: argparse.Namespace, frame):

@@ -22,6 +22,7 @@ item from the measure, and reports, as plain JSON values:
 * ``disagreements``: the items whose percentile ranks differ most, with both texts.
 * ``calibration``: the people's mean rating in bins of the measure (its whole-number values, or
   deciles of a continuous measure), each with N and, from 3 items, a 95% t-interval.
+* ``scores``: every item's id, prompt, people's mean and measure (None where unreadable), for a scatter.
 * ``unreadable``: items the measure could not score (a judge's answer unreadable after its
   retries), counted and left out, never filled.
 """
@@ -261,6 +262,8 @@ def validation_report(frame: pd.DataFrame, measure, *, measure_info: dict, scale
         "per_prompt": per_prompt(frame, measure),
         "disagreements": disagreements(frame, measure),
         "calibration": calibration(measure, human, whole_numbers=scale is not None),
+        "scores": [{"item": i, "prompt": g, "human": h, "measure": m}
+                   for i, g, h, m in zip(frame["item"], frame["group"], human, measure)],
     }
     report["text"] = report_lines(report)
     return _clean(report)

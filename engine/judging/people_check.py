@@ -1,0 +1,75 @@
+"""Whether a judge has been checked against people, from the validation reports on disk.
+
+``python -m engine judge validate ... --out REPORT.json`` writes a report
+(``engine.judging.validate``); the shipped ones live in ``cached_runs/human_ratings/<set>/reports/``.
+``people_check(judge)`` finds the reports whose judge is that model (a panel name "m x5", a record
+"llm:m" or "m#3" all name model m) and says in one sentence what they found, where, on which
+data and N, or "not checked against people". A check on other items (Alternate Uses
+originality) is not a check on these tasks, and the sentence says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+REPORTS_GLOB = "human_ratings/*/reports/*.json"
+NOT_CHECKED = "not checked against people"
+
+
+def model_of(judge: str) -> str:
+    """The model a judge's name names: "llm:m x5" -> "m", "m#2" -> "m"; a panel "a+b" stays."""
+    name = str(judge or "").strip().removeprefix("llm:")
+    name = re.sub(r"\s+x\d+$", "", name)
+    return re.sub(r"#\d+$", "", name)
+
+
+@dataclass(frozen=True)
+class Check:
+    path: Path
+    report: dict
+
+    @property
+    def sentence(self) -> str:
+        r, m = self.report, self.report.get("measure", {})
+        source = r.get("source", {})
+        spearman, pearson = r.get("spearman") or {}, r.get("pearson") or {}
+
+        def number(found, name):
+            if found.get("value") is None:
+                return f"{name} undefined ({found.get('note', '')})"
+            low, high = found["ci"]
+            return f"{name} = {found['value']:.2f} [{low:.2f}, {high:.2f}]"
+
+        where = Path(source.get("path", "?")).parent.name or source.get("path", "?")
+        return (f"checked against people on {where} ({r.get('items', 0):,} items rated by people, "
+                f"{m.get('criterion', 'their scale')} {m.get('scale', ['?', '?'])[0]}-{m.get('scale', ['?', '?'])[1]}; "
+                f"other items than these): judge {m.get('judge')} ({m.get('samples', 1)} rating(s) per item), "
+                f"{number(pearson, 'Pearson r')}, {number(spearman, 'Spearman rho')}, N = {r.get('n', 0):,}, "
+                f"{r.get('unreadable', 0):,} unreadable; report {self.path.name}")
+
+
+def reports(root: str | Path) -> list[Check]:
+    """Every judge validation report under ``root`` (a cached-runs folder); unreadable files skipped."""
+    found = []
+    for path in sorted(Path(root).glob(REPORTS_GLOB)):
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(report, dict) and isinstance(report.get("measure"), dict):
+            found.append(Check(path, report))
+    return found
+
+
+def people_check(judge: str, root: str | Path) -> str:
+    """One sentence: the judge's checks against people under ``root``, or ``NOT_CHECKED`` and how."""
+    wanted = model_of(judge)
+    mine = [c for c in reports(root) if c.report["measure"].get("kind") == "judge"
+            and model_of(c.report["measure"].get("judge", "")) == wanted]
+    if not mine:
+        return (f"{NOT_CHECKED}: no validation report of judge {wanted} (make one with `python -m engine judge "
+                f"validate FILE --measure judge --judge-model ...`)")
+    return "; ".join(c.sentence for c in mine)
