@@ -90,6 +90,9 @@ def test_paper_a_tables_page_on_a_cached_run_says_one_rating_per_item(cached_run
     captions = [c.value.replace("\\", "") for c in at.caption]
     assert any("Ratings: judge SmolLM2-135M-Instruct.Q4_1: one rating per item: agreement cannot be computed"
                in c for c in captions), captions
+    # no validation report in this cached-runs folder: the judge is said to be unchecked
+    assert any("Against people: not checked against people: no validation report of judge "
+               "SmolLM2-135M-Instruct.Q4_1" in c for c in captions), captions
     infos = [i.value.replace("\\", "") for i in at.info]
     assert any("never beside" in i for i in infos), infos
 
@@ -100,7 +103,7 @@ PAPER_B = REPO / "cached_runs" / "local_smollm2_paper_b"
 @pytest.mark.slow  # embeds the dataset's final outputs on a cold cache (~20 s)
 @pytest.mark.skipif(not (PAPER_B / "manifest.json").exists(), reason="cached_runs/local_smollm2_paper_b is not built")
 def test_quality_diversity_page_names_its_judge_and_one_rating_per_item(cached_runs_of):
-    cached_runs_of(PAPER_B.name)
+    cached_runs_of(PAPER_B.name, "human_ratings")  # with the shipped judge validation reports
     records = pd.read_parquet(PAPER_B / "quality.parquet")
     finals = records[(records["kind"] == "rubric") & records["round"].isna()]
     at = AppTest.from_file(APP, default_timeout=300)
@@ -112,7 +115,16 @@ def test_quality_diversity_page_names_its_judge_and_one_rating_per_item(cached_r
     readable = finals.groupby("key")["score"].count() > 0  # final outputs the judge could read
     want = (f"Quality raters (rubric, final outputs): judge {finals['judge'].iat[0]}: {ONE_RATING} "
             f"(N = {int(readable.sum())} items with a readable rating, {int((~readable).sum())} without).")
-    assert want in captions, captions
+    said = [c for c in captions if c.startswith(want)]
+    assert said, captions
+    # the judge's check against people, read from the shipped report itself
+    import json
+
+    report = json.loads((REPO / "cached_runs/human_ratings/ocsai1_test/reports/judge_SmolLM2-135M.json").read_text())
+    low, high = report["spearman"]["ci"]
+    assert (f"Against people: checked against people on ocsai1_test ({report['items']:,} items rated by people, "
+            f"originality 1-5; other items than these)") in said[0]
+    assert f"Spearman rho = {report['spearman']['value']:.2f} [{low:.2f}, {high:.2f}], N = {report['n']:,}" in said[0]
 
 
 def test_a_panel_whose_ratings_were_all_unreadable_says_so():
