@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from engine.cli.checks import server_url, whole
+from engine.cli.judge_options import Named, judge_endpoint, judge_name, more_models
 from engine.errors import InputError
 
 MAX_RETRIES = 20
@@ -71,35 +72,6 @@ def register(subparsers) -> None:
     add_validate(sub, max_retries=MAX_RETRIES, max_concurrency=MAX_CONCURRENCY, max_samples=MAX_SAMPLES)
 
 
-def judge_endpoint(args: argparse.Namespace):
-    """The judge's ``engine.llm.endpoints.Endpoint`` from the command line (the key's variable
-    may be any name here: the person running the command chose it)."""
-    from engine.llm.endpoints import Endpoint
-
-    return Endpoint(provider=args.provider, model=args.judge_model, base_url=args.base_url,
-                    api_key_env=args.api_key_env)
-
-
-def judge_name(endpoint) -> str:
-    """The model name the judge's backend reports (the GGUF file's stem for the local model)."""
-    from engine.llm.providers import endpoint_model_name
-
-    return endpoint_model_name(endpoint)
-
-
-def more_models(args: argparse.Namespace) -> list[str]:
-    """The models of ``--judge-models`` (quality only), in order, without repeats."""
-    text = getattr(args, "judge_models", None) or ""
-    return list(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
-
-
-class _Named:
-    """A judge's name before its backend is built (the plan counts calls without one)."""
-
-    def __init__(self, model: str):
-        self.model = model
-
-
 def judge_command(args: argparse.Namespace) -> int:
     """One writer per run folder: the judge holds the folder's lock while it writes
     ``quality.jsonl`` and the response cache (``--dry-run`` only reads)."""
@@ -134,7 +106,7 @@ def _judge(args: argparse.Namespace, folder: Path) -> int:
     if args.judge_command == "quality":
         endpoints = [endpoint, *(replace(endpoint, model=m) for m in more_models(args))]
         items = quality.rubric_items(corpus, per_round=args.per_round, per_round_limit=args.per_round_limit)
-        raters = quality.rubric_raters([_Named(judge_name(e)) for e in endpoints], args.samples)
+        raters = quality.rubric_raters([Named(judge_name(e)) for e in endpoints], args.samples)
         todo = quality.rubric_todo(items, raters, store)
         plan_text = (f"{len(todo)} rubric calls ({len(items)} items x {len(raters)} raters; "
                      f"{len(items) * len(raters) - len(todo)} already judged)")

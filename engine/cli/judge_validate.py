@@ -175,7 +175,7 @@ def _semdis(args: argparse.Namespace, frame):
 def _judge(args: argparse.Namespace, frame):
     import numpy as np
 
-    from engine.cli.judge import judge_endpoint, judge_name, more_models
+    from engine.cli.judge_options import Named, judge_endpoint, judge_name, more_models
     from engine.judging.item_scores import ajudge_scores
     from engine.judging.quality import rubric_raters
     from engine.llm import make_backend, run_sync
@@ -185,10 +185,6 @@ def _judge(args: argparse.Namespace, frame):
     criterion = args.criterion or frame.attrs["human_scores"].get("scale") or "originality"
     endpoint = judge_endpoint(args)
     endpoints = [endpoint, *(replace(endpoint, model=m) for m in more_models(args))]
-
-    class Named:
-        def __init__(self, model):
-            self.model = model
 
     raters = rubric_raters([Named(judge_name(e)) for e in endpoints], args.samples)
     calls = len(frame) * len(raters)
