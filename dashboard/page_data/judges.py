@@ -95,6 +95,12 @@ def judges_page_data(report: dict) -> JudgesData:
         low, high = _interval(found)
         rows.append({"statistic": f"{name} with the people's mean", "value": found.get("value"), "95% low": low,
                      "95% high": high, "N": found.get("n"), "note": found.get("note") or ""})
+    inside = report.get("within_prompt") or {}
+    if inside:
+        low, high = _interval(inside)
+        rows.append({"statistic": "Pearson r within prompts (each side centred on its prompt's mean)",
+                     "value": inside.get("value"), "95% low": low, "95% high": high, "N": inside.get("n"),
+                     "note": inside.get("note") or f"{inside.get('prompts')} prompts"})
     kappa = report.get("weighted_kappa")
     rows.append({"statistic": "weighted kappa (quadratic)", "value": (kappa or {}).get("value"), "95% low": None,
                  "95% high": None, "N": (kappa or {}).get("n"),

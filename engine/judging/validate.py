@@ -17,6 +17,8 @@ item from the measure, and reports, as plain JSON values:
   others, and of the measure against the same mean (so both face one panel of k - 1); and the
   share of item pairs the measure orders as the people's mean does, beside the share two raters
   order alike.
+* ``within_prompt``: the pooled within-prompt Pearson r (measure and people each centred on their
+  prompt's mean), for a measure whose level moves with the prompt.
 * ``per_prompt``: the correlations within each prompt with at least ``MIN_PER_PROMPT`` items
   (fewer: the counts and means only).
 * ``disagreements``: the items whose percentile ranks differ most, with both texts.
@@ -179,6 +181,32 @@ def per_prompt(frame: pd.DataFrame, measure: np.ndarray) -> list[dict]:
     return sorted(rows, key=lambda r: (-r["n"], str(r["prompt"])))
 
 
+def within_prompt(frame: pd.DataFrame, measure: np.ndarray) -> dict:
+    """The pooled within-prompt correlation: Pearson's r of the measure and the people's mean, each
+    centred on its prompt's mean (prompts with one item drop out), so a measure whose level differs
+    from prompt to prompt (semantic distance to a different object) is judged within each prompt;
+    95% Fisher interval on N - G - 2 degrees of freedom (G prompts)."""
+    data = pd.DataFrame({"g": frame["group"].to_numpy(), "m": measure, "h": frame["human"].to_numpy(dtype=float)})
+    data = data[np.isfinite(data["m"]) & np.isfinite(data["h"])]
+    data = data[data.groupby("g")["m"].transform("size") > 1]
+    groups = int(data["g"].nunique())
+    out = {"value": None, "ci": None, "n": int(len(data)), "prompts": groups, "note": ""}
+    if groups == 0 or len(data) - groups - 2 < 1:
+        out["note"] = f"{len(data)} items in {groups} prompts: too few for a within-prompt correlation"
+        return out
+    m = data["m"] - data.groupby("g")["m"].transform("mean")
+    h = data["h"] - data.groupby("g")["h"].transform("mean")
+    reason = corr.undefined_reason(m.to_numpy(), h.to_numpy())
+    if reason:
+        out["note"] = reason
+        return out
+    r = float(np.corrcoef(m, h)[0, 1])
+    half = scipy_stats.norm.ppf(0.975) / math.sqrt(len(data) - groups - 2)
+    centre = math.atanh(min(max(r, -1 + 1e-15), 1 - 1e-15))
+    out.update(value=r, ci=[math.tanh(centre - half), math.tanh(centre + half)])
+    return out
+
+
 def disagreements(frame: pd.DataFrame, measure: np.ndarray, top: int = TOP_DISAGREEMENTS) -> list[dict]:
     """The items whose percentile ranks (average ranks / N) under the measure and under the
     people's mean differ most; ``gap`` > 0: the measure ranks it higher than the people do."""
@@ -252,6 +280,7 @@ def validation_report(frame: pd.DataFrame, measure, *, measure_info: dict, scale
         "unreadable": int((~np.isfinite(measure)).sum()),
         "pearson": {k: pearson[k] for k in ("value", "ci", "p", "n", "note")},
         "spearman": {k: spearman[k] for k in ("value", "ci", "p", "n", "note")},
+        "within_prompt": within_prompt(frame, measure),
         "weighted_kappa": _kappa(measure, human, scale),
         "icc": people["icc"],
         "krippendorff_alpha": people["krippendorff_alpha"],
@@ -279,6 +308,10 @@ def report_lines(report: dict) -> list[str]:
                      "(counted, not filled)")
     for key in ("pearson", "spearman"):
         lines.append(corr.text({"method": key, **report[key]}))
+    inside = report["within_prompt"]
+    if inside["value"] is not None:
+        lines.append(f"within prompts (each side centred on its prompt's mean): Pearson r = {inside['value']:.3f} "
+                     f"[{inside['ci'][0]:.3f}, {inside['ci'][1]:.3f}], N = {inside['n']:,} in {inside['prompts']} prompts")
     kappa = report["weighted_kappa"]
     if kappa is not None:
         lines.append(f"weighted kappa (quadratic) = {kappa['value']:.3f}, N = {kappa['n']:,}; {kappa['note']}"

@@ -236,3 +236,18 @@ def test_ocsai_lines_are_read_as_object_response_and_score_over_ten(tmp_path):
     path.write_text('{"prompt":"AUT Prompt:brick\\nResponse:build a tiny wall\\nScore:\\n","completion":"27"}\n')
     frame = read_ocsai_jsonl(path)
     assert frame.iloc[0][["prompt", "response", "human"]].tolist() == ["brick", "build a tiny wall", 2.7]
+
+
+def test_within_prompt_correlation_centres_each_prompt_by_hand():
+    # prompt a: measure 1, 2, 3 / people 1, 3, 2; prompt b: measure 10, 11 / people 5, 6; prompt c: one item (drops)
+    frame = pd.DataFrame({"item": list("123456"), "group": list("aaabbc"), "prompt": list("aaabbc"),
+                          "response": list("uvwxyz"), "row": range(1, 7),
+                          "human": [1.0, 3.0, 2.0, 5.0, 6.0, 4.0]})
+    measure = np.array([1.0, 2.0, 3.0, 10.0, 11.0, 7.0])
+    from engine.judging.validate import within_prompt
+
+    found = within_prompt(frame, measure)
+    # centred: measure -1, 0, 1, -.5, .5; people -1, 1, 0, -.5, .5
+    # sum(m h) = 1 + 0 + 0 + .25 + .25 = 1.5; sum m^2 = 2.5 = sum h^2 -> r = 0.6
+    assert found["value"] == pytest.approx(0.6) and (found["n"], found["prompts"]) == (5, 2)
+    assert found["ci"] is None or found["ci"][0] < 0.6 < found["ci"][1]
