@@ -8,7 +8,8 @@
 HUMAN_FILE (CSV/TSV, JSONL or Parquet) holds one row per rated item: ``prompt``, ``response`` and
 ``human`` (a mean) or ``human_1`` ... ``human_k`` (one column per rater); or paper A's idea-file
 shape (the rating page's export: ``question_id``, ``final_idea``, ``N*``/``U*`` per rater, with
-``--scale novelty|usefulness``). ``--measure semdis`` scores each item 1 - cos(prompt, response)
+``--scale novelty|usefulness``). ``--measure recorded --dataset FOLDER`` takes the ratings the
+dataset's own judge gave the same ideas (matched by id, no call). ``--measure semdis`` scores each item 1 - cos(prompt, response)
 with the embedder (options as ``embed``); ``--measure judge`` asks an LLM judge for one score per
 item on the people's scale (``--judge-scale``, default: the whole numbers the people's ratings
 span), by a panel (``--samples``, default 5 as paper A's five raters). The report (printed, and
@@ -32,7 +33,7 @@ from pathlib import Path
 from engine.cli.checks import server_url, whole
 from engine.errors import InputError
 
-MEASURES = ("semdis", "judge")
+MEASURES = ("semdis", "judge", "recorded")
 SCALE_TEXT = re.compile(r"^\s*(-?\d+)\s*(?:-|\.\.|to)\s*(-?\d+)\s*$")
 MAX_SCALE_POINTS = 101
 
@@ -44,7 +45,10 @@ def add_validate(sub, *, max_retries: int, max_concurrency: int, max_samples: in
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     q.add_argument("human_file", help="rated items: .csv/.tsv/.jsonl/.parquet (see above)")
     q.add_argument("--measure", choices=MEASURES, default="judge",
-                   help="judge: an LLM judge's score (default); semdis: 1 - cosine(prompt, response)")
+                   help="judge: an LLM judge's score (default); semdis: 1 - cosine(prompt, response); recorded: "
+                        "the ratings a dataset's own judge gave the same ideas (--dataset, --scale; no call)")
+    q.add_argument("--dataset", metavar="FOLDER",
+                   help="with --measure recorded: the dataset whose judge rated these ideas (ids = file_id)")
     q.add_argument("--scale", choices=("novelty", "usefulness"),
                    help="which of an ideas file's two scales (N* or U* columns) to validate against")
     q.add_argument("--out", metavar="REPORT.json", help="also write the report as JSON here")
@@ -113,12 +117,17 @@ def _judge_options_given(args: argparse.Namespace) -> list[str]:
 def validate_command(args: argparse.Namespace) -> int:
     from engine.importers.human_scores import read_human_scores
 
-    if args.measure == "semdis" and _judge_options_given(args):
+    if args.measure != "judge" and _judge_options_given(args):
         flag = "--" + _judge_options_given(args)[0].replace("_", "-")
-        raise InputError("is a judge option; --measure semdis asks no judge", field=flag)
-    if args.measure == "judge" and _embedding_defaults_used(args):
+        raise InputError(f"is a judge option; --measure {args.measure} asks no judge", field=flag)
+    if args.measure != "semdis" and _embedding_defaults_used(args):
         flag = "--" + _embedding_defaults_used(args)[0].replace("_", "-")
         raise InputError("is an embedding option; give --measure semdis to use it", field=flag)
+    if (args.measure == "recorded") != bool(args.dataset):
+        raise InputError("--measure recorded and --dataset go together", field="--dataset")
+    if args.measure == "recorded" and args.scale is None:
+        raise InputError("--measure recorded compares one of paper A's scales: give --scale novelty|usefulness",
+                         field="--scale")
     frame = read_human_scores(args.human_file, scale=args.scale)
     limited = None
     if getattr(args, "limit", None) and args.limit < len(frame):
@@ -128,6 +137,10 @@ def validate_command(args: argparse.Namespace) -> int:
         limited = args.limit
     if args.measure == "semdis":
         measure, info, scale, panel = _semdis(args, frame)
+    elif args.measure == "recorded":
+        from engine.judging.item_scores import recorded_ratings
+
+        measure, info, scale, panel = recorded_ratings(frame, args.dataset, args.scale)
     else:
         found = _judge(args, frame)
         if found is None:  # a dry run

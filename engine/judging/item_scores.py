@@ -3,6 +3,9 @@
 * ``semantic_distance``: 1 - cos(e(prompt), e(response)) with the project's embedder (the
   SemDis family of scores: Beaty & Johnson 2021; the baseline Organisciak et al. 2023 compare
   their fine-tuned models against). Vectors come through the embedding cache.
+* ``recorded_ratings``: the ratings a dataset's own judge already gave the same ideas (paper A's
+  scales, ``<scale>_raw`` and the panel's per-rater ``N1..Nk`` / ``U1..Uk`` where kept), matched
+  by idea id: the instrument the dataset's numbers rest on, checked without a call.
 * ``ajudge_scores``: an LLM judge asked for one score per item on the people's scale
   (``prompts.judge_item_score``: the criterion, e.g. originality, from ``low`` to ``high``), by a
   panel of raters as ``engine.judging.quality.rubric_raters`` builds it (five samples of one
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -42,6 +46,39 @@ def semantic_distance(prompts_: Sequence[str], responses: Sequence[str], embedde
     a = vectors[[at[p] for p in prompts_]]
     b = vectors[[at[r] for r in responses]]
     return 1.0 - np.einsum("ij,ij->i", a, b)
+
+
+PAPER_A_SCALE = (0, 10)  # 1-10, 0 for an idea that ignores the task (paper A, Methods)
+
+
+def recorded_ratings(frame, folder, scale: str):
+    """(measure, info, scale, panel) from the dataset at ``folder``: its judge's ``<scale>_raw`` for
+    each item whose id is a conversation of the dataset (others NaN, counted as unreadable)."""
+    import pandas as pd
+
+    from engine.datasets import Dataset
+    from engine.errors import InputError
+
+    dataset = Dataset.load(folder, with_corpus=False)
+    conversations = dataset.conversations
+    column = f"{scale}_raw"
+    if column not in conversations:
+        raise InputError(f"the dataset has no {column} column: its judge did not rate {scale}",
+                         path=str(folder), field=column)
+    rows = conversations.drop_duplicates("conversation_id").set_index("conversation_id")
+    found = frame["item"].map(pd.to_numeric(rows[column], errors="coerce")).to_numpy(dtype=float)
+    prefix = "N" if scale == "novelty" else "U"
+    raters = sorted((c for c in rows.columns if re.fullmatch(rf"{prefix}\d+", str(c))), key=lambda c: int(c[1:]))
+    panel = (np.stack([frame["item"].map(pd.to_numeric(rows[c], errors="coerce")).to_numpy(dtype=float)
+                       for c in raters], axis=1) if len(raters) > 1 else None)
+    judges = sorted(str(r).removeprefix("llm:") for r in rows["rater"].dropna().unique()) if "rater" in rows else []
+    matched = int(frame["item"].isin(rows.index).sum())
+    info = {"kind": "judge", "recorded": True, "name": f"the recorded judge of {Path(folder).name}",
+            "judge": "+".join(judges) or "unknown", "samples": max(1, len(raters)), "raters": raters,
+            "criterion": scale, "scale": list(PAPER_A_SCALE), "scale_from": "paper A's scale (1-10, 0 irrelevant)",
+            "dataset": str(folder), "matched_items": matched, "items_not_in_dataset": int(len(frame) - matched),
+            "model_calls": 0, "score": f"the dataset's {column} (mean of its raters' readable ratings)"}
+    return found, info, PAPER_A_SCALE, panel
 
 
 def score_parser(low: int, high: int) -> Callable[[str], float | None]:

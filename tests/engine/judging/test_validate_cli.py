@@ -163,3 +163,34 @@ def test_semantic_distance_on_the_shipped_ocsai_file_equals_numpy_and_scipy(tmp_
     assert np.allclose(direct, distance[:50], atol=1e-5)
     assert report["icc"] is None and "one rating column" in report["people_note"]
     assert report["weighted_kappa"] is None
+
+
+def test_recorded_judge_of_a_dataset_is_checked_against_ratings_of_its_ideas(tmp_path):
+    """People's novelty of some of local_smollm2's ideas (test values) against the ratings its judge
+    recorded: matched by id, no call; an idea not in the dataset is counted."""
+    from engine.datasets import Dataset
+
+    folder = REPO / "cached_runs/local_smollm2"
+    conversations = Dataset.load(folder, with_corpus=False).conversations
+    rated = conversations[conversations["novelty_raw"].notna()].head(12)
+    people = np.arange(12) % 5 + 3.0
+    rows = [{"file_id": c, "question_id": t, "final_idea": idea, "source": "llm", "N1": p, "N2": p + 1,
+             "U1": 5, "U2": 5} for c, t, idea, p in zip(rated["conversation_id"], rated["task"], rated["final_idea"],
+                                                      people)]
+    rows.append({"file_id": "not-in-the-dataset", "question_id": "plastic_waste", "final_idea": "x", "source": "llm",
+                 "N1": 4, "N2": 5, "U1": 5, "U2": 5})
+    path = tmp_path / "export.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    outcome = cli(["judge", "validate", path, "--scale", "novelty", "--measure", "recorded", "--dataset", folder,
+                   "--out", tmp_path / "r.json"])
+    assert outcome.code == 0, outcome.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["measure"]["judge"] == "SmolLM2-135M-Instruct.Q4_1" and report["measure"]["model_calls"] == 0
+    assert report["measure"]["items_not_in_dataset"] == 1 and report["unreadable"] == 1 and report["n"] == 12
+    expected = stats.spearmanr(rated["novelty_raw"].to_numpy(dtype=float), people + 0.5)[0]
+    assert report["spearman"]["value"] == pytest.approx(expected, abs=1e-12)
+    # two people per idea: their ICCs are in the report (N2 = N1 + 1: consistency 1, absolute agreement below 1)
+    assert report["icc"]["ICC(3,k)"]["value"] == pytest.approx(1.0)
+    assert report["icc"]["ICC(2,1)"]["value"] < 1.0
+    refused = cli(["judge", "validate", path, "--measure", "recorded", "--dataset", folder])
+    assert refused.code == 2 and "--scale" in refused.error_line
