@@ -74,3 +74,14 @@ def test_a_report_that_is_not_one_is_refused_by_name():
     assert "mine.json" in str(error.value) and "not a judge validation report" in str(error.value)
     with pytest.raises(Exception, match="not JSON"):
         jd.read_report(b"<html>", "page.json")
+
+
+def test_the_scatter_shows_item_and_prompt_text_as_typed():
+    from dashboard.figures.judges import agreement_scatter
+
+    scores = pd.DataFrame({"item": ["<b>1</b>", "2"], "prompt": ["<a href='x'>brick</a>", "box"],
+                           "human": [1.0, 2.0], "measure": [0.3, 0.4]})
+    figure = agreement_scatter(scores, "semantic distance <i>x</i>", "people", "t")
+    shown = figure.data[0].customdata
+    assert shown[0][0] == "&lt;b&gt;1&lt;/b&gt;" and shown[0][1] == "&lt;a href='x'&gt;brick&lt;/a&gt;"
+    assert figure.layout.xaxis.title.text == "semantic distance &lt;i&gt;x&lt;/i&gt;"
