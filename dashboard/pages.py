@@ -70,6 +70,7 @@ PAGES: tuple[Page, ...] = (
     Page("steering", "Steering", ":material/explore:", "dashboard.page_data.steering.steering_page_data"),
     Page("pilot", "Pilot", ":material/science:", "dashboard.page_data.pilot_diagnosis.pilot_page_data"),
     Page("compare", "Compare runs", ":material/compare_arrows:", "dashboard.page_data.comparison.compare_page_data"),
+    Page("rate_ideas", "Rate ideas", ":material/rate_review:", "dashboard.page_data.rating.rate_ideas_page_data"),
     Page("judges", "Judges", ":material/gavel:", "dashboard.page_data.judges.judges_page_data"),
     Page("export", "Export", ":material/download:", "dashboard.exports.report.catalog"),  # the report's own items
 )

@@ -369,6 +369,37 @@ page_numbers = {"overview": data.overview, "config": data.config, "feature summa
     ]
 
 
+def rate_ideas(selection) -> list:
+    return [
+        md("## Rate ideas (paper A, Methods \"Creativity evaluation\")\n\nThe people's ratings of this dataset's "
+           "ideas as the page reads them (`engine.judging.human_rating`; rating itself happens on the page): "
+           "every rater's progress, the export (per-rater N1..Nk / U1..Uk, means min-max scaled within task) "
+           "and the raters' agreement, ICC(3,k) as paper A's Table 4 "
+           "(`dashboard.page_data.rating.rate_ideas_page_data`)."),
+        code('''
+from dashboard.page_data.rating import exact_values, rate_ideas_page_data
+
+data = rate_ideas_page_data(dataset, OPTIONS.get("ratings_dir"))
+print(data.items.describe())
+if data.order is not None:
+    print(data.order.describe() if data.order_written else "no rating saved yet: no shared order written")
+data.progress
+'''),
+        code('''
+export = data.export.table if data.export is not None else None
+print(data.export.info["columns"] if data.export is not None else "no rating yet: nothing to export")
+export
+'''),
+        code('''
+agreement = data.agreement.table if data.agreement is not None else None
+if data.agreement is not None:
+    print(data.agreement.reason or exact_values(data.agreement))
+agreement
+'''),
+        code('page_numbers = {"progress": data.progress, "export": export, "agreement": agreement}'),
+    ]
+
+
 def export(selection) -> list:
     return [
         md("## Export\n\nThe standard items of the Export page for this selection (`dashboard.exports.report."

@@ -79,7 +79,7 @@ def test_the_order_is_one_shuffle_seeded_by_the_name_shared_and_written_once(roo
     assert later.missing == ("c",) and later.unordered == ("g",)
     assert later.item_ids == first.item_ids and "c" not in later.sequence and len(later.sequence) == 5
     assert json.loads(first.path.read_text(encoding="utf-8")) == stored
-    assert "1 ideas of the order are no longer in the dataset" in later.describe()
+    assert "1 idea(s) of the order are no longer in the dataset" in later.describe()
 
 
 def test_a_rater_resumes_at_the_first_idea_of_the_order_not_rated(root):
