@@ -189,8 +189,9 @@ if data.export is not None:
     st.caption(f"{len(table):,} idea(s) with at least one rating (of {len(data.order.sequence):,}), "
                f"{len(info['raters'])} rater(s): per-rater N1..Nk (novelty) and U1..Uk (usefulness), raters numbered "
                "by name; avg_novelty_rating and avg_usefulness_rating are the mean over the idea's raters min-max "
-               "scaled within task (paper A), avg_creativity_rating their product. Read it with "
-               "`python -m engine analyze table N --ideas FILE`.")
+               "scaled within task (paper A), avg_creativity_rating their product; an idea more than half of whose "
+               f"raters gave a 0 is irrelevant (paper A left such ideas out): its scores kept, no scaled mean "
+               f"({info['irrelevant']} so far). Read it with `python -m engine analyze table 4 --ideas FILE` (paper A's Table 4 on these raters; 5, 13, 14 too).")
     unscaled = {scale: tasks for scale, tasks in info["tasks_not_scaled"].items() if tasks}
     if unscaled:
         ui.caveat(st, "Not scaled (all ratings of the task equal, so min-max is undefined; left blank): "

@@ -24,8 +24,9 @@ This module does the same for people using the dashboard, with no model involved
   ``next_position`` is where a rater resumes: the first item of the order they have not rated.
 * ``export_table`` / ``write_export``: an ``ideas_with_ratings_clean.csv``-shaped table
   (``engine.importers.ratings.read_ideas`` reads it) with per-rater ``N1..Nk`` / ``U1..Uk``
-  (raters numbered by name, sorted), the scaled means and their product; ``<name>.raters.json``
-  beside it says who N1.. is.
+  (raters numbered by name, sorted), the scaled means and their product, and ``irrelevant``
+  (paper A, "Data collection": left out when most judges gave a 0; here kept with its scores,
+  no scaled mean, out of its task's range); ``<name>.raters.json`` beside it says who N1.. is.
 * ``agreement(...)``: ICC(3,k), ICC(2,1), ICC(2,k) (Shrout & Fleiss 1979) and Krippendorff's
   alpha per scale (``engine.stats.agreement``) on the items every rater rated; with fewer
   than 3 such items, the counts and why there is no coefficient.
@@ -270,10 +271,10 @@ class Order:
         text = (f"shared order of dataset {self.dataset}: {len(self.sequence):,} ideas, the same for every rater "
                 f"(seed {self.seed} from the dataset's name, written {self.created})")
         if self.missing:
-            text += (f"; {len(self.missing):,} ideas of the order are no longer in the dataset: not shown "
+            text += (f"; {len(self.missing):,} idea(s) of the order are no longer in the dataset: not shown "
                      f"(kept in {ORDER_FILE})")
         if self.unordered:
-            text += f"; {len(self.unordered):,} ideas of the dataset came after the order was written: not shown"
+            text += f"; {len(self.unordered):,} idea(s) of the dataset came after the order was written: not shown"
         return text
 
 
@@ -494,6 +495,17 @@ def min_max_within(values: pd.Series, groups: pd.Series) -> pd.Series:
     return ((values - low) / spread).where(spread > 0)
 
 
+def irrelevant_by_majority(table: pd.DataFrame, k: int) -> pd.Series:
+    """Paper A (Methods, "Data collection") left out the ideas that at least three of its five
+    judges rated 0: here, an idea more than half of whose raters gave a 0 on either scale.
+    Such an idea keeps its raters' scores but has no scaled mean and is out of its task's range."""
+    if table.empty or k == 0:
+        return pd.Series(False, index=table.index, dtype=bool)
+    said_zero = pd.DataFrame({j: (table[f"N{j}"] == 0) | (table[f"U{j}"] == 0) for j in range(1, k + 1)})
+    rated = pd.DataFrame({j: table[f"N{j}"].notna() for j in range(1, k + 1)})
+    return (said_zero.fillna(False).astype(int).sum(axis=1) * 2 > rated.sum(axis=1)).astype(bool)
+
+
 @dataclass(frozen=True)
 class Export:
     """The ideas-shaped table (``table``), who is N1.. (``legend``: column -> rater) and what
@@ -525,22 +537,24 @@ def export_table(order: Order, item_list: ItemList, raters: dict[str, RaterRatin
     table = pd.DataFrame(rows, columns=["file_id", "question_id", "final_idea", "source", "data_type", *rater_columns])
     for column in rater_columns:
         table[column] = pd.to_numeric(table[column]).astype("Int64")
+    irrelevant = irrelevant_by_majority(table, len(names))
     unscaled = {}
     for scale, prefix in (("novelty", "N"), ("usefulness", "U")):
         columns = [c for c in rater_columns if c.startswith(prefix)]
-        mean = table[columns].astype(float).mean(axis=1) if columns else pd.Series(dtype=float)
+        mean = table[columns].astype(float).mean(axis=1).where(~irrelevant)
         scaled = min_max_within(mean, table["question_id"])
         table[f"avg_{scale}_rating"] = scaled
         unscaled[scale] = sorted(table.loc[scaled.isna() & mean.notna(), "question_id"].unique().tolist())
     table["avg_creativity_rating"] = table["avg_novelty_rating"] * table["avg_usefulness_rating"]
+    table["irrelevant"] = irrelevant
     info = {"dataset": order.dataset, "items": len(table), "items_in_order": len(order.sequence),
             "written": now(), "columns": legend,
             "raters": [{"number": k, "name": name, "ideas_rated": sum(i in raters[name].latest for i in order.sequence)}
                        for k, name in enumerate(names, start=1)],
             "scale": "0-10 (0 = irrelevant to the task), paper A's Consensual Assessment Technique",
             "averages": "mean over the idea's raters, min-max scaled within task (paper A, Methods); "
-                        "creativity = novelty x usefulness",
-            "tasks_not_scaled": unscaled, "missing_from_dataset": len(order.missing),
+                        "creativity = novelty x usefulness; ideas irrelevant by the majority rule left blank",
+            "irrelevant": int(irrelevant.sum()), "tasks_not_scaled": unscaled, "missing_from_dataset": len(order.missing),
             "text_column": item_list.text_column, "order_seed": order.seed}
     return Export(table, legend, info)
 

@@ -194,7 +194,9 @@ def test_the_export_by_hand(root):
     found = hr.export_table(order, hr.idea_items(dataset()))
     table = found.table
     assert list(table.columns) == ["file_id", "question_id", "final_idea", "source", "data_type", "N1", "N2",
-                                   "U1", "U2", "avg_novelty_rating", "avg_usefulness_rating", "avg_creativity_rating"]
+                                   "U1", "U2", "avg_novelty_rating", "avg_usefulness_rating", "avg_creativity_rating",
+                                   "irrelevant"]
+    assert not table["irrelevant"].any()  # e: one of its two raters gave a 0, not more than half
     assert found.legend == {"N1": "adam", "N2": "Zoe", "U1": "adam", "U2": "Zoe"}
     assert list(table["file_id"]) == [i for i in order.sequence]  # the shared order
     rows = table.set_index("file_id")
@@ -211,17 +213,22 @@ def test_the_export_by_hand(root):
         {"number": 1, "name": "adam", "ideas_rated": 6}, {"number": 2, "name": "Zoe", "ideas_rated": 4}]
 
 
-def test_ideas_left_unrated_are_left_out_and_a_flat_task_is_not_scaled(root):
+def test_unrated_ideas_are_left_out_irrelevant_ones_unscaled_and_a_flat_task_is_not_scaled(root):
     order = hr.open_order(hr.idea_items(dataset()), root)
-    for item_id, novelty in (("a", 3), ("b", 3), ("d", 2), ("e", 6)):
-        hr.rate(order, "Ann", item_id, novelty, 4)
+    for item_id, novelty, usefulness in (("a", 3, 4), ("b", 3, 4), ("c", 0, 9), ("d", 2, 4), ("e", 6, 4)):
+        hr.rate(order, "Ann", item_id, novelty, usefulness)
+    hr.rate(order, "Bob", "d", 0, 4)  # d: one 0 of two raters, not irrelevant
     found = hr.export_table(order, hr.idea_items(dataset()))
     rows = found.table.set_index("file_id")
-    assert sorted(rows.index) == ["a", "b", "d", "e"]
-    assert rows.loc[["a", "b"], "avg_novelty_rating"].isna().all()  # 3 and 3: no range in the task
-    assert list(rows.loc[["d", "e"], "avg_novelty_rating"]) == [0.0, 1.0]
-    assert rows["avg_usefulness_rating"].isna().all()
+    assert sorted(rows.index) == ["a", "b", "c", "d", "e"]
+    # c: its only rater gave a 0: irrelevant, scores kept, no scaled mean, out of the range
+    assert list(rows["irrelevant"].sort_index()) == [False, False, True, False, False]
+    assert (rows.loc["c", "N1"], rows.loc["c", "U1"]) == (0, 9) and pd.isna(rows.loc["c", "avg_novelty_rating"])
+    assert rows.loc[["a", "b"], "avg_novelty_rating"].isna().all()  # 3 and 3 (c left out): no range
+    assert list(rows.loc[["d", "e"], "avg_novelty_rating"]) == [0.0, 1.0]  # means 1 and 6
+    assert rows["avg_usefulness_rating"].isna().all()  # 4 everywhere once c is out
     assert found.info["tasks_not_scaled"] == {"novelty": ["plastic_waste"], "usefulness": ["my_task", "plastic_waste"]}
+    assert found.info["irrelevant"] == 1
 
 
 def test_the_export_is_read_back_by_read_ideas(root, tmp_path):
