@@ -142,16 +142,17 @@ choice = st.selectbox("Dataset to rate (those with idea texts)", choices, key="r
                       format_func=session.choice_label)
 dataset = session.dataset_by_choice(choice)
 root = hr.ratings_root()
+items = hr.idea_items(dataset)
 try:
-    data = rate_ideas_page_data(dataset, root)
-except InputError as error:  # an order file of another dataset, a rater file that is not readable
+    planned = hr.planned_order(items, root)
+except InputError as error:  # an order file of another dataset of the same folder name
     st.warning(ui.escape(error))
     st.stop()
-st.caption(ui.escape(data.items.describe()))
-st.caption(ui.escape(data.order.describe() if data.order_written
+st.caption(ui.escape(items.describe()))
+st.caption(ui.escape(planned.describe() if planned.path.exists()
                      else f"No one has rated this dataset yet: the shared order is written when the first rater "
-                          f"starts ({len(data.order.sequence):,} ideas, seed {data.order.seed} from the dataset's name)."))
-ui.export_context(rests_on=f"dataset {dataset.name}: human ratings in {root}", n=f"{len(data.order.sequence)} ideas")
+                          f"starts ({len(planned.sequence):,} ideas, seed {planned.seed} from the dataset's name)."))
+ui.export_context(rests_on=f"dataset {dataset.name}: human ratings in {root}", n=f"{len(planned.sequence)} ideas")
 
 rater = st.text_input("Your name as a rater", key="rate_rater", max_chars=hr.MAX_NAME,
                       help="Letters, digits, spaces and - _ . ' (up to 64 characters). Use the same name to resume; "
@@ -161,7 +162,7 @@ if not rater:
 else:
     try:
         name = hr.check_rater_name(rater)
-        order = hr.open_order(data.items, root)  # written once, the first time anyone starts
+        order = hr.open_order(items, root)  # written once, the first time anyone starts
         hr.rater_ratings(order, name)  # refuses a name too close to another rater's
     except InputError as error:
         st.warning(ui.escape(error))
@@ -171,11 +172,22 @@ else:
             forget_choices()
             st.session_state[IDENTITY_KEY] = identity
         rate_one(order, name)
-        data = rate_ideas_page_data(dataset, root)  # with what was just saved
 
 st.divider()
 ui.ours("Every rater of this dataset")
 notebook_button.render("rate_ideas", {"ratings_dir": str(root)}, dataset=dataset, filters={})
+shown = st.toggle("Show every rater's progress, the export and the agreement", key="rate_show_all",
+                  help="For the study's coordinator. Raters: keep it closed until you have finished, so that your "
+                       "ratings stay independent of the others' (paper A's judges rated independently).")
+if not shown:
+    st.caption("Hidden while rating, so that no rater sees the others' ratings (paper A: rating independence "
+               "across judges).")
+    st.stop()
+try:
+    data = rate_ideas_page_data(dataset, root)
+except InputError as error:  # a rater file that is not readable
+    st.warning(ui.escape(error))
+    st.stop()
 for note in data.notes:
     st.caption(ui.escape(note))
 if data.progress.empty:
@@ -191,7 +203,8 @@ if data.export is not None:
                "by name; avg_novelty_rating and avg_usefulness_rating are the mean over the idea's raters min-max "
                "scaled within task (paper A), avg_creativity_rating their product; an idea more than half of whose "
                f"raters gave a 0 is irrelevant (paper A left such ideas out): its scores kept, no scaled mean "
-               f"({info['irrelevant']} so far). Read it with `python -m engine analyze table 4 --ideas FILE` (paper A's Table 4 on these raters; 5, 13, 14 too).")
+               f"({info['irrelevant']} so far). Read it with `python -m engine analyze table 4 --ideas FILE` "
+               "(paper A's Table 4 on these raters; Tables 5, 13 and 14 too).")
     unscaled = {scale: tasks for scale, tasks in info["tasks_not_scaled"].items() if tasks}
     if unscaled:
         ui.caveat(st, "Not scaled (all ratings of the task equal, so min-max is undefined; left blank): "

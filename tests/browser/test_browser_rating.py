@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -125,7 +124,10 @@ def test_two_raters_resume_export_and_agree_as_computed_here(served, tmp_path):
                 rate(ann, "Ann", seen, times)
             for _ in range(5):
                 rate(bob, "Bob", seen, times)
+            assert "Agreement of the raters" not in bob.locator(MAIN).inner_text()  # hidden while rating
+            bob.locator("[class*='st-key-rate_show_all'] label").click()  # the coordinator's view
             main_text_includes(bob, "Agreement of the raters")
+            wait_until_idle(bob)
             exact = bob.locator("[class*='st-key-rate_agreement_exact']").inner_text()
             with bob.expect_download() as download:
                 bob.locator("[class*='st-key-rate_export_csv'] button").click()

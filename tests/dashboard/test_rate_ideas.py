@@ -102,6 +102,8 @@ def test_rating_saves_at_once_revises_and_resumes_in_another_session(env):
 
     again = open_page("Ann")  # a second session: resumes at the first idea not rated
     assert heading(again) == "Idea 3 of 5"
+    assert not any("ideas rated" in d.value.columns for d in again.dataframe)  # others' ratings hidden
+    again.toggle(key="rate_show_all").set_value(True).run()  # the coordinator's view
     progress = next(d.value for d in again.dataframe if "ideas rated" in d.value.columns).set_index("rater")
     assert progress.loc["Ann", "ideas rated"] == 2 and progress.loc["Ann", "ratings saved"] == 3
     assert any("1 rater(s) so far" in plain(i.value) for i in again.info)  # no agreement with one rater
@@ -121,6 +123,7 @@ def test_two_raters_give_the_agreement_and_the_export(env):
         for position in range(5):
             rate(at, position, novelty[position], usefulness[position])
         assert at.success and "All 5 ideas rated" in " ".join(plain(s.value) for s in at.success)
+    at.toggle(key="rate_show_all").set_value(True).run()
     table = next(d.value for d in at.dataframe if "ICC(3,k)" in d.value.columns).set_index("scale")
     for scale, pair in (("novelty", (ann, bob)), ("usefulness", (usefulness_ann, usefulness_bob))):
         expected = shrout_fleiss(list(zip(*pair)))
