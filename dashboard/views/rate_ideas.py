@@ -40,7 +40,8 @@ def go_to(key: str, position: int) -> None:
 
 
 def save(order: hr.Order, rater: str, key: str, position: int) -> None:
-    """The form's button: save the two ratings of the idea at ``position`` now, then go on."""
+    """The form's button: save the two ratings of the idea at ``position`` now, then go on (to
+    the next idea; after the last one, to the first still unrated, if any)."""
     novelty = st.session_state.get(f"rate_novelty_{position}")
     usefulness = st.session_state.get(f"rate_usefulness_{position}")
     if novelty is None or usefulness is None:
@@ -53,16 +54,15 @@ def save(order: hr.Order, rater: str, key: str, position: int) -> None:
     except InputError as error:  # a disk that is full, a file that is not the rater's
         st.session_state[MESSAGE_KEY] = ("error", f"Not saved: {error}")
         return
-    latest = hr.rater_ratings(order, rater).latest
-    following = position + 1 if position + 1 < len(order.sequence) else hr.next_position(order, latest)
+    following = position + 1 if position + 1 < len(order.sequence) else \
+        hr.next_position(order, hr.rater_ratings(order, rater).latest)
     st.session_state[key] = len(order.sequence) if following is None else following
     st.session_state[MESSAGE_KEY] = ("success", f"Saved idea {position + 1}: novelty {novelty}, "
                                                 f"usefulness {usefulness}.")
 
 
-def rate_one(order: hr.Order, rater: str) -> None:
-    """The rater's current idea, the form and the way back and forth."""
-    mine = hr.rater_ratings(order, rater)
+def rate_one(order: hr.Order, rater: str, mine: hr.RaterRatings) -> None:
+    """The rater's current idea (``mine``: their ratings so far), the form and the way back and forth."""
     for note in mine.notes:
         st.caption(ui.escape(note))
     total = len(order.sequence)
@@ -162,8 +162,8 @@ if not rater:
 else:
     try:
         name = hr.check_rater_name(rater)
-        order = hr.open_order(items, root)  # written once, the first time anyone starts
-        hr.rater_ratings(order, name)  # refuses a name too close to another rater's
+        order = planned if planned.path.exists() else hr.open_order(items, root)  # written once, at the start
+        mine = hr.rater_ratings(order, name)  # refuses a name too close to another rater's
     except InputError as error:
         st.warning(ui.escape(error))
     else:
@@ -171,7 +171,7 @@ else:
         if st.session_state.get(IDENTITY_KEY) != identity:
             forget_choices()
             st.session_state[IDENTITY_KEY] = identity
-        rate_one(order, name)
+        rate_one(order, name, mine)
 
 st.divider()
 ui.ours("Every rater of this dataset")
