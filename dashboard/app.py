@@ -22,7 +22,7 @@ from dashboard.widgets import sidebar  # noqa: E402
 st.set_page_config(page_title="Creativity Dynamics Lab", page_icon=":material/hub:", layout="wide")
 
 PAGES = [st.Page(page.path, title=page.title, icon=page.icon, default=page.default) for page in pages.PAGES]
-navigation = st.navigation(PAGES)
+navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more"
 st.session_state["current_page_title"] = navigation.title
 from dashboard.widgets import ui  # noqa: E402
 
