@@ -302,6 +302,22 @@ def config_differences(manifests: dict[str, dict], *, include_same: bool = False
     return table.set_index("setting")
 
 
+def rating_sources(frames: dict[str, pd.DataFrame], root) -> pd.DataFrame:
+    """Who rated each run's ideas (the ``rater`` column our engine records; people for the authors'
+    ratings) and whether that judge was checked against people (``engine.judging.people_check``)."""
+    from engine.judging.people_check import model_of, people_check
+
+    rows = []
+    for name, frame in frames.items():
+        if not any(c in frame and pd.to_numeric(frame[c], errors="coerce").notna().any() for c in RATINGS):
+            continue
+        judges = sorted({model_of(r) for r in frame["rater"].dropna().astype(str)}) if "rater" in frame else []
+        rows.append({"dataset": name, "judge": "+".join(judges) or "people (the authors' ratings)",
+                     "against people": "; ".join(people_check(j, root) for j in judges)
+                     or "people's ratings, not a judge's"})
+    return pd.DataFrame(rows, columns=["dataset", "judge", "against people"])
+
+
 # ------------------------------------------------------------------------------ the page
 @dataclass(frozen=True)
 class CompareData:

@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard.figures import charts, compare_runs
 from dashboard.figures.labels import readable_term
 from dashboard.page_data import comparison
+from dashboard.page_data.datasets import cached_runs_root
 from dashboard.widgets import cached, notebook_button, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.stats import guards
@@ -138,6 +139,12 @@ with rating_section:
                                    lambda: charts.distributions_by_group(comparison.combined(frames), rated,
                                                                          group="dataset", title="Ratings by dataset")),
                  key="compare_rating_boxes")
+        sources = comparison.rating_sources(frames, cached_runs_root())
+        if sources["judge"].nunique() > 1:
+            ui.caveat(st, "These ratings come from different judges (" + ", ".join(sources["judge"].unique())
+                      + "): they are not one scale, so a difference between runs mixes the runs and the judges.")
+        ui.ours("Who rated each dataset, and whether that judge was checked against people")
+        ui.table(st, sources, key="compare_rating_sources", hide_index=True)
         ui.ours("Mean, SD and N per dataset")
         ui.table(st, data.ratings.loc[rated].round(4), key="compare_rating_table")
         differences(data.rating_differences, rated, "compare_rating", "ratings")

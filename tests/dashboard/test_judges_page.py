@@ -85,3 +85,24 @@ def test_the_scatter_shows_item_and_prompt_text_as_typed():
     shown = figure.data[0].customdata
     assert shown[0][0] == "&lt;b&gt;1&lt;/b&gt;" and shown[0][1] == "&lt;a href='x'&gt;brick&lt;/a&gt;"
     assert figure.layout.xaxis.title.text == "semantic distance &lt;i&gt;x&lt;/i&gt;"
+
+
+def test_compare_runs_says_who_rated_each_run_and_whether_checked(tmp_path):
+    from dashboard.page_data.comparison import rating_sources
+
+    folder = tmp_path / "human_ratings/set/reports"
+    folder.mkdir(parents=True)
+    report = {"measure": {"kind": "judge", "judge": "m1", "criterion": "originality", "scale": [1, 5], "samples": 1},
+              "source": {"path": "x/set/ratings.csv"}, "items": 40, "n": 38, "unreadable": 2,
+              "pearson": {"value": 0.5, "ci": [0.2, 0.7]}, "spearman": {"value": 0.4, "ci": [0.1, 0.6]}}
+    (folder / "judge_m1.json").write_text(json.dumps(report))
+    frames = {"a": pd.DataFrame({"creativity": [0.1, 0.2], "rater": ["llm:m1", "llm:m1"]}),
+              "b": pd.DataFrame({"creativity": [0.3, np.nan], "rater": ["m2 x5", None]}),
+              "c": pd.DataFrame({"path_length": [1.0]})}
+    table = rating_sources(frames, tmp_path).set_index("dataset")
+    assert list(table.index) == ["a", "b"]  # c has no rating
+    assert table.loc["a", "judge"] == "m1" and table.loc["b", "judge"] == "m2"
+    assert "checked against people on set (40 items rated by people, originality 1-5" in table.loc["a", "against people"]
+    assert "Pearson r = 0.50 [0.20, 0.70], Spearman rho = 0.40 [0.10, 0.60], N = 38, 2 unreadable" in \
+        table.loc["a", "against people"]
+    assert table.loc["b", "against people"].startswith("not checked against people: no validation report of judge m2")
