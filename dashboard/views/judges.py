@@ -24,7 +24,8 @@ st.caption("Every creativity score of our own runs comes from an LLM judge. This
            "agrees with people on items people rated: correlations with 95% intervals, weighted kappa where "
            "the judge answers on the people's scale, the people's own agreement where a file has several raters, "
            "the largest disagreements and a calibration table. Make a judge's report with "
-           "`python -m engine judge validate FILE --measure judge --judge-model ... --out REPORT.json`.")
+           "`python -m engine judge validate FILE --measure judge --judge-model ... --out REPORT.json`. The sidebar's "
+           "dataset and filters do not apply here: each block names the file it rests on.")
 
 root = cached_runs_root()
 saved = jd.saved_reports(root)

@@ -201,8 +201,8 @@ def _judge(args: argparse.Namespace, frame):
 
     raters = rubric_raters([Named(judge_name(e)) for e in endpoints], args.samples)
     calls = len(frame) * len(raters)
-    print(f"{calls:,} judge calls at most ({len(frame):,} items x {len(raters)} raters, each retried at most "
-          f"{args.retries} times when unreadable; cached answers are not asked again)", file=sys.stderr)
+    print(f"{calls:,} answers to ask ({len(frame):,} items x {len(raters)} raters; an unreadable one is asked again at most "
+          f"{args.retries} times; answers in the cache are not asked again)", file=sys.stderr)
     if args.dry_run:
         return None
     cache = Path(args.judge_cache) if args.judge_cache else default_cache_path()
