@@ -44,7 +44,8 @@ class Check:
             return f"{name} = {found['value']:.2f} [{low:.2f}, {high:.2f}]"
 
         where = Path(source.get("path", "?")).parent.name or source.get("path", "?")
-        return (f"checked against people on {where} ({r.get('items', 0):,} items rated by people, "
+        subset = f", {m['limit']}" if m.get("limit") else ""
+        return (f"checked against people on {where} ({r.get('items', 0):,} items rated by people{subset}, "
                 f"{m.get('criterion', 'their scale')} {m.get('scale', ['?', '?'])[0]}-{m.get('scale', ['?', '?'])[1]}; "
                 f"other items than these): judge {m.get('judge')} ({m.get('samples', 1)} rating(s) per item), "
                 f"{number(pearson, 'Pearson r')}, {number(spearman, 'Spearman rho')}, N = {r.get('n', 0):,}, "

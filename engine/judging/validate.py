@@ -286,7 +286,7 @@ def validation_report(frame: pd.DataFrame, measure, *, measure_info: dict, scale
         "krippendorff_alpha": people["krippendorff_alpha"],
         "people_note": people["note"],
         "beside_people": beside,
-        "judge_panel": (panel_agreement(panel_scores, judge=measure_info.get("name", ""))
+        "judge_panel": (panel_agreement(panel_scores, judge=measure_info.get("judge") or measure_info.get("name", ""))
                         if panel_scores is not None and panel_scores.shape[1] > 1 else None),
         "per_prompt": per_prompt(frame, measure),
         "disagreements": disagreements(frame, measure),
