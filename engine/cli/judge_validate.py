@@ -235,7 +235,8 @@ def _judge(args: argparse.Namespace, frame):
             "scale": list(scale), "scale_from": "--judge-scale" if args.judge_scale else "the people's ratings",
             "unreadable_answers": found["unreadable_answers"], "unread_items": found["unread_items"],
             "answers_asked": calls, "model_calls": usage["calls"], "cache_hits": usage["cache_hits"],
-            "cache": str(cache), "score": "mean of the raters' readable answers"}
+            "cache": args.judge_cache or "the default response cache ($CDL_CACHE_DIR/llm_responses.sqlite)",
+            "score": "mean of the raters' readable answers"}
     print(f"judge calls: {usage['calls']:,} made, {usage['cache_hits']:,} answered from the cache; "
           f"{found['unreadable_answers']:,} answers unreadable", file=sys.stderr)
     return measure, info, scale, scores
