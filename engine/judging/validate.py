@@ -47,6 +47,7 @@ MIN_PER_PROMPT = 10
 TOP_DISAGREEMENTS = 20
 CALIBRATION_BINS = 10
 PAIR_BLOCK = 512
+MAX_ORDER_ITEMS = 20_000  # pairs of at most this many items (a seeded sample past it)
 ICC_KINDS = ("ICC(2,1)", "ICC(2,k)", "ICC(3,k)")
 
 
@@ -72,6 +73,10 @@ def order_agreement(a, b) -> dict:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     keep = np.isfinite(a) & np.isfinite(b)
     a, b = a[keep], b[keep]
+    total = len(a)
+    if total > MAX_ORDER_ITEMS:  # every pair is n^2 / 2: past this, a seeded sample of the items
+        chosen = np.random.default_rng(0).choice(total, MAX_ORDER_ITEMS, replace=False)
+        a, b = a[chosen], b[chosen]
     concordant = discordant = 0
     for start in range(0, len(a), PAIR_BLOCK):
         da = np.sign(a[start:start + PAIR_BLOCK, None] - a[None, :])
@@ -81,7 +86,7 @@ def order_agreement(a, b) -> dict:
         discordant += int((product < 0).sum())
     pairs = (concordant + discordant) // 2  # every pair was counted twice (i, j) and (j, i)
     return {"share": concordant / (concordant + discordant) if pairs else None, "pairs": pairs,
-            "items": int(len(a))}
+            "items": int(len(a)), "sampled_from": int(total) if total > len(a) else None}
 
 
 def _row_means(values: np.ndarray) -> np.ndarray:

@@ -146,7 +146,7 @@ def test_the_measure_is_set_beside_the_raters_against_the_same_others():
 def test_order_agreement_leaves_ties_and_missing_out():
     found = order_agreement([1, 2, 3, np.nan, 3], [1, 3, 2, 5, 4])
     # items 0,1,2,4: pairs (0,1)+ (0,2)+ (0,4)+ (1,2)- (1,4)+ (2,4) tie on a -> 4 of 5
-    assert found == {"share": 0.8, "pairs": 5, "items": 4}
+    assert found == {"share": 0.8, "pairs": 5, "items": 4, "sampled_from": None}
 
 
 def test_one_rating_column_gives_no_people_agreement_and_says_so():
@@ -251,3 +251,13 @@ def test_within_prompt_correlation_centres_each_prompt_by_hand():
     # sum(m h) = 1 + 0 + 0 + .25 + .25 = 1.5; sum m^2 = 2.5 = sum h^2 -> r = 0.6
     assert found["value"] == pytest.approx(0.6) and (found["n"], found["prompts"]) == (5, 2)
     assert found["ci"] is None or found["ci"][0] < 0.6 < found["ci"][1]
+
+
+def test_order_agreement_samples_items_past_its_limit(monkeypatch):
+    import engine.judging.validate as validate
+
+    monkeypatch.setattr(validate, "MAX_ORDER_ITEMS", 50)
+    x = np.arange(200, dtype=float)
+    found = validate.order_agreement(x, x)
+    assert found["items"] == 50 and found["sampled_from"] == 200 and found["share"] == 1.0
+    assert found["pairs"] == 50 * 49 // 2
