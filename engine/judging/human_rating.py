@@ -31,7 +31,9 @@ This module does the same for people using the dashboard, with no model involved
   alpha per scale (``engine.stats.agreement``) on the items every rater rated; with fewer
   than 3 such items, the counts and why there is no coefficient.
 
-The ratings root is ``$CDL_RATINGS_DIR`` or ``<project root>/human_ratings``.
+The ratings root is ``$CDL_RATINGS_DIR`` or ``$XDG_DATA_HOME/creativity-dynamics-lab/human_ratings``
+(``~/.local/share/...``): people's ratings are kept out of the checkout, where they could mix with
+the project's own files, and out of the cache folder, which may be emptied.
 """
 
 from __future__ import annotations
@@ -55,7 +57,6 @@ from engine.storage.durable import append_line, atomic_write_bytes, read_records
 from engine.storage.jsonl import to_json, to_json_line
 
 RATINGS_ENV = "CDL_RATINGS_DIR"
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCALE = tuple(range(0, 11))  # paper A: a 10-point scale, 0 = irrelevant to the task
 IRRELEVANT = 0
 SCALES = ("novelty", "usefulness")
@@ -68,9 +69,13 @@ _NAME_PUNCTUATION = set(" -_.'")
 
 
 def ratings_root() -> Path:
-    """Where ratings live: ``$CDL_RATINGS_DIR`` if set, else ``<project root>/human_ratings``."""
+    """Where ratings live: ``$CDL_RATINGS_DIR`` if set, else the user's data folder
+    (``$XDG_DATA_HOME`` or ``~/.local/share``) / ``creativity-dynamics-lab/human_ratings``."""
     explicit = os.environ.get(RATINGS_ENV)
-    return Path(explicit).expanduser() if explicit else PROJECT_ROOT / "human_ratings"
+    if explicit:
+        return Path(explicit).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home) / "creativity-dynamics-lab" / "human_ratings"
 
 
 def now() -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -283,9 +284,13 @@ def test_agreement_below_three_shared_ideas_gives_the_counts(root):
     assert found.reason == "2 idea(s) rated by all 2 raters (A 6, B 2 rated): agreement needs at least 3"
 
 
-def test_the_ratings_folder_is_the_environments_or_the_projects(monkeypatch, tmp_path):
+def test_the_ratings_folder_is_the_environments_or_the_users_data_folder(monkeypatch, tmp_path):
     monkeypatch.setenv("CDL_RATINGS_DIR", str(tmp_path / "here"))
     assert hr.ratings_root() == tmp_path / "here"
     monkeypatch.delenv("CDL_RATINGS_DIR")
-    assert hr.ratings_root() == hr.PROJECT_ROOT / "human_ratings"
-    assert (hr.PROJECT_ROOT / "engine" / "judging" / "human_rating.py").is_file()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert hr.ratings_root() == tmp_path / "data" / "creativity-dynamics-lab" / "human_ratings"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert hr.ratings_root() == Path.home() / ".local/share/creativity-dynamics-lab/human_ratings"
+    repo = Path(hr.__file__).resolve().parents[2]
+    assert repo not in hr.ratings_root().parents  # never inside the checkout
