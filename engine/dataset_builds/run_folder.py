@@ -161,12 +161,17 @@ def build(run_dir: Path, out_dir: Path, *, embedding_model: str = DEFAULT_MODEL,
     failed = len(failed_records)
     check_finished(corpus, run_dir, f" ({failed} failed)")
     local = is_local_smollm_run(run_manifest, judged_by_same=not paper_b)
-    if description is None and not paper_b and fidelity_manifest.is_fidelity_run(corpus):
-        parts = fidelity_manifest.manifest_parts(run_dir, corpus, [record for _, record in failed_records])
+    fidelity = description is None and not paper_b and fidelity_manifest.is_fidelity_run(corpus)
+    if fidelity:
+        model = (fidelity_manifest.LOCAL if local else
+                 f"{_model_text(run_manifest.get('backend'))} (the run's manifest.json)")
+        parts = fidelity_manifest.manifest_parts(run_dir, corpus, [record for _, record in failed_records],
+                                                 model=model)
         description, made_by, regenerate = parts["description"], parts["made_by"], parts["regenerate"]
         extra_manifest = {**parts["extra"], **(extra_manifest or {})}
     if not local:  # the fixed texts are of the local SmolLM2 runs: say what this run was instead
-        description = run_description(run_manifest, corpus, failed, embedding_model)
+        if not fidelity:
+            description = run_description(run_manifest, corpus, failed, embedding_model)
         regenerate = (f"{run_manifest.get('command') or 'python -m engine run ...'} && python -m engine "
                       f"dataset build {run_dir.name} --out {out_dir.name}")
     corpus.name = out_dir.name
