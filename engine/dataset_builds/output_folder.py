@@ -87,14 +87,37 @@ def write_marker(folder: Path, command: str) -> None:
     (folder / MARKER).write_text(text, encoding="utf-8")
 
 
+def _busy(lock_file: Path) -> bool:
+    """Whether another process holds the lock file (probed read-only: nothing written)."""
+    import fcntl
+
+    try:
+        fd = os.open(lock_file, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in its place never waits
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def staged(target: Path, command: str, run_dir: Path | None = None) -> Iterator[Path]:
     """Check ``target``, yield an empty folder to build into, then swap it in whole (see the
     module's text). An exception inside leaves the target as it was."""
     target = Path(target)
-    check_target(target, run_dir)
     stage = staging_folder(target)
-    with FolderLock(stage, command):
+    with contextlib.ExitStack() as locks:
+        if _busy(target / LOCK_FILE):  # one writer: a run still writing there is named as such
+            locks.enter_context(FolderLock(target, command))  # (refused before writing anything)
+        check_target(target, run_dir)  # refused: nothing written (not even a lock file)
+        if target.is_dir():
+            locks.enter_context(FolderLock(target, command))
+        locks.enter_context(FolderLock(stage, command))
         build = stage / "new" / target.name  # the dataset's name is its folder's
         old = stage / "old"
         try:
@@ -129,7 +152,7 @@ def rewritten(folder: Path, command: str) -> Iterator[Path]:
     does: a crash leaves the dataset as it was (its manifest's digests still match)."""
     folder = Path(folder)
     stage = staging_folder(folder)
-    with FolderLock(stage, command):
+    with FolderLock(folder, command), FolderLock(stage, command):
         copy = stage / "new" / folder.name
         old = stage / "old"
         try:
