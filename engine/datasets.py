@@ -10,7 +10,11 @@ A dataset is a folder with
 * optionally ``corpus.parquet`` (the full Corpus with turns, see ``engine.corpus``) and
   ``turn_embeddings.npy`` with ``turn_index.parquet`` (``conversation_id, turn``) naming
   its rows, so projections need no model call.
-Every file is written to a temporary name and renamed into place. ``dataset_from_corpus``
+Every file is written to a temporary name and renamed into place, the manifest last: it records
+the SHA-256 of the table, corpus and embedding files (``files_sha256``) and ``Dataset.load``
+refuses a folder whose files are not those (``check_whole``: a save cut short, files of two
+builds mixed), naming the file; a manifest written before digests were recorded (none) is
+read as before. ``dataset_from_corpus``
 builds one from a Corpus (pilot runs, uploads, the cached local runs): turns embedded through
 the cache, the nine features computed on the discussion turns.
 """

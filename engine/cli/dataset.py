@@ -7,7 +7,10 @@
     python -m engine dataset features cached_runs/local_smollm2
 
 ``build`` turns a run folder of ``python -m engine run`` into a dataset: finished sessions, judge
-ratings scaled within task, turn embeddings and the nine trajectory features. ``--kind``
+ratings scaled within task, turn embeddings and the nine trajectory features. ``--out`` must be a
+new or empty folder or one a build wrote (its ``dataset-build.json`` names every file); never a
+run folder. The dataset is built beside it and swapped in whole
+(``engine.dataset_builds.output_folder``); a run with no finished session is refused. ``--kind``
 chooses the description written into its manifest (all protocols, paper B's ablation) or, for
 ``steered``, adds the final-idea embeddings and the moderator's interventions; a run whose
 paper-A sessions include ``fidelity: release`` ones (``cached_runs/grids/fidelity.yaml``) is

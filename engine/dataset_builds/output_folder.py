@@ -57,6 +57,9 @@ def check_target(target: Path, run_dir: Path | None = None) -> None:
     if run_dir is not None and target.resolve() == Path(run_dir).resolve():
         raise InputError("--out is the run folder itself: a dataset build never writes into a run "
                          "folder; choose a new folder", path=where)
+    if run_dir is not None and Path(run_dir).resolve() in target.resolve().parents:
+        raise InputError(f"--out is inside the run folder {run_dir}: a dataset build never writes into "
+                         f"a run folder; choose a folder outside it", path=where)
     if not target.exists() and not target.is_symlink():
         return
     if not target.is_dir() or target.is_symlink():

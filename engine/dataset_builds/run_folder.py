@@ -12,7 +12,10 @@ The run manifest is copied in; it holds no API key (local model). When the run f
 a ``quality.jsonl`` (``python -m engine judge quality|pairwise``), it is kept as
 ``quality.parquet`` and each session's final rubric score joins its row (``rubric_score``);
 the manifest reports the consensus bias check (``engine.judging.consensus_check``). ``--paper-b`` writes
-the description of the paper-B ablation dataset instead of the all-protocols one.
+the description of the paper-B ablation dataset instead of the all-protocols one. Those fixed
+texts (and the note on a 135M model) describe runs on the local SmolLM2-135M only; a run of any
+other model is described from its own manifest (``run_description``: models, judge, counts). A run
+with no finished session is refused, as is an ``--embedding-model`` that does not load.
 """
 
 from __future__ import annotations

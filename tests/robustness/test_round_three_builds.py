@@ -189,3 +189,40 @@ def test_an_embedding_model_that_does_not_load_is_one_line(runs, tmp_path, model
     refused(cli(["dataset", "build", runs["two"], "--out", tmp_path / "ds", "--embedding-model", model]),
             "--embedding-model", model)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_out_inside_the_run_folder_is_refused(runs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(runs["two"], run)
+    before = snapshot(run)
+    refused(cli(["dataset", "build", run, "--out", run / "ds"]), "--out is inside the run folder")
+    assert snapshot(run) == before
+
+
+def test_a_build_killed_midway_leaves_the_old_dataset_and_the_next_build_runs(runs, tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "ds"
+    assert cli(["dataset", "build", runs["two"], "--out", out]).code == 0
+    before = snapshot(out, lock=False)
+    script = ("import os, signal, sys; from pathlib import Path; "
+              "from engine.dataset_builds.output_folder import staged\n"
+              "with staged(Path(sys.argv[1]), 'killed build') as folder:\n"
+              "    (folder / 'conversations.parquet').write_bytes(b'half')\n"
+              "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    root = Path(__file__).resolve().parents[2]
+    killed = subprocess.run([sys.executable, "-c", script, str(out)], cwd=root, timeout=120)
+    assert killed.returncode == -9
+    assert snapshot(out, lock=False) == before  # the old dataset, whole
+    assert sorted(Dataset.load(out).conversations["conversation_id"]) == session_ids(runs["two"])
+    # the kill's staging folder is cleared by the next build, which replaces the dataset whole
+    assert cli(["dataset", "build", runs["three"], "--out", out]).code == 0
+    assert sorted(Dataset.load(out).conversations["conversation_id"]) == session_ids(runs["three"])
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]
+
+
+def test_release_refuses_a_folder_of_the_users_files(tmp_path):
+    (tmp_path / "manifest.json").write_text('{"mine": true}')
+    refused(cli(["dataset", "release", "--out", tmp_path]), "no dataset build wrote (manifest.json")
+    assert snapshot(tmp_path) == {"manifest.json": b'{"mine": true}'}
