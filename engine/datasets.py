@@ -10,7 +10,11 @@ A dataset is a folder with
 * optionally ``corpus.parquet`` (the full Corpus with turns, see ``engine.corpus``) and
   ``turn_embeddings.npy`` with ``turn_index.parquet`` (``conversation_id, turn``) naming
   its rows, so projections need no model call.
-Every file is written to a temporary name and renamed into place. ``dataset_from_corpus``
+Every file is written to a temporary name and renamed into place, the manifest last: it records
+the SHA-256 of the table, corpus and embedding files (``files_sha256``) and ``Dataset.load``
+refuses a folder whose files are not those (``check_whole``: a save cut short, files of two
+builds mixed), naming the file; a manifest written before digests were recorded (none) is
+read as before. ``dataset_from_corpus``
 builds one from a Corpus (pilot runs, uploads, the cached local runs): turns embedded through
 the cache, the nine features computed on the discussion turns.
 """
@@ -79,7 +83,11 @@ class Dataset:
                 raise ValueError("turn_index must name every row of turn_embeddings")
             write_embeddings(self.turn_embeddings, self.turn_index, folder / EMBEDDINGS,
                              folder / EMBEDDING_INDEX)
-        write_manifest(folder, dict(self.manifest, name=self.name))
+        written = [name for name in WHOLE if (folder / name).exists()
+                   and (name != CORPUS or self.corpus is not None)
+                   and (name not in (EMBEDDINGS, EMBEDDING_INDEX) or self.turn_embeddings is not None)]
+        self.manifest = dict(self.manifest, name=self.name, files_sha256=file_digests(folder, written))
+        write_manifest(folder, self.manifest)  # last: it names the files that belong with it
         self.path = folder
         return folder
 
@@ -95,6 +103,7 @@ class Dataset:
             raise InputError(f"manifest is not valid JSON ({error})", path=str(manifest_path)) from None
         if not (folder / CONVERSATIONS).exists():
             raise InputError(f"no {CONVERSATIONS}: not a complete dataset folder", path=str(folder))
+        check_whole(folder, manifest, with_corpus=with_corpus)
         try:
             conversations = pd.read_parquet(folder / CONVERSATIONS)
         except Exception as error:  # pyarrow raises several types for a broken file
@@ -108,6 +117,51 @@ class Dataset:
         return cls(name=manifest.get("name", folder.name), conversations=conversations,
                    manifest=manifest, corpus=corpus, turn_embeddings=embeddings,
                    turn_index=index, path=folder)
+
+
+# -- one dataset, not a mix of two ----------------------------------------------------------
+WHOLE = (CONVERSATIONS, CORPUS, EMBEDDINGS, EMBEDDING_INDEX)  # the files the manifest vouches for
+DIGESTS = "files_sha256"
+
+
+def file_digests(folder: Path, names) -> dict[str, str]:
+    """``{file name: SHA-256}`` of the named files of ``folder``."""
+    import hashlib
+
+    digests = {}
+    for name in names:
+        digest = hashlib.sha256()
+        with open(Path(folder) / name, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digests[name] = digest.hexdigest()
+    return digests
+
+
+def check_whole(folder: Path, manifest: dict, *, with_corpus: bool = True) -> None:
+    """Refuse a folder whose files are not those its manifest was written with: each file the
+    manifest's ``files_sha256`` names must be there with that digest, and no other of
+    ``WHOLE`` may be present (a build killed midway, or files copied in from another
+    dataset). A manifest written before digests were recorded has none: nothing to check."""
+    recorded = manifest.get(DIGESTS)
+    if recorded is None:
+        return
+    if not isinstance(recorded, dict):
+        raise InputError(f"{DIGESTS} is not an object of file names", path=str(folder / MANIFEST),
+                         field=DIGESTS)
+    names = [n for n in WHOLE if with_corpus or n != CORPUS]
+    for name in names:
+        present = (folder / name).exists()
+        if name not in recorded:
+            if present:
+                raise InputError(f"does not belong with {MANIFEST} (the manifest names no {name}: "
+                                 f"a file of another build?)", path=str(folder / name))
+            continue
+        if not present:
+            raise InputError(f"missing: {MANIFEST} names it (a build cut short?)", path=str(folder / name))
+        if file_digests(folder, [name])[name] != recorded[name]:
+            raise InputError(f"does not belong with {MANIFEST} (its SHA-256 differs from the one "
+                             f"the manifest records: files of two builds mixed?)", path=str(folder / name))
 
 
 # -- building a dataset from a corpus ---------------------------------------------------------

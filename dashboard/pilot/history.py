@@ -28,6 +28,28 @@ def history_root() -> Path:
     return Path(cache).expanduser() / "pilots"
 
 
+REPOSITORY = Path(__file__).resolve().parents[2]  # the checkout: its cached_runs/ are the project's own
+
+
+def save_folder(name: str) -> Path:
+    """Where "Save as dataset" proposes to save a pilot: under the history root, outside the
+    checkout (the user's data never mixes with the project's files, nor gets committed), listed
+    in the sidebar with the other kept pilots."""
+    return history_root() / name
+
+
+def save_refusal(target: Path) -> str | None:
+    """Why a pilot may not be saved into ``target`` (None: it may): inside the checkout, or
+    a folder that already holds a dataset."""
+    resolved = Path(target).expanduser().resolve()
+    if resolved == REPOSITORY or REPOSITORY in resolved.parents:
+        return (f"{target} is inside the project's checkout ({REPOSITORY}); save outside it, e.g. "
+                f"{save_folder(Path(target).name)}, so your data does not mix with the project's files")
+    if (resolved / "manifest.json").exists():
+        return f"{target} already holds a dataset; choose another folder."
+    return None
+
+
 def pilot_manifest(settings: dict, *, started: float, backend: dict | None, error: str | None,
                    cancelled: bool, conversations) -> dict:
     """What a kept pilot's ``manifest.json`` says about it; the base URL redacted

@@ -356,15 +356,17 @@ if job is not None and not job.running and job.corpus is not None and len(job.co
 
     if not succeeded.empty:
         st.subheader("Save the pilot as a dataset")
-        default_folder = datasets.cached_runs_root() / f"pilot_{job.settings['method']}_{job.settings['task']}_" \
-                                                   f"{datetime.fromtimestamp(job.started):%Y%m%d-%H%M%S}"
-        folder = st.text_input("Folder", value=str(default_folder), key="pilot_save_folder")
+        default_folder = pilot_history.save_folder(f"pilot_{job.settings['method']}_{job.settings['task']}_"
+                                                   f"{datetime.fromtimestamp(job.started):%Y%m%d-%H%M%S}")
+        folder = st.text_input("Folder (outside the project's checkout)", value=str(default_folder),
+                               key="pilot_save_folder")
         if failed_sessions(job):
             st.caption(f"The {len(failed_sessions(job))} failed session(s) are saved too, marked status = failed.")
         if st.button("Save", key="pilot_save"):
             target = Path(folder).expanduser()
-            if (target / "manifest.json").exists():
-                st.error(f"{ui.escape(target)} already holds a dataset; choose another folder.")
+            refusal = pilot_history.save_refusal(target)
+            if refusal is not None:
+                st.error(ui.escape(refusal))
             else:
                 try:
                     dataset.save(target)

@@ -7,7 +7,10 @@
     python -m engine dataset features cached_runs/local_smollm2
 
 ``build`` turns a run folder of ``python -m engine run`` into a dataset: finished sessions, judge
-ratings scaled within task, turn embeddings and the nine trajectory features. ``--kind``
+ratings scaled within task, turn embeddings and the nine trajectory features. ``--out`` must be a
+new or empty folder or one a build wrote (its ``dataset-build.json`` names every file); never a
+run folder. The dataset is built beside it and swapped in whole
+(``engine.dataset_builds.output_folder``); a run with no finished session is refused. ``--kind``
 chooses the description written into its manifest (all protocols, paper B's ablation) or, for
 ``steered``, adds the final-idea embeddings and the moderator's interventions; a run whose
 paper-A sessions include ``fidelity: release`` ones (``cached_runs/grids/fidelity.yaml``) is
@@ -67,8 +70,9 @@ def features_command(args: argparse.Namespace) -> int:
 
 
 def build_command(args: argparse.Namespace) -> int:
-    """One writer per folder: the dataset folder is locked while it is written."""
-    from engine.storage.folder_lock import FolderLock
+    """Never into a run folder nor over files no build wrote; built beside ``--out`` and
+    swapped in whole, one writer at a time (``engine.dataset_builds.output_folder``)."""
+    from engine.dataset_builds.output_folder import staged
     from engine.storage.run_folder import CORPUS_FILE, MANIFEST_FILE
 
     for name in (CORPUS_FILE, MANIFEST_FILE):
@@ -76,26 +80,26 @@ def build_command(args: argparse.Namespace) -> int:
             raise InputError(f"{args.run_dir}: no {name}: not a run folder of `python -m engine run`")
     if args.grid is not None and args.kind != "steered":
         raise InputError("--grid applies to --kind steered only")
-    with FolderLock(args.out, "dataset build"):
-        folder = _build(args)
-    print(f"wrote {folder}")
+    with staged(args.out, "python -m engine dataset build", run_dir=args.run_dir) as folder:
+        _build(args, folder)
+    print(f"wrote {args.out}")
     return 0
 
 
-def _build(args: argparse.Namespace) -> Path:
+def _build(args: argparse.Namespace, out: Path) -> Path:
     if args.kind == "steered":
         if args.embedding_model:
             raise InputError("--embedding-model: the steered dataset uses the bundled MiniLM")
         from engine.dataset_builds import steered
 
         grid = args.grid or REPO / "cached_runs" / "grids" / "steered.yaml"
-        folder = steered.build(args.run_dir, args.out, grid)
+        folder = steered.build(args.run_dir, out, grid)
     else:
         from engine.dataset_builds import run_folder
         from engine.embedding.embedder import DEFAULT_MODEL
 
         paper_b = args.kind == "paper-b"
-        folder = run_folder.build(args.run_dir, args.out, embedding_model=args.embedding_model or DEFAULT_MODEL,
+        folder = run_folder.build(args.run_dir, out, embedding_model=args.embedding_model or DEFAULT_MODEL,
                                   paper_b=paper_b,
                                   regenerate="make cached-runs-paper-b" if paper_b else run_folder.REGENERATE)
     return folder
@@ -103,11 +107,11 @@ def _build(args: argparse.Namespace) -> Path:
 
 def release_command(args: argparse.Namespace) -> int:
     from engine.dataset_builds import paper_release
-    from engine.storage.folder_lock import FolderLock
+    from engine.dataset_builds.output_folder import staged
 
     out = args.out or paper_release.DEFAULT_OUT
-    with FolderLock(out, "dataset release"):
-        dataset = paper_release.build(args.source or paper_release.DEFAULT_SOURCE, out)
+    with staged(out, "python -m engine dataset release") as folder:
+        dataset = paper_release.build(args.source or paper_release.DEFAULT_SOURCE, folder)
     m = dataset.manifest
     print(f"wrote {out}: {m['n_llm']} LLM + {m['n_human']} human conversations")
     return 0

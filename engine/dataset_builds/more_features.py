@@ -6,8 +6,9 @@ stored turn embeddings, in turn order, and the speakers of those turns from the 
 corpus go through ``engine.measures.compute.features_for_corpus``. Columns the table already
 has are never recomputed or changed (paper A's nine stay bit for bit what the build wrote);
 asking for one is an error. The manifest records what was added and, for a plugin's feature,
-the plugin's name and version. Both files are written whole (``engine.storage.durable``): a
-crash leaves the dataset as it was.
+the plugin's name and version (and the table's new SHA-256, ``engine.datasets.check_whole``).
+Both files are written into a copy of the folder swapped in whole
+(``engine.dataset_builds.output_folder.rewritten``): a crash leaves the dataset as it was.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def missing_features(dataset: Dataset, names: Sequence[str] | None, with_speaker
 def add_features(folder: str | Path, names: Sequence[str] | None = None) -> list[str]:
     """Compute the features (see ``missing_features``) into the dataset at ``folder``;
     returns the names added (empty: nothing to do, nothing written)."""
-    from engine.datasets import CONVERSATIONS, write_manifest, write_parquet
+    from engine.dataset_builds.output_folder import rewritten
+    from engine.datasets import CONVERSATIONS, DIGESTS, file_digests, write_manifest, write_parquet
 
     dataset = Dataset.load(folder)
     if dataset.turn_embeddings is None:
@@ -90,6 +92,9 @@ def add_features(folder: str | Path, names: Sequence[str] | None = None) -> list
     plugins = {**manifest.get("feature_plugins", {}), **feature_sources(names)}
     if plugins:
         manifest["feature_plugins"] = plugins
-    write_parquet(table, Path(folder) / CONVERSATIONS)
-    write_manifest(Path(folder), manifest)
+    with rewritten(Path(folder), "python -m engine dataset features") as copy:
+        write_parquet(table, copy / CONVERSATIONS)
+        if DIGESTS in manifest:  # the table changed: so does its digest
+            manifest[DIGESTS] = {**manifest[DIGESTS], **file_digests(copy, [CONVERSATIONS])}
+        write_manifest(copy, manifest)
     return names

@@ -97,14 +97,23 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
 
     from engine.storage.run_folder import read_manifest
 
+    from engine.dataset_builds.run_folder import check_finished, is_local_smollm_run
+    from engine.storage.run_folder import read_run_corpus
+
     run_manifest = read_manifest(run_dir / "manifest.json")
-    extra = {"can_show": CAN_SHOW, "cannot_show": CANNOT_SHOW,
-             "judge_summary": run_manifest.get("judge_summary")}
+    extra = {"judge_summary": run_manifest.get("judge_summary")}
+    if is_local_smollm_run(run_manifest):  # what the 135M runs can and cannot show
+        extra = {"can_show": CAN_SHOW, "cannot_show": CANNOT_SHOW, **extra}
     source = run_dir
     with tempfile.TemporaryDirectory() as scratch:
         if grid is not None:
             source, left_out = planned_run(run_dir, grid, Path(scratch) / run_dir.name)
             extra["sessions_of_earlier_grid_versions_left_out"] = left_out
+        sessions = read_run_corpus(source)
+        steered = sessions.filter(lambda c: c.status == "ok" and c.protocol == "steered")
+        check_finished(steered, run_dir, " of the steered discussion"
+                       + (f" that {grid} plans" if grid is not None else "")
+                       + f" ({len(sessions)} finished session(s) of other methods)")
         folder = build_dataset(source, out_dir, description=DESCRIPTION,
                                made_by=f"python -m engine dataset build {run_dir.name} --kind steered",
                                regenerate="nice -n 10 python -m engine run --grid cached_runs/grids/steered.yaml "
@@ -123,8 +132,6 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
     np.save(buffer, np.asarray(vectors, dtype=np.float32))
     atomic_write_bytes(folder / FINAL_EMBEDDINGS, buffer.getvalue())
     atomic_write_bytes(folder / FINAL_IDS, json.dumps(ids).encode("utf-8"))
-    from engine.storage.run_folder import read_run_corpus
-
     ok_ids = set(ids)
 
     records = intervention_records(read_run_corpus(run_dir).filter(
