@@ -33,9 +33,10 @@ sessions.
 The servers are read once into ``Endpoint`` values (``engine.llm.endpoints``):
 ``model_endpoint`` (the debaters, and each per-agent model of a condition's ``models``),
 ``judge_endpoint`` (the judge, its further ``models`` and its ``paraphrase`` model) and
-``embed_endpoint`` (``embed_base_url``). A file's key variables stay limited to key-like
-names (``check_key_variables``); the model's key goes to the model's server, the judge's to
-the judge's, the embeddings server gets the model's.
+``embed_endpoint`` (``embed_base_url``). A file's key variables stay limited to the key
+names of providers, sent to that provider or to this machine unless the user allows more
+(``check_key_variables``); the model's key goes to the model's server, the judge's to the
+judge's, the embeddings server gets the model's.
 """
 
 from __future__ import annotations
@@ -206,12 +207,14 @@ class SessionSpec:
     seed: int
 
 
-def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None = None) -> GridSpec:
+def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None = None,
+              allow_file_endpoints: bool = False) -> GridSpec:
     """Read and validate a grid from a YAML path, a dict, or a GridSpec.
 
     ``api_key_env`` (a variable named on the command line) replaces the file's for the model
-    and the judge; without it a grid *file* may only name variables that look like API keys
-    (see ``check_key_variables``).
+    and the judge; without it a grid *file* may only name a provider's key variable and send
+    it to that provider or to this machine, unless ``allow_file_endpoints`` (the user's
+    ``--allow-file-endpoints``) lets its servers have it (see ``check_key_variables``).
     """
     if isinstance(source, GridSpec):
         return source
@@ -240,7 +243,7 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
         grid = grid.model_copy(update={"api_key_env": api_key_env, "judge": grid.judge and
                                        grid.judge.model_copy(update={"api_key_env": api_key_env})})
     elif path is not None:
-        check_key_variables(grid, path)
+        check_key_variables(grid, path, allow_file_endpoints=allow_file_endpoints)
     try:
         plan(grid)  # every condition, task and session now, naming the file in any error
     except InputError as error:
@@ -284,19 +287,41 @@ def embed_endpoint(grid: GridSpec) -> Endpoint | None:
                     timeout=grid.request_timeout, max_attempts=grid.max_attempts)
 
 
-def check_key_variables(grid: GridSpec, path: Path) -> None:
-    """A grid file sends the value of ``api_key_env`` to its ``base_url``: a shared file must
-    not be able to name any variable (``HOME``, a database password...), only key-like ones."""
-    from engine.llm.secrets import looks_like_key_variable
+def check_key_variables(grid: GridSpec, path: Path, *, allow_file_endpoints: bool = False) -> None:
+    """A grid file sends the value of ``api_key_env`` to its servers: a file someone else
+    wrote must not choose which secret leaves the machine, nor where it goes.
+
+    * ``api_key_env`` (the model's, the judge's) must be a provider's key variable
+      (``engine.llm.endpoints.PROVIDER_KEYS``); any other name only from ``--api-key-env``.
+    * a server the file names (``base_url`` and its replicas, ``judge.base_url``,
+      ``embed_base_url``) gets the key only when it is that provider's own host or this
+      machine (loopback); any other host only with ``--allow-file-endpoints`` (or
+      ``--api-key-env``, which ``load_grid`` handles before this check).
+    """
+    from engine.llm.endpoints import PROVIDER_KEYS, key_stays_home, url_host
+    from engine.llm.replicas import split_urls
 
     named = [("api_key_env", grid.api_key_env)]
+    servers = [("base_url", grid.base_url, grid.api_key_env),
+               ("embed_base_url", grid.embed_base_url, grid.api_key_env)]
     if grid.judge is not None:
         named.append(("judge.api_key_env", grid.judge.api_key_env))
+        servers.append(("judge.base_url", grid.judge.base_url, grid.judge.api_key_env))
     for where, name in named:
-        if not looks_like_key_variable(name):
-            raise InputError(f"{name!r} does not look like an API-key variable (*API_KEY*, *_KEY, "
-                             f"*TOKEN*); to use it anyway pass --api-key-env {name} on the "
-                             f"command line", path=str(path), field=where)
+        if name not in PROVIDER_KEYS:
+            shown = name if name.isprintable() else repr(name)
+            raise InputError(f"{shown!r} is not a provider's key variable ({', '.join(PROVIDER_KEYS)}): "
+                             f"a grid file may not choose which secret is sent; to send it, pass "
+                             f"--api-key-env {shown} on the command line", path=str(path), field=where)
+    if allow_file_endpoints:
+        return
+    for where, value, name in servers:
+        for url in split_urls(value):
+            if not key_stays_home(url, name):
+                raise InputError(f"the file would send ${name} to {url_host(url)}, a server it chose "
+                                 f"(not this machine, not that key's provider); to allow it, pass "
+                                 f"--allow-file-endpoints (or --api-key-env NAME)",
+                                 path=str(path), field=where)
 
 
 def condition_config(grid: GridSpec, index: int) -> ProtocolConfig:
