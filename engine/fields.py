@@ -4,6 +4,12 @@
 ``yes`` as 1, ``"7"`` as 7 and ``2.5`` as an error only sometimes; here a boolean or a text is
 refused, a float is accepted only when it is whole (``5.0``), and NumPy integers are taken as
 integers. Ranges are given with ``Field(ge=..., le=...)`` where the type is used.
+
+``ModelName``: the name of a model to call, as a grid file or the command line gives it. An
+empty or blank name is refused (``""`` would reach the server as the model, and a judge
+``{model: ""}`` without a server would fall back to api.openai.com), as are spaces around
+it and a URL (that is a server: ``base_url`` / ``--base-url``). ``check_model_name`` is the
+same rule outside pydantic (``engine.llm.endpoints.Endpoint``).
 """
 
 from __future__ import annotations
@@ -29,3 +35,20 @@ def _whole(value: Any) -> Any:
 
 
 Whole = Annotated[int, BeforeValidator(_whole)]
+
+
+def check_model_name(value: Any) -> str:
+    """``value`` when it names a model (see the module docstring); else a ValueError."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a model name (text), got {type(value).__name__} {value!r}")
+    if not value.strip():
+        raise ValueError(f"empty model name {value!r}: name the model to call")
+    if value != value.strip():
+        raise ValueError(f"model name {value!r} has spaces around it")
+    if "://" in value:
+        raise ValueError("a URL is not a model name: that is the server, give it as base_url "
+                         "(--base-url), and the model's name here")
+    return value
+
+
+ModelName = Annotated[str, BeforeValidator(check_model_name)]

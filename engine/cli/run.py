@@ -183,14 +183,14 @@ def grid_from_args(args: argparse.Namespace) -> dict:
             condition[name] = value
     if args.initial_generation is not None:
         condition["initial_generation"] = args.initial_generation
-    if args.models:
+    if args.models is not None:  # "" is not "no --models": refused as no model names
         condition["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
     if args.steer:
         condition["steering"] = parse_steer(args.steer)
     from engine.llm.replicas import split_urls
 
     urls = split_urls(args.base_url)
-    grid = {"name": f"{args.method}", "model": args.model or "local", "provider": args.provider,
+    grid = {"name": f"{args.method}", "model": "local" if args.model is None else args.model, "provider": args.provider,
             "base_url": urls[0] if len(urls) == 1 else (urls or None),
             "api_key_env": args.api_key_env or DEFAULT_KEY_ENV, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
@@ -220,14 +220,16 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         raise InputError("give --task ID (or 'all'), --task-text or --tasks-file", field="task")
     elif args.task_text and not args.task:
         grid["tasks"] = [args.task_id]
-    if args.judge_model:
+    if args.judge_model is not None:  # --judge-model '' is refused, not "no judge"
         grid["judge"] = {"model": args.judge_model, "base_url": args.judge_base_url,
                          "api_key_env": args.api_key_env or DEFAULT_KEY_ENV}
         for name in ("mode", "samples", "batch_size", "paraphrase", "order", "provider"):
             if getattr(args, f"judge_{name}") is not None:
                 grid["judge"][name] = getattr(args, f"judge_{name}")
-        if args.judge_models:
+        if args.judge_models is not None:
             grid["judge"]["models"] = [m.strip() for m in args.judge_models.split(",") if m.strip()]
+            if not grid["judge"]["models"]:
+                raise InputError(f"no model name in {args.judge_models!r}", field="judge_models")
     elif any(getattr(args, f"judge_{n}") is not None
              for n in ("mode", "samples", "batch_size", "models", "paraphrase", "order", "provider")):
         raise InputError("the --judge-* options need --judge-model", field="judge_model")

@@ -169,8 +169,12 @@ class Endpoint:
     price: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.model, str) or not self.model.strip():
-            raise InputError("name the model to call", field="model")
+        from engine.fields import check_model_name
+
+        try:
+            check_model_name(self.model)
+        except ValueError as error:
+            raise InputError(str(error), field="model") from None
         if self.base_url is not None:  # given, so never empty: "" or [] must not mean api.openai.com
             urls = check_base_urls(self.base_url)
             object.__setattr__(self, "base_url", urls[0] if len(urls) == 1 else tuple(urls))

@@ -50,7 +50,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from engine.errors import InputError
-from engine.fields import Whole
+from engine.fields import ModelName, Whole
 from engine.llm.endpoints import Endpoint
 from engine.protocols.config import ProtocolConfig, make_config
 from engine.storage.yaml_safe import load_yaml
@@ -92,7 +92,7 @@ def _server_url(value, field: str):
 
 class JudgeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    model: str = "local"
+    model: ModelName = "local"
     provider: str | None = None  # see GridSpec.provider
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
@@ -109,11 +109,11 @@ class JudgeSpec(BaseModel):
     # five samples of one model or one rating from each model when `models` adds more
     # (engine.judging.judge.panel_samples); the manifest records the number used
     samples: Whole | None = Field(None, ge=1, le=20)
-    models: list[str] = Field(default_factory=list)  # more judge models on the same server
+    models: list[ModelName] = Field(default_factory=list)  # more judge models on the same server
     # paper A's raters read GPT-4.1 paraphrases (Methods; appendix A.2): a model on the judge's
     # server that paraphrases each final idea first (engine.judging.paraphrase); None: the raw ideas
-    paraphrase: str | None = None
-    paraphrase_max_tokens: int = Field(200, ge=16, le=2000)
+    paraphrase: ModelName | None = None
+    paraphrase_max_tokens: Whole = Field(200, ge=16, le=2000)
     # paper A: "All five judges evaluated ideas in the same randomized sequence"
     order: Literal["shared", "shuffled"] = "shared"
 
@@ -159,7 +159,7 @@ class ConditionSpec(BaseModel):
 class GridSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = "grid"
-    model: str = "local"
+    model: ModelName = "local"
     # the backend that runs the model (engine.llm.providers: local, openai, a plugin's); None:
     # local for "local" or a .gguf path without base_url, else openai (as before providers)
     provider: str | None = None
@@ -170,7 +170,7 @@ class GridSpec(BaseModel):
     # Creative-MAD's peer selection through an OpenAI-compatible embeddings server (vLLM,
     # TEI, Ollama...) instead of the in-process MiniLM; the key from api_key_env
     embed_base_url: str | None = None
-    embed_model: str | None = None
+    embed_model: ModelName | None = None
     request_timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
     max_attempts: int = Field(6, ge=1, le=50, strict=True)
     seed: int = Field(0, ge=0, le=MAX_SEED, strict=True)
