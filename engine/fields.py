@@ -5,6 +5,9 @@
 refused, a float is accepted only when it is whole (``5.0``), and NumPy integers are taken as
 integers. Ranges are given with ``Field(ge=..., le=...)`` where the type is used.
 
+``Number``: a number as written in a file: a boolean (``yes``) or a text (``"0.7"``) is
+refused, where pydantic's lax mode would read them as 1.0 and 0.7; ints and floats are taken.
+
 ``ModelName``: the name of a model to call, as a grid file or the command line gives it. An
 empty or blank name is refused (``""`` would reach the server as the model, and a judge
 ``{model: ""}`` without a server would fall back to api.openai.com), as are spaces around
@@ -35,6 +38,15 @@ def _whole(value: Any) -> Any:
 
 
 Whole = Annotated[int, BeforeValidator(_whole)]
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, bool) or isinstance(value, (str, bytes)):
+        raise ValueError(f"expected a number, got {type(value).__name__} {value!r}")
+    return value  # pydantic checks the rest (finite, in range)
+
+
+Number = Annotated[float, BeforeValidator(_number)]
 
 
 def check_model_name(value: Any) -> str:

@@ -50,7 +50,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from engine.errors import InputError
-from engine.fields import ModelName, Whole
+from engine.fields import ModelName, Number, Whole
 from engine.llm.endpoints import Endpoint
 from engine.protocols.config import ProtocolConfig, make_config
 from engine.storage.yaml_safe import load_yaml
@@ -60,7 +60,7 @@ from engine.tasks import TASK_IDS, Task, get_task, load_tasks_file, task_from_te
 MAX_SEED = 2 ** 63 - 1  # what numpy, JSON readers and Parquet hold as an integer
 MAX_TIMEOUT_S = 86_400.0
 MAX_PRICE = 1_000_000.0  # USD per 1M tokens; far above any listed price
-Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
+Price = Annotated[Number, Field(ge=0, le=MAX_PRICE)]
 
 
 def _provider(value):
@@ -98,7 +98,7 @@ class JudgeSpec(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
     max_tokens: Whole = Field(24, ge=4, le=32768)
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    temperature: Number = Field(0.0, ge=0.0, le=2.0)
     rubric: StrictBool = True
     retries: Whole = Field(2, ge=0, le=10)
     # paper A's consensual assessment: the ideas of a task rated together (engine.judging.judge.rate_together);
@@ -171,7 +171,7 @@ class GridSpec(BaseModel):
     # TEI, Ollama...) instead of the in-process MiniLM; the key from api_key_env
     embed_base_url: str | None = None
     embed_model: ModelName | None = None
-    request_timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    request_timeout: Number = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
     max_attempts: int = Field(6, ge=1, le=50, strict=True)
     seed: int = Field(0, ge=0, le=MAX_SEED, strict=True)
     concurrency: int = Field(4, ge=1, le=1024, strict=True)

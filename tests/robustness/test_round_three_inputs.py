@@ -53,6 +53,22 @@ def test_grid_whole_numbers_as_text_or_booleans_are_refused(tmp_path, text, fiel
     assert not (tmp_path / "out").exists(), line
 
 
+@pytest.mark.parametrize("text, field", [
+    ("request_timeout: '30'\nconditions: [{method: direct}]\n", "request_timeout"),
+    ("request_timeout: yes\nconditions: [{method: direct}]\n", "request_timeout"),
+    ("judge: {model: local, temperature: '0.5'}\nconditions: [{method: direct}]\n", "judge.temperature"),
+    ("defaults: {temperature: yes}\nconditions: [{method: direct}]\n", "conditions[0].temperature"),
+    ("conditions: [{method: direct, temperature: '0.7'}]\n", "conditions[0].temperature"),
+    ("prices: {m: ['0.5', 1.5]}\nconditions: [{method: direct}]\n", "prices.m.0"),
+    ("conditions: [{method: steered, steering: {coherence_max: 'high'}}]\n", "conditions[0].steering"),
+])
+def test_grid_numbers_as_text_or_booleans_are_refused(tmp_path, text, field):
+    """The same for numbers that need not be whole: ``yes`` was 1.0, ``'0.7'`` was 0.7."""
+    path = _grid_file(tmp_path, text)
+    refused(_run_dry(tmp_path, path), str(path), field, "expected a number")
+    assert not (tmp_path / "out").exists()
+
+
 def test_grid_whole_numbers_as_numbers_still_hold(tmp_path):
     """The same keys as numbers (and a whole float) are taken, with the values given."""
     grid = load_grid({"tasks": [TASK], "judge": {"paraphrase": "local", "paraphrase_max_tokens": 100.0},
