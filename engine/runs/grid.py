@@ -296,17 +296,25 @@ def check_key_variables(grid: GridSpec, path: Path, *, allow_file_endpoints: boo
     * a server the file names (``base_url`` and its replicas, ``judge.base_url``,
       ``embed_base_url``) gets the key only when it is that provider's own host or this
       machine (loopback); any other host only with ``--allow-file-endpoints`` (or
-      ``--api-key-env``, which ``load_grid`` handles before this check).
+      ``--api-key-env``, which ``load_grid`` handles before this check); no ``base_url``
+      with the openai provider means api.openai.com, which only ``OPENAI_API_KEY`` is for.
     """
-    from engine.llm.endpoints import PROVIDER_KEYS, key_stays_home, url_host
+    from engine.llm.endpoints import OPENAI_URL, PROVIDER_KEYS, default_provider, key_stays_home, url_host
     from engine.llm.replicas import split_urls
 
+    def server(base_url, provider, model):
+        """Where the key goes: the URL(s) named, or api.openai.com for the openai provider."""
+        if base_url is None and (provider or default_provider(model)) == "openai":
+            return OPENAI_URL
+        return base_url
+
     named = [("api_key_env", grid.api_key_env)]
-    servers = [("base_url", grid.base_url, grid.api_key_env),
+    servers = [("base_url", server(grid.base_url, grid.provider, grid.model), grid.api_key_env),
                ("embed_base_url", grid.embed_base_url, grid.api_key_env)]
     if grid.judge is not None:
-        named.append(("judge.api_key_env", grid.judge.api_key_env))
-        servers.append(("judge.base_url", grid.judge.base_url, grid.judge.api_key_env))
+        spec = grid.judge
+        named.append(("judge.api_key_env", spec.api_key_env))
+        servers.append(("judge.base_url", server(spec.base_url, spec.provider, spec.model), spec.api_key_env))
     for where, name in named:
         if name not in PROVIDER_KEYS:
             shown = name if name.isprintable() else repr(name)
@@ -318,8 +326,8 @@ def check_key_variables(grid: GridSpec, path: Path, *, allow_file_endpoints: boo
     for where, value, name in servers:
         for url in split_urls(value):
             if not key_stays_home(url, name):
-                raise InputError(f"the file would send ${name} to {url_host(url)}, a server it chose "
-                                 f"(not this machine, not that key's provider); to allow it, pass "
+                raise InputError(f"the file would send ${name} to {url_host(url)}, which is neither this "
+                                 f"machine nor that key's provider; to allow it, pass "
                                  f"--allow-file-endpoints (or --api-key-env NAME)",
                                  path=str(path), field=where)
 

@@ -107,6 +107,23 @@ def test_a_judge_or_embedding_server_the_file_chose_is_refused_too(tmp_path, mon
     refused(cli(["run", "--grid", path, "--out", tmp_path / "o", "--dry-run"]), "base_url", "gpu2.example")
 
 
+def test_without_a_base_url_only_the_openai_key_goes_to_api_openai_com(tmp_path):
+    """No base_url for an OpenAI model name means api.openai.com: another provider's key
+    (OPENROUTER_API_KEY) would go there, so it is refused; OPENAI_API_KEY is its own."""
+    path = tmp_path / "g.yaml"
+    path.write_text("model: gpt-4.1-mini\napi_key_env: OPENROUTER_API_KEY\ntasks: [plastic_waste]\n"
+                    "conditions: [{method: direct}]\n")
+    refused(cli(["run", "--grid", path, "--out", tmp_path / "o", "--dry-run"]),
+            "'base_url'", "$OPENROUTER_API_KEY", "api.openai.com", "--allow-file-endpoints")
+    path.write_text("model: gpt-4.1-mini\ntasks: [plastic_waste]\nconditions: [{method: direct}]\n"
+                    "judge: {model: gpt-4.1-mini, api_key_env: GROQ_API_KEY}\n")
+    refused(cli(["run", "--grid", path, "--out", tmp_path / "o", "--dry-run"]),
+            "'judge.base_url'", "$GROQ_API_KEY", "api.openai.com")
+    path.write_text("model: gpt-4.1-mini\ntasks: [plastic_waste]\nconditions: [{method: direct}]\n"
+                    "judge: {model: gpt-4.1-mini, base_url: 'https://api.openai.com/v1'}\n")
+    assert cli(["run", "--grid", path, "--out", tmp_path / "o", "--dry-run"]).code == 0
+
+
 def test_allow_file_endpoints_only_with_a_grid(tmp_path):
     refused(cli(["run", "--method", "direct", "--task", "plastic_waste", "--allow-file-endpoints",
                  "--out", tmp_path / "o", "--dry-run"]), "--allow-file-endpoints", "--grid")
