@@ -69,9 +69,13 @@ def register(subparsers) -> None:
                        help="OpenAI-compatible server URL (vLLM, Ollama, Azure endpoint); several "
                             "URLs (or commas): replicas of the model, calls spread over them with "
                             "failover")
-    model.add_argument("--api-key-env", default=DEFAULT_KEY_ENV,
+    model.add_argument("--api-key-env", default=None, metavar="NAME",
                        help="environment variable holding the API key (default OPENAI_API_KEY); "
-                            "with --grid it replaces the file's, and may be any name")
+                            "with --grid it replaces the file's, may be any name, and lets the "
+                            "file's servers have it")
+    model.add_argument("--allow-file-endpoints", action="store_true",
+                       help="with --grid: send the key to the servers the file names even when "
+                            "they are neither this machine nor the key's provider")
     model.add_argument("--azure-api-version", help="use Azure OpenAI with this API version")
     model.add_argument("--reasoning-effort", help="low/medium/high for reasoning models (o3...)")
     model.add_argument("--temperature", type=float, help="sampling temperature (default 1.0)")
@@ -179,16 +183,16 @@ def grid_from_args(args: argparse.Namespace) -> dict:
             condition[name] = value
     if args.initial_generation is not None:
         condition["initial_generation"] = args.initial_generation
-    if args.models:
+    if args.models is not None:  # "" is not "no --models": refused as no model names
         condition["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
     if args.steer:
         condition["steering"] = parse_steer(args.steer)
     from engine.llm.replicas import split_urls
 
     urls = split_urls(args.base_url)
-    grid = {"name": f"{args.method}", "model": args.model or "local", "provider": args.provider,
+    grid = {"name": f"{args.method}", "model": "local" if args.model is None else args.model, "provider": args.provider,
             "base_url": urls[0] if len(urls) == 1 else (urls or None),
-            "api_key_env": args.api_key_env, "azure_api_version": args.azure_api_version,
+            "api_key_env": args.api_key_env or DEFAULT_KEY_ENV, "azure_api_version": args.azure_api_version,
             "reasoning_effort": args.reasoning_effort, "seed": args.seed,
             "embed_base_url": args.embed_base_url, "embed_model": args.embed_model,
             "concurrency": args.concurrency or 4, "conditions": [condition]}
@@ -216,14 +220,16 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         raise InputError("give --task ID (or 'all'), --task-text or --tasks-file", field="task")
     elif args.task_text and not args.task:
         grid["tasks"] = [args.task_id]
-    if args.judge_model:
+    if args.judge_model is not None:  # --judge-model '' is refused, not "no judge"
         grid["judge"] = {"model": args.judge_model, "base_url": args.judge_base_url,
-                         "api_key_env": args.api_key_env}
+                         "api_key_env": args.api_key_env or DEFAULT_KEY_ENV}
         for name in ("mode", "samples", "batch_size", "paraphrase", "order", "provider"):
             if getattr(args, f"judge_{name}") is not None:
                 grid["judge"][name] = getattr(args, f"judge_{name}")
-        if args.judge_models:
+        if args.judge_models is not None:
             grid["judge"]["models"] = [m.strip() for m in args.judge_models.split(",") if m.strip()]
+            if not grid["judge"]["models"]:
+                raise InputError(f"no model name in {args.judge_models!r}", field="judge_models")
     elif any(getattr(args, f"judge_{n}") is not None
              for n in ("mode", "samples", "batch_size", "models", "paraphrase", "order", "provider")):
         raise InputError("the --judge-* options need --judge-model", field="judge_model")
@@ -273,13 +279,17 @@ def run_command(args: argparse.Namespace) -> int:
         if given:
             raise InputError(f"--{given[0].replace('_', '-')} cannot be combined with --grid "
                              f"(put it in the grid file)", field=given[0])
-        named = args.api_key_env if args.api_key_env != DEFAULT_KEY_ENV else None
-        grid = load_grid(args.grid, api_key_env=named)
+        # --api-key-env, even OPENAI_API_KEY, is the user naming the secret for the file's servers
+        grid = load_grid(args.grid, api_key_env=args.api_key_env,
+                         allow_file_endpoints=args.allow_file_endpoints)
         if args.concurrency:
             grid = grid.model_copy(update={"concurrency": args.concurrency})
         if args.timeout is not None:
             grid = grid.model_copy(update={"request_timeout": _positive_timeout(args.timeout)})
     else:
+        if args.allow_file_endpoints:
+            raise InputError("--allow-file-endpoints applies to --grid FILE only (the servers on "
+                             "the command line are your own)", field="allow_file_endpoints")
         grid = load_grid(grid_from_args(args))
     cache = False if args.no_cache else (args.cache or True)
     if args.replay and args.no_cache:

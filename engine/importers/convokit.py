@@ -25,8 +25,8 @@ from typing import Any
 
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.importers.records import (as_int, as_text, is_blank, read_jsonl_records, read_text,
-                                     rows_explained)
+from engine.importers.records import (as_int, as_text, is_blank, number_from_text, read_jsonl_records,
+                                     read_text, rows_explained)
 
 UTTERANCES = "utterances.jsonl"
 CONVERSATIONS = "conversations.json"
@@ -179,9 +179,10 @@ def _timestamp(value: Any, path: Path, row: int) -> float:
                          field="timestamp")
     original = value
     if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
+        number = number_from_text(value)  # never "1_000", which Python's float() takes
+        if number is not None:
+            value = number
+        else:
             seconds = _iso_seconds(value.strip())
             if seconds is not None:
                 return seconds

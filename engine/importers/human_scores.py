@@ -29,13 +29,12 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.importers.records import Record, explain_row, is_blank, read_records
+from engine.importers.records import PLAIN_NUMBER, Record, explain_row, is_blank, read_records
 
 PARQUET = ".parquet"
 RATER = re.compile(r"^human_(\d+)$")
 IDEA_RATER = {"novelty": re.compile(r"^N(\d+)$"), "usefulness": re.compile(r"^U(\d+)$")}
 SCALES = tuple(IDEA_RATER)
-PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 MAX_ITEMS = 1_000_000
 
 
@@ -67,7 +66,7 @@ def rating(value, *, path: Path, row: int, field: str) -> float:
         raise InputError(f"expected a number, got {value!r}", path=str(path), row=row, field=field)
     if isinstance(value, (int, float, np.integer, np.floating)):
         number = float(value)
-    elif isinstance(value, str) and PLAIN_NUMBER.match(value.strip()):
+    elif isinstance(value, str) and PLAIN_NUMBER.fullmatch(value.strip()):
         number = float(value.strip())
     else:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."

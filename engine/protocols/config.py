@@ -39,7 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from engine.errors import InputError
-from engine.fields import Whole
+from engine.fields import ModelName, Number, Whole
 
 from engine.names import METHODS
 from engine.protocols import registry
@@ -82,7 +82,7 @@ class ProtocolConfig(BaseModel):
     convergence: Whole | None = Field(None, ge=1, le=100)
     refine_top: Whole = Field(5, ge=1, le=20)
     k: Whole = Field(2, ge=1, le=15)
-    temperature: float | None = Field(1.0, ge=0.0, le=2.0)
+    temperature: Number | None = Field(1.0, ge=0.0, le=2.0)
     max_tokens: Whole = Field(512, ge=8, le=32768)
     rating_max_tokens: Whole | None = Field(None, ge=4, le=32768)
     lenses: StrictBool | None = None
@@ -91,12 +91,12 @@ class ProtocolConfig(BaseModel):
     consensus_retries: Whole = Field(2, ge=0, le=10)
     # the consensus judge's sampling temperature; None: the session's (paper B states one
     # temperature, 1.0, for every method and names no other for its judge)
-    consensus_temperature: float | None = Field(None, ge=0.0, le=2.0)
-    models: tuple[str, ...] | None = None
-    steering: dict[str, float] | None = None  # steered: moderator targets (engine.protocols.steered)
-    candidates: int = Field(1, ge=1, le=16)  # direct / self_refine: K answers, the judge picks one
+    consensus_temperature: Number | None = Field(None, ge=0.0, le=2.0)
+    models: tuple[ModelName, ...] | None = None
+    steering: dict[str, Number] | None = None  # steered: moderator targets (engine.protocols.steered)
+    candidates: Whole = Field(1, ge=1, le=16)  # direct / self_refine: K answers, the judge picks one
     fidelity: Literal[FIDELITIES] | None = None  # type: ignore[valid-type]  # paper A: paper | release
-    reply_attempts: int | None = Field(None, ge=1, le=100)  # None: the fidelity's default
+    reply_attempts: Whole | None = Field(None, ge=1, le=100)  # None: the fidelity's default
 
     @property
     def judge_temperature(self) -> float | None:

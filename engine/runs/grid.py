@@ -33,9 +33,10 @@ sessions.
 The servers are read once into ``Endpoint`` values (``engine.llm.endpoints``):
 ``model_endpoint`` (the debaters, and each per-agent model of a condition's ``models``),
 ``judge_endpoint`` (the judge, its further ``models`` and its ``paraphrase`` model) and
-``embed_endpoint`` (``embed_base_url``). A file's key variables stay limited to key-like
-names (``check_key_variables``); the model's key goes to the model's server, the judge's to
-the judge's, the embeddings server gets the model's.
+``embed_endpoint`` (``embed_base_url``). A file's key variables stay limited to the key
+names of providers, sent to that provider or to this machine unless the user allows more
+(``check_key_variables``); the model's key goes to the model's server, the judge's to the
+judge's, the embeddings server gets the model's.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from engine.errors import InputError
-from engine.fields import Whole
+from engine.fields import ModelName, Number, Whole
 from engine.llm.endpoints import Endpoint
 from engine.protocols.config import ProtocolConfig, make_config
 from engine.storage.yaml_safe import load_yaml
@@ -59,7 +60,7 @@ from engine.tasks import TASK_IDS, Task, get_task, load_tasks_file, task_from_te
 MAX_SEED = 2 ** 63 - 1  # what numpy, JSON readers and Parquet hold as an integer
 MAX_TIMEOUT_S = 86_400.0
 MAX_PRICE = 1_000_000.0  # USD per 1M tokens; far above any listed price
-Price = Annotated[float, Field(ge=0, le=MAX_PRICE)]
+Price = Annotated[Number, Field(ge=0, le=MAX_PRICE)]
 
 
 def _provider(value):
@@ -91,13 +92,13 @@ def _server_url(value, field: str):
 
 class JudgeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    model: str = "local"
+    model: ModelName = "local"
     provider: str | None = None  # see GridSpec.provider
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
     max_tokens: Whole = Field(24, ge=4, le=32768)
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    temperature: Number = Field(0.0, ge=0.0, le=2.0)
     rubric: StrictBool = True
     retries: Whole = Field(2, ge=0, le=10)
     # paper A's consensual assessment: the ideas of a task rated together (engine.judging.judge.rate_together);
@@ -108,11 +109,11 @@ class JudgeSpec(BaseModel):
     # five samples of one model or one rating from each model when `models` adds more
     # (engine.judging.judge.panel_samples); the manifest records the number used
     samples: Whole | None = Field(None, ge=1, le=20)
-    models: list[str] = Field(default_factory=list)  # more judge models on the same server
+    models: list[ModelName] = Field(default_factory=list)  # more judge models on the same server
     # paper A's raters read GPT-4.1 paraphrases (Methods; appendix A.2): a model on the judge's
     # server that paraphrases each final idea first (engine.judging.paraphrase); None: the raw ideas
-    paraphrase: str | None = None
-    paraphrase_max_tokens: int = Field(200, ge=16, le=2000)
+    paraphrase: ModelName | None = None
+    paraphrase_max_tokens: Whole = Field(200, ge=16, le=2000)
     # paper A: "All five judges evaluated ideas in the same randomized sequence"
     order: Literal["shared", "shuffled"] = "shared"
 
@@ -158,7 +159,7 @@ class ConditionSpec(BaseModel):
 class GridSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = "grid"
-    model: str = "local"
+    model: ModelName = "local"
     # the backend that runs the model (engine.llm.providers: local, openai, a plugin's); None:
     # local for "local" or a .gguf path without base_url, else openai (as before providers)
     provider: str | None = None
@@ -169,8 +170,8 @@ class GridSpec(BaseModel):
     # Creative-MAD's peer selection through an OpenAI-compatible embeddings server (vLLM,
     # TEI, Ollama...) instead of the in-process MiniLM; the key from api_key_env
     embed_base_url: str | None = None
-    embed_model: str | None = None
-    request_timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    embed_model: ModelName | None = None
+    request_timeout: Number = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
     max_attempts: int = Field(6, ge=1, le=50, strict=True)
     seed: int = Field(0, ge=0, le=MAX_SEED, strict=True)
     concurrency: int = Field(4, ge=1, le=1024, strict=True)
@@ -206,12 +207,14 @@ class SessionSpec:
     seed: int
 
 
-def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None = None) -> GridSpec:
+def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None = None,
+              allow_file_endpoints: bool = False) -> GridSpec:
     """Read and validate a grid from a YAML path, a dict, or a GridSpec.
 
     ``api_key_env`` (a variable named on the command line) replaces the file's for the model
-    and the judge; without it a grid *file* may only name variables that look like API keys
-    (see ``check_key_variables``).
+    and the judge; without it a grid *file* may only name a provider's key variable and send
+    it to that provider or to this machine, unless ``allow_file_endpoints`` (the user's
+    ``--allow-file-endpoints``) lets its servers have it (see ``check_key_variables``).
     """
     if isinstance(source, GridSpec):
         return source
@@ -240,7 +243,7 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
         grid = grid.model_copy(update={"api_key_env": api_key_env, "judge": grid.judge and
                                        grid.judge.model_copy(update={"api_key_env": api_key_env})})
     elif path is not None:
-        check_key_variables(grid, path)
+        check_key_variables(grid, path, allow_file_endpoints=allow_file_endpoints)
     try:
         plan(grid)  # every condition, task and session now, naming the file in any error
     except InputError as error:
@@ -284,19 +287,49 @@ def embed_endpoint(grid: GridSpec) -> Endpoint | None:
                     timeout=grid.request_timeout, max_attempts=grid.max_attempts)
 
 
-def check_key_variables(grid: GridSpec, path: Path) -> None:
-    """A grid file sends the value of ``api_key_env`` to its ``base_url``: a shared file must
-    not be able to name any variable (``HOME``, a database password...), only key-like ones."""
-    from engine.llm.secrets import looks_like_key_variable
+def check_key_variables(grid: GridSpec, path: Path, *, allow_file_endpoints: bool = False) -> None:
+    """A grid file sends the value of ``api_key_env`` to its servers: a file someone else
+    wrote must not choose which secret leaves the machine, nor where it goes.
+
+    * ``api_key_env`` (the model's, the judge's) must be a provider's key variable
+      (``engine.llm.endpoints.PROVIDER_KEYS``); any other name only from ``--api-key-env``.
+    * a server the file names (``base_url`` and its replicas, ``judge.base_url``,
+      ``embed_base_url``) gets the key only when it is that provider's own host or this
+      machine (loopback); any other host only with ``--allow-file-endpoints`` (or
+      ``--api-key-env``, which ``load_grid`` handles before this check); no ``base_url``
+      with the openai provider means api.openai.com, which only ``OPENAI_API_KEY`` is for.
+    """
+    from engine.llm.endpoints import OPENAI_URL, PROVIDER_KEYS, default_provider, key_stays_home, url_host
+    from engine.llm.replicas import split_urls
+
+    def server(base_url, provider, model):
+        """Where the key goes: the URL(s) named, or api.openai.com for the openai provider."""
+        if base_url is None and (provider or default_provider(model)) == "openai":
+            return OPENAI_URL
+        return base_url
 
     named = [("api_key_env", grid.api_key_env)]
+    servers = [("base_url", server(grid.base_url, grid.provider, grid.model), grid.api_key_env),
+               ("embed_base_url", grid.embed_base_url, grid.api_key_env)]
     if grid.judge is not None:
-        named.append(("judge.api_key_env", grid.judge.api_key_env))
+        spec = grid.judge
+        named.append(("judge.api_key_env", spec.api_key_env))
+        servers.append(("judge.base_url", server(spec.base_url, spec.provider, spec.model), spec.api_key_env))
     for where, name in named:
-        if not looks_like_key_variable(name):
-            raise InputError(f"{name!r} does not look like an API-key variable (*API_KEY*, *_KEY, "
-                             f"*TOKEN*); to use it anyway pass --api-key-env {name} on the "
-                             f"command line", path=str(path), field=where)
+        if name not in PROVIDER_KEYS:
+            shown = name if name.isprintable() else repr(name)
+            raise InputError(f"{shown!r} is not a provider's key variable ({', '.join(PROVIDER_KEYS)}): "
+                             f"a grid file may not choose which secret is sent; to send it, pass "
+                             f"--api-key-env {shown} on the command line", path=str(path), field=where)
+    if allow_file_endpoints:
+        return
+    for where, value, name in servers:
+        for url in split_urls(value):
+            if not key_stays_home(url, name):
+                raise InputError(f"the file would send ${name} to {url_host(url)}, which is neither this "
+                                 f"machine nor that key's provider; to allow it, pass "
+                                 f"--allow-file-endpoints (or --api-key-env NAME)",
+                                 path=str(path), field=where)
 
 
 def condition_config(grid: GridSpec, index: int) -> ProtocolConfig:

@@ -133,8 +133,13 @@ def load_tasks_file(path: str | Path, *, mapping: dict[str, str] | None = None,
         refuse_lone_surrogates(raw, path=path, row=row)  # a prompt must be text a model can take
         record = {name: raw.get(mapping.get(name, name)) for name in TASK_FIELDS
                   if mapping.get(name, name) in raw}
-        if isinstance(record.get("id"), int):
-            record["id"] = str(record["id"])
+        task_id = record.get("id")
+        if isinstance(task_id, bool) or (task_id is not None and not isinstance(task_id, (str, int))):
+            # true would file the sessions under task "True", 1.5 under "1.5"
+            raise InputError(f"a task id is text or a whole number, got {type(task_id).__name__} {task_id!r}",
+                             path=str(path), row=row, field=mapping.get("id", "id"))
+        if isinstance(task_id, int):
+            record["id"] = str(task_id)
         for name in ("id", "prompt"):
             if not isinstance(record.get(name), str) or not record[name].strip():
                 raise InputError("missing or empty", path=str(path), row=row, field=mapping.get(name, name))

@@ -69,21 +69,32 @@ def test_a_redirect_is_not_followed_and_names_the_server():
     assert KEY not in message
 
 
-def test_a_redirecting_replica_fails_its_calls_and_the_other_replica_is_not_fed_by_it():
+def test_a_redirecting_replica_is_failed_over_and_never_followed():
+    """A replica answering 307 is left out (cooldown 30 s) and each call goes at once to the
+    healthy replica beside it: every call is answered, the redirect target gets nothing."""
     with LoopbackServer(lifetime=60) as elsewhere, \
             LoopbackServer(script=["redirect"] * 50, redirect_to=elsewhere.base_url, lifetime=60) as bad, \
             LoopbackServer(lifetime=60) as good:
         backend = make_backend("loop-model", base_url=[bad.base_url, good.base_url], api_key=KEY, timeout=5)
-        outcomes = []
-        for n in range(4):
-            try:
-                outcomes.append(backend.chat([{"role": "user", "content": f"idea {n}"}], seed=n).text)
-            except BackendError as error:
-                outcomes.append(str(error))
-        assert elsewhere.requests == 0
-        assert bad.requests == sum("HTTP 307" in o for o in outcomes) > 0
-        assert good.requests == len(outcomes) - bad.requests
-    assert all(bad.base_url in o for o in outcomes if "HTTP 307" in o)
+        backend._turn = -1  # the first call goes to the redirecting replica
+        texts = [backend.chat([{"role": "user", "content": f"idea {n}"}], seed=n).text for n in range(4)]
+        assert all(texts) and elsewhere.requests == 0
+        assert (bad.requests, good.requests) == (1, 4)  # one redirect, then cooling down
+    assert [s["failures"] for s in backend.replica_stats()] == [1, 0]
+    assert [s["calls"] for s in backend.replica_stats()] == [0, 4]
+
+
+def test_every_replica_redirecting_is_one_final_error_naming_a_server():
+    with LoopbackServer(lifetime=60) as elsewhere, \
+            LoopbackServer(script=["redirect"] * 9, redirect_to=elsewhere.base_url, lifetime=60) as one, \
+            LoopbackServer(script=["redirect"] * 9, redirect_to=elsewhere.base_url, lifetime=60) as two:
+        backend = make_backend("loop-model", base_url=[one.base_url, two.base_url], api_key=KEY, timeout=5)
+        with pytest.raises(BackendError) as caught:
+            backend.chat(MESSAGES, seed=1)
+        assert (one.requests + two.requests, elsewhere.requests) == (2, 0)
+    message = str(caught.value)
+    assert "HTTP 307" in message and "not followed" in message and KEY not in message
+    assert one.base_url in message or two.base_url in message
 
 
 def test_the_judge_stops_in_one_line_naming_the_redirecting_server(tmp_path):
