@@ -324,7 +324,7 @@ def test_features_takes_map(tmp_path, capsys, monkeypatch):
     import engine.embedding.embedder
 
     monkeypatch.setattr(engine.embedding.embedder, "Embedder", lambda *a, **k: HashEmbedder())
-    monkeypatch.setattr("engine.cli.data._embedder", lambda args, cluster=None: _CachedHash())
+    monkeypatch.setattr("engine.cli.data.embedder_from_args", lambda args, cluster=None: _CachedHash())
     path = renamed_example(tmp_path)
     code, out, err = run_cli(["features", path, "--map", "dialog=conversation_id,utterance=text",
                               "--no-progress"], capsys)
@@ -355,7 +355,7 @@ class _CachedHash(HashEmbedder):
 
 
 def test_diversity_on_a_transcript_file_takes_one_text_per_conversation(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("engine.cli.data._embedder", lambda args, cluster=None: _CachedHash())
+    monkeypatch.setattr("engine.cli.data.embedder_from_args", lambda args, cluster=None: _CachedHash())
     code, out, err = run_cli(["diversity", EXAMPLE, "--no-progress", "--group-by", "task"], capsys)
     assert code == 0, err
     assert "read as transcripts, one text per conversation" in err
