@@ -161,30 +161,110 @@ def item_latex(item: "ReportItem", context: dict[str, str] | None = None, digits
 
 
 def table_to_csv(table: pd.DataFrame) -> bytes:
-    return table.to_csv(index=_keeps_index(table)).encode("utf-8")
+    """UTF-8 CSV of a table; a cell a spreadsheet would evaluate as a formula (``=``, ``+``,
+    ``-``, ``@``, tab, CR first) is escaped with a leading quote (``engine.storage.csv_cells``)."""
+    from engine.storage.csv_cells import safe_csv
+
+    return safe_csv(table, index=_keeps_index(table)).encode("utf-8")
 
 
 def table_to_latex(table: pd.DataFrame, *, caption: str = "", label: str = "", digits: int = 3) -> str:
-    """A booktabs LaTeX table; numbers rounded to ``digits``, special characters escaped."""
-    frame = table.copy()
-    frame.columns = [str(c) for c in frame.columns]
-    styler = frame.style.format(precision=digits, na_rep="--", escape="latex")
-    styler = styler.format_index(escape="latex", axis=1)
-    if _keeps_index(frame):
-        styler = styler.format_index(escape="latex", axis=0)
-    else:
-        styler = styler.hide(axis="index")
-    return styler.to_latex(caption=latex_escape(caption) or None, label=label or None, hrules=True,
-                           position_float="centering")
+    """A booktabs LaTeX table that pdflatex compiles as it is: every text that reaches it
+    (index and column names, cells, caption) is written by ``latex_escape`` (special characters
+    escaped, only ASCII out); numbers rounded to ``digits`` with a math minus; p-values as the
+    pages print them (``engine.stats.p_format.format_p``: ``<0.001`` below a thousandth);
+    the label keeps only the characters a ``\\label`` takes."""
+    frame = table.reset_index() if _keeps_index(table) else table.reset_index(drop=True)
+    names = [" / ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in frame.columns]
+    p_columns = {i for i, name in enumerate(names) if _is_p_column(name)}
+    numeric = [pd.api.types.is_numeric_dtype(frame.iloc[:, i]) and not pd.api.types.is_bool_dtype(frame.iloc[:, i])
+               for i in range(len(names))]
+    lines = ["\\begin{table}", "\\centering"]
+    if caption:
+        lines.append(f"\\caption{{{latex_escape(caption)}}}")
+    safe_label = re.sub(r"[^A-Za-z0-9:._-]", "", str(label or ""))
+    if safe_label:
+        lines.append(f"\\label{{{safe_label}}}")
+    lines.append("\\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}")
+    lines += ["\\toprule", " & ".join(latex_escape(n) for n in names) + " \\\\", "\\midrule"]
+    for row in frame.itertuples(index=False, name=None):
+        cells = [_latex_cell(value, digits, as_p=i in p_columns) for i, value in enumerate(row)]
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def _is_p_column(name: str) -> bool:
+    """A column of p-values: ``p``, ``p (Holm)``, ``welch_p``, ``p_holm``, ``P>|z|``."""
+    low = name.strip().lower()
+    return low == "p" or low.startswith(("p ", "p_", "p>", "p-")) or low.endswith(("_p", " p"))
+
+
+def _latex_cell(value, digits: int, *, as_p: bool = False) -> str:
+    import math
+    import numbers
+
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or value is pd.NaT:
+        return "--"
+    if as_p and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        from engine.stats.p_format import format_p
+
+        return latex_escape(format_p(float(value)))
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return latex_escape(value)
+    number = float(value)
+    if math.isinf(number):
+        return "$\\infty$" if number > 0 else "$-\\infty$"
+    text = str(int(value)) if isinstance(value, numbers.Integral) else f"{number:.{digits}f}"
+    return "$-$" + text[1:] if text.startswith("-") else text  # a minus sign, not a hyphen
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  # OT1 text mode prints < > | as other glyphs (¡ ¿ —): math mode has them
+                  "<": "$<$", ">": "$>$", "|": "$|$",
+                  "\n": " ", "\r": " ", "\t": " "}
+# characters beyond ASCII the project's texts carry, as pdflatex's own commands (no package)
+_LATEX_UNICODE = {"\u2212": "$-$", "\u2013": "--", "\u2014": "---", "\u00d7": r"$\times$", "\u00b1": r"$\pm$",
+                  "\u00b2": r"$^{2}$", "\u00b3": r"$^{3}$", "\u00b9": r"$^{1}$", "\u2264": r"$\leq$", "\u2265": r"$\geq$",
+                  "\u2248": r"$\approx$", "\u2260": r"$\neq$", "\u2192": r"$\rightarrow$", "\u00b7": r"$\cdot$",
+                  "\u2022": r"$\bullet$", "\u2026": r"\ldots{}", "\u00b0": r"$^{\circ}$", "\u00a0": "~",
+                  "\u2018": "`", "\u2019": "'", "\u201c": "``", "\u201d": "''", "\u00df": r"{\ss}",
+                  "\u0394": r"$\Delta$", "\u03b1": r"$\alpha$", "\u03b2": r"$\beta$", "\u03b7": r"$\eta$",
+                  "\u03ba": r"$\kappa$", "\u03bc": r"$\mu$", "\u03c1": r"$\rho$", "\u03c3": r"$\sigma$",
+                  "\u03c7": r"$\chi$", "\u03c9": r"$\omega$", "\u03c4": r"$\tau$", "\u03b5": r"$\varepsilon$"}
+# combining accents a Latin letter may carry, as LaTeX's accent commands
+_LATEX_ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0303": "~", "\u0327": "c",
+                  "\u030c": "v", "\u0304": "=", "\u0306": "u", "\u030a": "r", "\u0307": "."}
 
 
-def latex_escape(text: str) -> str:
-    """Plain text (a caption) with LaTeX's special characters escaped."""
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text or ""))
+def latex_escape(text) -> str:
+    """Plain text as LaTeX source pdflatex takes without a package: its special characters
+    escaped, ``<``/``>``/``|`` as their text commands, a minus sign, dashes, Greek letters and
+    accented letters as LaTeX's commands; any other character beyond ASCII is written visibly
+    as ``[U+XXXX]`` (never dropped)."""
+    import unicodedata
+
+    out = []
+    for char in str("" if text is None else text):
+        if char in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[char])
+        elif " " <= char <= "~":
+            out.append(char)
+        elif char in _LATEX_UNICODE:
+            out.append(_LATEX_UNICODE[char])
+        elif ord(char) < 32 or 0x7f <= ord(char) < 0xa0:
+            out.append(" ")  # a control character: nothing pdflatex could print
+        else:
+            base, *marks = unicodedata.normalize("NFD", char)
+            if base.isascii() and base.isalpha() and marks and all(m in _LATEX_ACCENTS for m in marks):
+                letter = {"i": r"\i{}", "j": r"\j{}"}.get(base, base)
+                for mark in marks:
+                    letter = f"\\{_LATEX_ACCENTS[mark]}{{{letter}}}"
+                out.append(letter)
+            else:
+                out.append(f"[U+{ord(char):04X}]")
+    return "".join(out)
 
 
 def _keeps_index(table: pd.DataFrame) -> bool:
@@ -247,7 +327,11 @@ def _text_html(text: str) -> str:
 
 
 def _table_html(table: pd.DataFrame, max_rows: int = REPORT_MAX_ROWS) -> str:
-    shown = table.head(max_rows)
+    shown = table.head(max_rows).copy()
+    from engine.stats.p_format import format_p
+
+    for column in [c for c in shown.columns if _is_p_column(str(c)) and pd.api.types.is_numeric_dtype(shown[c])]:
+        shown[column] = shown[column].map(format_p)  # as the pages and the LaTeX print p
     buffer = io.StringIO()
     shown.to_html(buffer, index=_keeps_index(shown), float_format=lambda v: f"{v:.4g}",
                   classes="data", border=0, na_rep="–")
