@@ -372,26 +372,105 @@ def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.
     return fig
 
 
-def slide_deck(items: list[ReportItem], context: dict[str, str] | None = None) -> bytes:
+# The slide deck renders every figure in one browser session (kaleido), each slide within
+# SLIDE_LIMIT_S and the whole deck within DECK_LIMIT_S: a slide that fails or takes longer is
+# named in slides.txt and on the page, never waited for without end.
+SLIDE_LIMIT_S = 60.0
+DECK_LIMIT_S = 300.0
+
+
+@dataclass
+class SlideDeck:
+    """The zip (``data``), the slides made and the ones that could not be (name, reason)."""
+
+    data: bytes
+    made: list[str]
+    failed: list[tuple[str, str]]
+
+
+def slide_deck(items: list[ReportItem], context: dict[str, str] | None = None, **limits) -> bytes:
     """A zip of every figure as a slide-sized PNG (1600 x 900) plus ``slides.txt`` with each
-    slide's title, provenance and caption."""
+    slide's title, provenance and caption (``make_slide_deck`` says which slides failed)."""
+    return make_slide_deck(items, context, **limits).data
+
+
+def make_slide_deck(items: list[ReportItem], context: dict[str, str] | None = None, *,
+                    slide_limit: float = SLIDE_LIMIT_S, deck_limit: float = DECK_LIMIT_S,
+                    render=None) -> SlideDeck:
+    """Every figure of ``items`` as a slide, rendered in one kaleido session (``render_pngs``);
+    a slide that failed is listed in ``slides.txt`` with its reason. RuntimeError, naming the
+    reason, when no slide could be made at all."""
     import zipfile
 
+    figured = [item for item in items if item.figure is not None]
+    names = [f"{number:02d}_{item.slug}.png" for number, item in enumerate(figured, start=1)]
+    width, height = SLIDE_SIZE
+    render = render or render_pngs
+    pngs = render([slide_figure(item, context) for item in figured], width=width, height=height,
+                  slide_limit=slide_limit, deck_limit=deck_limit)
     buffer = io.BytesIO()
-    lines = []
+    lines, made, failed = [], [], []
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        number = 0
-        for item in items:
-            if item.figure is None:
-                continue
-            number += 1
-            name = f"{number:02d}_{item.slug}.png"
-            width, height = SLIDE_SIZE
-            archive.writestr(name, figure_to_image(slide_figure(item, context), "png", width=width,
-                                                   height=height, scale=1))
-            lines += [f"{name}: {item.title}", f"  {item.provenance_label(context)}",
-                      f"  {item.stamp(context).text()}"]
+        for name, item, png in zip(names, figured, pngs):
+            if isinstance(png, bytes):
+                archive.writestr(name, png)
+                made.append(name)
+                lines.append(f"{name}: {item.title}")
+            else:
+                failed.append((name, str(png)))
+                lines.append(f"{name} NOT MADE ({png}): {item.title}")
+            lines += [f"  {item.provenance_label(context)}", f"  {item.stamp(context).text()}"]
             if item.caption:
                 lines.append(f"  {item.caption}")
         archive.writestr("slides.txt", "\n".join(lines) + "\n")
-    return buffer.getvalue()
+    if figured and not made:
+        raise RuntimeError(f"no slide could be made ({failed[0][1]}); PNG export needs Chromium "
+                           "(`make browser`). The HTML report works without it.")
+    return SlideDeck(buffer.getvalue(), made, failed)
+
+
+def render_pngs(figures: list[go.Figure], *, width: int, height: int, slide_limit: float = SLIDE_LIMIT_S,
+                deck_limit: float = DECK_LIMIT_S) -> list:
+    """PNG bytes of each figure, or the reason it has none (a string), all rendered by one
+    kaleido browser session in a thread of its own: each within ``slide_limit`` seconds, all
+    within ``deck_limit`` (what is not done by then says so). Opening one browser per figure,
+    as ``pio.to_image`` does, took minutes for a session's figures on a loaded machine."""
+    import asyncio
+    import threading
+
+    results: list = ["not rendered: the deck's time limit of "
+                     f"{deck_limit:.0f} s was reached first"] * len(figures)
+    failure: list[str] = []
+
+    async def work():
+        import kaleido
+
+        defaults = pio.defaults
+        options = {key: getattr(defaults, key) for key in ("plotlyjs", "mathjax") if getattr(defaults, key, None)}
+        async with kaleido.Kaleido(n=1, timeout=slide_limit, **options) as session:
+            for position, figure in enumerate(figures):
+                try:
+                    results[position] = await asyncio.wait_for(session.calc_fig(
+                        figure.to_dict(), opts=dict(format="png", width=width, height=height, scale=1)),
+                        slide_limit)
+                except asyncio.TimeoutError:
+                    results[position] = f"not rendered within {slide_limit:.0f} s"
+                except Exception as error:  # kaleido and its browser fail in several ways
+                    results[position] = f"{type(error).__name__}: {error}"
+
+    def run():
+        try:
+            asyncio.run(asyncio.wait_for(work(), deck_limit))
+        except asyncio.TimeoutError:
+            pass
+        except Exception as error:  # no browser, or it could not start
+            failure.append(f"{type(error).__name__}: {error}")
+
+    if not figures:
+        return []
+    worker = threading.Thread(target=run, name="slide-deck", daemon=True)
+    worker.start()
+    worker.join(deck_limit + 30)  # the session's own close is given 30 s beyond the limit
+    if failure:
+        return [r if isinstance(r, bytes) else f"the browser session failed ({failure[0]})" for r in results]
+    return list(results)
