@@ -174,7 +174,7 @@ def table_to_latex(table: pd.DataFrame, *, caption: str = "", label: str = "", d
     escaped, only ASCII out); numbers rounded to ``digits`` with a math minus; p-values as the
     pages print them (``engine.stats.p_format.format_p``: ``<0.001`` below a thousandth);
     the label keeps only the characters a ``\\label`` takes."""
-    frame = table.reset_index() if _keeps_index(table) else table.reset_index(drop=True)
+    frame = table.reset_index(allow_duplicates=True) if _keeps_index(table) else table.reset_index(drop=True)
     names = [" / ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in frame.columns]
     p_columns = {i for i, name in enumerate(names) if _is_p_column(name)}
     numeric = [pd.api.types.is_numeric_dtype(frame.iloc[:, i]) and not pd.api.types.is_bool_dtype(frame.iloc[:, i])
@@ -459,12 +459,16 @@ def render_pngs(figures: list[go.Figure], *, width: int, height: int, slide_limi
                     results[position] = f"{type(error).__name__}: {error}"
 
     def run():
+        import time
+
+        started = time.monotonic()
         try:
             asyncio.run(asyncio.wait_for(work(), deck_limit))
         except asyncio.TimeoutError:
             pass
         except Exception as error:  # no browser, or it could not start
-            failure.append(f"{type(error).__name__}: {error}")
+            if time.monotonic() - started < deck_limit:  # (cut at the limit, the browser fails in its own words)
+                failure.append(f"{type(error).__name__}: {error}")
 
     if not figures:
         return []

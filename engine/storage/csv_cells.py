@@ -72,8 +72,12 @@ def _escaped_labels(labels):
 
 
 def safe_csv(table, *, index: bool = False) -> str:
-    """The CSV text of a pandas table, every cell that a spreadsheet would evaluate escaped."""
-    return escaped_frame(table).to_csv(index=index)
+    """The CSV text of a pandas table, every cell that a spreadsheet would evaluate escaped.
+
+    Rows end in CRLF (RFC 4180): Python's writer quotes a cell holding any character of the
+    line ending, so a cell with a carriage return in it is quoted too (with ``\n`` endings a
+    lone CR went out bare, and a spreadsheet started a new row, and a formula, at it)."""
+    return escaped_frame(table).to_csv(index=index, lineterminator="\r\n")
 
 
 def unescape_frame(frame):
