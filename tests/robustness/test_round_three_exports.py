@@ -126,7 +126,7 @@ def test_import_table_output_escapes_formulas_and_reads_back(hostile_ideas, tmp_
     assert {unescape_cell(p) for p in PAYLOADS if "\r" not in p} <= texts
 
 
-def test_import_to_stdout_and_analyze_out_escape_too(hostile_ideas, tmp_path):
+def test_import_to_stdout_and_analyze_out_escape_too(tmp_path):
     """``emit_table`` to stdout (engine.cli.data) and ``analyze ... --out x.csv`` (engine.cli.analyze._write)."""
     from engine.cli.analyze import _write
     from engine.cli.data import emit_table
@@ -236,7 +236,7 @@ def test_latex_compiles_with_pdflatex(tmp_path):
                 "\\IfFileExists{booktabs.sty}{\\usepackage{booktabs}}{\\newcommand{\\toprule}{\\hline}"
                 "\\newcommand{\\midrule}{\\hline}\\newcommand{\\bottomrule}{\\hline}}\n"
                 "\\begin{document}\n" + _latex_table() + "\\end{document}\n")
-    (tmp_path / "table.tex").write_text(document, encoding="ascii")
+    (tmp_path / "table.tex").write_text(document, encoding="utf-8")
     # fonts made on the fly go to this folder, not the home folder
     env = {**os.environ, "TEXMFVAR": str(tmp_path / "texmf-var"), "openin_any": "p"}
     done = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "table.tex"],
