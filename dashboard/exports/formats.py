@@ -197,6 +197,8 @@ def table_to_latex(table: pd.DataFrame, *, caption: str = "", label: str = "", d
 def _is_p_column(name: str) -> bool:
     """A column of p-values: ``p``, ``p (Holm)``, ``welch_p``, ``p_holm``, ``P>|z|``."""
     low = name.strip().lower()
+    if low in ("top_p", "min_p"):  # a model's sampling options, not p-values
+        return False
     return low == "p" or low.startswith(("p ", "p_", "p>", "p-")) or low.endswith(("_p", " p"))
 
 
