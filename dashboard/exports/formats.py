@@ -161,30 +161,112 @@ def item_latex(item: "ReportItem", context: dict[str, str] | None = None, digits
 
 
 def table_to_csv(table: pd.DataFrame) -> bytes:
-    return table.to_csv(index=_keeps_index(table)).encode("utf-8")
+    """UTF-8 CSV of a table; a cell a spreadsheet would evaluate as a formula (``=``, ``+``,
+    ``-``, ``@``, tab, CR first) is escaped with a leading quote (``engine.storage.csv_cells``)."""
+    from engine.storage.csv_cells import safe_csv
+
+    return safe_csv(table, index=_keeps_index(table)).encode("utf-8")
 
 
 def table_to_latex(table: pd.DataFrame, *, caption: str = "", label: str = "", digits: int = 3) -> str:
-    """A booktabs LaTeX table; numbers rounded to ``digits``, special characters escaped."""
-    frame = table.copy()
-    frame.columns = [str(c) for c in frame.columns]
-    styler = frame.style.format(precision=digits, na_rep="--", escape="latex")
-    styler = styler.format_index(escape="latex", axis=1)
-    if _keeps_index(frame):
-        styler = styler.format_index(escape="latex", axis=0)
-    else:
-        styler = styler.hide(axis="index")
-    return styler.to_latex(caption=latex_escape(caption) or None, label=label or None, hrules=True,
-                           position_float="centering")
+    """A booktabs LaTeX table that pdflatex compiles as it is: every text that reaches it
+    (index and column names, cells, caption) is written by ``latex_escape`` (special characters
+    escaped, only ASCII out); numbers rounded to ``digits`` with a math minus; p-values as the
+    pages print them (``engine.stats.p_format.format_p``: ``<0.001`` below a thousandth);
+    the label keeps only the characters a ``\\label`` takes."""
+    frame = table.reset_index(allow_duplicates=True) if _keeps_index(table) else table.reset_index(drop=True)
+    names = [" / ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in frame.columns]
+    p_columns = {i for i, name in enumerate(names) if _is_p_column(name)}
+    numeric = [pd.api.types.is_numeric_dtype(frame.iloc[:, i]) and not pd.api.types.is_bool_dtype(frame.iloc[:, i])
+               for i in range(len(names))]
+    lines = ["\\begin{table}", "\\centering"]
+    if caption:
+        lines.append(f"\\caption{{{latex_escape(caption)}}}")
+    safe_label = re.sub(r"[^A-Za-z0-9:._-]", "", str(label or ""))
+    if safe_label:
+        lines.append(f"\\label{{{safe_label}}}")
+    lines.append("\\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}")
+    lines += ["\\toprule", " & ".join(latex_escape(n) for n in names) + " \\\\", "\\midrule"]
+    for row in frame.itertuples(index=False, name=None):
+        cells = [_latex_cell(value, digits, as_p=i in p_columns) for i, value in enumerate(row)]
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def _is_p_column(name: str) -> bool:
+    """A column of p-values: ``p``, ``p (Holm)``, ``welch_p``, ``p_holm``, ``P>|z|``."""
+    low = name.strip().lower()
+    if low in ("top_p", "min_p"):  # a model's sampling options, not p-values
+        return False
+    return low == "p" or low.startswith(("p ", "p_", "p>", "p-")) or low.endswith(("_p", " p"))
+
+
+def _latex_cell(value, digits: int, *, as_p: bool = False) -> str:
+    import math
+    import numbers
+
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or value is pd.NaT:
+        return "--"
+    if as_p and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        from engine.stats.p_format import format_p
+
+        return latex_escape(format_p(float(value)))
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return latex_escape(value)
+    number = float(value)
+    if math.isinf(number):
+        return "$\\infty$" if number > 0 else "$-\\infty$"
+    text = str(int(value)) if isinstance(value, numbers.Integral) else f"{number:.{digits}f}"
+    return "$-$" + text[1:] if text.startswith("-") else text  # a minus sign, not a hyphen
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  # OT1 text mode prints < > | as other glyphs (¡ ¿ —): math mode has them
+                  "<": "$<$", ">": "$>$", "|": "$|$",
+                  "\n": " ", "\r": " ", "\t": " "}
+# characters beyond ASCII the project's texts carry, as pdflatex's own commands (no package)
+_LATEX_UNICODE = {"\u2212": "$-$", "\u2013": "--", "\u2014": "---", "\u00d7": r"$\times$", "\u00b1": r"$\pm$",
+                  "\u00b2": r"$^{2}$", "\u00b3": r"$^{3}$", "\u00b9": r"$^{1}$", "\u2264": r"$\leq$", "\u2265": r"$\geq$",
+                  "\u2248": r"$\approx$", "\u2260": r"$\neq$", "\u2192": r"$\rightarrow$", "\u00b7": r"$\cdot$",
+                  "\u2022": r"$\bullet$", "\u2026": r"\ldots{}", "\u00b0": r"$^{\circ}$", "\u00a0": "~",
+                  "\u2018": "`", "\u2019": "'", "\u201c": "``", "\u201d": "''", "\u00df": r"{\ss}",
+                  "\u0394": r"$\Delta$", "\u03b1": r"$\alpha$", "\u03b2": r"$\beta$", "\u03b7": r"$\eta$",
+                  "\u03ba": r"$\kappa$", "\u03bc": r"$\mu$", "\u03c1": r"$\rho$", "\u03c3": r"$\sigma$",
+                  "\u03c7": r"$\chi$", "\u03c9": r"$\omega$", "\u03c4": r"$\tau$", "\u03b5": r"$\varepsilon$"}
+# combining accents a Latin letter may carry, as LaTeX's accent commands
+_LATEX_ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0303": "~", "\u0327": "c",
+                  "\u030c": "v", "\u0304": "=", "\u0306": "u", "\u030a": "r", "\u0307": "."}
 
 
-def latex_escape(text: str) -> str:
-    """Plain text (a caption) with LaTeX's special characters escaped."""
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text or ""))
+def latex_escape(text) -> str:
+    """Plain text as LaTeX source pdflatex takes without a package: its special characters
+    escaped, ``<``/``>``/``|`` as their text commands, a minus sign, dashes, Greek letters and
+    accented letters as LaTeX's commands; any other character beyond ASCII is written visibly
+    as ``[U+XXXX]`` (never dropped)."""
+    import unicodedata
+
+    out = []
+    for char in str("" if text is None else text):
+        if char in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[char])
+        elif " " <= char <= "~":
+            out.append(char)
+        elif char in _LATEX_UNICODE:
+            out.append(_LATEX_UNICODE[char])
+        elif ord(char) < 32 or 0x7f <= ord(char) < 0xa0:
+            out.append(" ")  # a control character: nothing pdflatex could print
+        else:
+            base, *marks = unicodedata.normalize("NFD", char)
+            if base.isascii() and base.isalpha() and marks and all(m in _LATEX_ACCENTS for m in marks):
+                letter = {"i": r"\i{}", "j": r"\j{}"}.get(base, base)
+                for mark in marks:
+                    letter = f"\\{_LATEX_ACCENTS[mark]}{{{letter}}}"
+                out.append(letter)
+            else:
+                out.append(f"[U+{ord(char):04X}]")
+    return "".join(out)
 
 
 def _keeps_index(table: pd.DataFrame) -> bool:
@@ -247,7 +329,11 @@ def _text_html(text: str) -> str:
 
 
 def _table_html(table: pd.DataFrame, max_rows: int = REPORT_MAX_ROWS) -> str:
-    shown = table.head(max_rows)
+    shown = table.head(max_rows).copy()
+    from engine.stats.p_format import format_p
+
+    for column in [c for c in shown.columns if _is_p_column(str(c)) and pd.api.types.is_numeric_dtype(shown[c])]:
+        shown[column] = shown[column].map(format_p)  # as the pages and the LaTeX print p
     buffer = io.StringIO()
     shown.to_html(buffer, index=_keeps_index(shown), float_format=lambda v: f"{v:.4g}",
                   classes="data", border=0, na_rep="–")
@@ -288,26 +374,109 @@ def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.
     return fig
 
 
-def slide_deck(items: list[ReportItem], context: dict[str, str] | None = None) -> bytes:
+# The slide deck renders every figure in one browser session (kaleido), each slide within
+# SLIDE_LIMIT_S and the whole deck within DECK_LIMIT_S: a slide that fails or takes longer is
+# named in slides.txt and on the page, never waited for without end.
+SLIDE_LIMIT_S = 60.0
+DECK_LIMIT_S = 300.0
+
+
+@dataclass
+class SlideDeck:
+    """The zip (``data``), the slides made and the ones that could not be (name, reason)."""
+
+    data: bytes
+    made: list[str]
+    failed: list[tuple[str, str]]
+
+
+def slide_deck(items: list[ReportItem], context: dict[str, str] | None = None, **limits) -> bytes:
     """A zip of every figure as a slide-sized PNG (1600 x 900) plus ``slides.txt`` with each
-    slide's title, provenance and caption."""
+    slide's title, provenance and caption (``make_slide_deck`` says which slides failed)."""
+    return make_slide_deck(items, context, **limits).data
+
+
+def make_slide_deck(items: list[ReportItem], context: dict[str, str] | None = None, *,
+                    slide_limit: float = SLIDE_LIMIT_S, deck_limit: float = DECK_LIMIT_S,
+                    render=None) -> SlideDeck:
+    """Every figure of ``items`` as a slide, rendered in one kaleido session (``render_pngs``);
+    a slide that failed is listed in ``slides.txt`` with its reason. RuntimeError, naming the
+    reason, when no slide could be made at all."""
     import zipfile
 
+    figured = [item for item in items if item.figure is not None]
+    names = [f"{number:02d}_{item.slug}.png" for number, item in enumerate(figured, start=1)]
+    width, height = SLIDE_SIZE
+    render = render or render_pngs
+    pngs = render([slide_figure(item, context) for item in figured], width=width, height=height,
+                  slide_limit=slide_limit, deck_limit=deck_limit)
     buffer = io.BytesIO()
-    lines = []
+    lines, made, failed = [], [], []
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        number = 0
-        for item in items:
-            if item.figure is None:
-                continue
-            number += 1
-            name = f"{number:02d}_{item.slug}.png"
-            width, height = SLIDE_SIZE
-            archive.writestr(name, figure_to_image(slide_figure(item, context), "png", width=width,
-                                                   height=height, scale=1))
-            lines += [f"{name}: {item.title}", f"  {item.provenance_label(context)}",
-                      f"  {item.stamp(context).text()}"]
+        for name, item, png in zip(names, figured, pngs):
+            if isinstance(png, bytes):
+                archive.writestr(name, png)
+                made.append(name)
+                lines.append(f"{name}: {item.title}")
+            else:
+                failed.append((name, str(png)))
+                lines.append(f"{name} NOT MADE ({png}): {item.title}")
+            lines += [f"  {item.provenance_label(context)}", f"  {item.stamp(context).text()}"]
             if item.caption:
                 lines.append(f"  {item.caption}")
         archive.writestr("slides.txt", "\n".join(lines) + "\n")
-    return buffer.getvalue()
+    if figured and not made:
+        raise RuntimeError(f"no slide could be made ({failed[0][1]}); PNG export needs Chromium "
+                           "(`make browser`). The HTML report works without it.")
+    return SlideDeck(buffer.getvalue(), made, failed)
+
+
+def render_pngs(figures: list[go.Figure], *, width: int, height: int, slide_limit: float = SLIDE_LIMIT_S,
+                deck_limit: float = DECK_LIMIT_S) -> list:
+    """PNG bytes of each figure, or the reason it has none (a string), all rendered by one
+    kaleido browser session in a thread of its own: each within ``slide_limit`` seconds, all
+    within ``deck_limit`` (what is not done by then says so). Opening one browser per figure,
+    as ``pio.to_image`` does, took minutes for a session's figures on a loaded machine."""
+    import asyncio
+    import threading
+
+    results: list = ["not rendered: the deck's time limit of "
+                     f"{deck_limit:.0f} s was reached first"] * len(figures)
+    failure: list[str] = []
+
+    async def work():
+        import kaleido
+
+        defaults = pio.defaults
+        options = {key: getattr(defaults, key) for key in ("plotlyjs", "mathjax") if getattr(defaults, key, None)}
+        async with kaleido.Kaleido(n=1, timeout=slide_limit, **options) as session:
+            for position, figure in enumerate(figures):
+                try:
+                    results[position] = await asyncio.wait_for(session.calc_fig(
+                        figure.to_dict(), opts=dict(format="png", width=width, height=height, scale=1)),
+                        slide_limit)
+                except asyncio.TimeoutError:
+                    results[position] = f"not rendered within {slide_limit:.0f} s"
+                except Exception as error:  # kaleido and its browser fail in several ways
+                    results[position] = f"{type(error).__name__}: {error}"
+
+    def run():
+        import time
+
+        started = time.monotonic()
+        try:
+            asyncio.run(asyncio.wait_for(work(), deck_limit))
+        except asyncio.TimeoutError:
+            pass
+        except Exception as error:  # no browser, or it could not start
+            if time.monotonic() - started < deck_limit:  # (cut at the limit, the browser fails in its own words)
+                failure.append(f"{type(error).__name__}: {error}")
+
+    if not figures:
+        return []
+    worker = threading.Thread(target=run, name="slide-deck", daemon=True)
+    worker.start()
+    worker.join(deck_limit + 30)  # the session's own close is given 30 s beyond the limit
+    if failure:
+        return [r if isinstance(r, bytes) else f"the browser session failed ({failure[0]})" for r in results]
+    return list(results)

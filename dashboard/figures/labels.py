@@ -11,10 +11,11 @@
 
 from __future__ import annotations
 
-import math
 import re
 
 import pandas as pd
+
+from engine.stats.p_format import format_p  # noqa: F401  (the one p formatter; pages import it here)
 
 
 _CATEGORICAL = re.compile(r"^C\((?P<factor>[^,)]+)(?:,.*)?\)\[(?:T\.)?(?P<level>.*)\]$")
@@ -35,13 +36,6 @@ def readable_term(term) -> str:
     if text in FEATURES:
         return FEATURES.get(text).label
     return text.replace("_", " ")
-
-
-def format_p(value) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    value = float(value)
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def regression_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:

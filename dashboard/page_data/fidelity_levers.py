@@ -17,6 +17,7 @@ import pandas as pd
 
 from engine.datasets import Dataset
 from engine.stats.mode_differences import compared_structures, fidelity_rows, mode_differences, mode_mechanics
+from engine.stats.p_format import format_p
 
 FIDELITY_DATASET = "local_smollm2_fidelity"
 
@@ -85,7 +86,7 @@ def differences_table(frame: pd.DataFrame, diff: pd.DataFrame | None = None) -> 
         "release − paper": diff["diff"].map(_number),
         "95% CI (Welch)": [f"[{_number(lo)}, {_number(hi)}]" if not math.isnan(lo) else "—"
                            for lo, hi in zip(diff["ci_low"], diff["ci_high"])],
-        "p (Holm, 9 features)": diff["p_holm"].map(lambda p: _number(p, 3)),
+        "p (Holm, 9 features)": diff["p_holm"].map(format_p),  # <0.001 as every p table prints it
         "Hedges' g [95% CI]": [f"{_number(g, 2)} [{_number(lo, 2)}, {_number(hi, 2)}]" if not math.isnan(g) else "—"
                                for g, lo, hi in zip(diff["g"], diff["g_low"], diff["g_high"])],
         "note": diff["note"],

@@ -172,10 +172,11 @@ def _read(path: Path, suffix: str, filename: str, embedder_factory, mapping=None
                        manifest=manifest)
     if "conversation_id" in columns and "turn" not in columns and columns & set(PAPER_A_FEATURES):
         from engine.measures.feature_table import read_feature_table
+        from engine.storage.csv_cells import unescape_frame
 
         table = read_feature_table(path) if not mapping else \
-            (pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv")
-             else pd.read_json(path, lines=True))
+            (unescape_frame(pd.read_csv(path, sep="\t" if suffix == ".tsv" else ","))
+             if suffix in (".csv", ".tsv") else pd.read_json(path, lines=True))
         return _from_table(_apply_metadata_to_table(table, mapping, metadata, path), name, manifest, path)
     from engine.importers import transcripts
 

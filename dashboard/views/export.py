@@ -3,6 +3,8 @@ and a one-file HTML report of the current selection."""
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from dashboard.exports import formats as export
@@ -23,7 +25,10 @@ notebook_button.render("export", {})
 st.subheader("One-file HTML report")
 st.caption("Every item below in one self-contained HTML page (plotly.js inlined, opens offline, "
            "charts stay interactive), with the dataset, licence and filters on top.")
-title = st.text_input("Report title", value=f"Creativity dynamics: {dataset.name}", key="export_title")
+# keyed by the dataset's content: a title typed for another dataset (or the one before an
+# upload) never names this one; the files' names follow the title
+title = st.text_input("Report title", value=f"Creativity dynamics: {dataset.name}",
+                      key=f"export_title_{hashlib.sha1(repr(cached.content_key(dataset)).encode()).hexdigest()[:12]}")
 include_shown = st.checkbox(f"Also include the {len(shown)} figures and tables shown on the pages in this "
                             "session", value=False, key="export_include_shown", disabled=not shown)
 report_items = items + (shown if include_shown else [])
@@ -31,12 +36,31 @@ st.download_button("Download the HTML report", key="export_report",
                    data=lambda: export.html_report(title, report_items, context=context).encode("utf-8"),
                    file_name=f"{export.slugify(title)}.html", mime="text/html", icon=":material/description:")
 
-st.download_button("Download every figure as a slide (1600×900 PNGs, zip)", key="export_slides",
-                   data=lambda: export.slide_deck(report_items, context=context),
-                   file_name=f"{export.slugify(title)}_slides.zip", mime="application/zip",
-                   icon=":material/slideshow:",
-                   help="Each slide carries its provenance line under the plot; slides.txt lists them. "
-                        "Needs Chromium (kaleido).")
+figures = [item for item in report_items if item.figure is not None]
+limit_minutes = export.DECK_LIMIT_S / 60
+st.caption(f"The slide deck: each of the {len(figures)} figures as a 1600×900 PNG (zip), its provenance line on "
+           f"the slide and in slides.txt. Made in one browser session (Chromium, kaleido), each slide within "
+           f"{export.SLIDE_LIMIT_S:.0f} s and the whole deck within {limit_minutes:.0f} minutes; a slide that "
+           "fails is named here and in slides.txt.")
+deck_key = (title, cached.content_key(dataset)[1:], cached.selection_key(selections), include_shown,
+            tuple(item.slug for item in figures))
+if st.button(f"Make the slide deck ({len(figures)} figures)", key="export_make_slides", disabled=not figures,
+             icon=":material/slideshow:"):
+    with st.spinner(f"Rendering {len(figures)} slides (at most {limit_minutes:.0f} minutes)..."):
+        try:
+            st.session_state["export_slide_deck"] = (deck_key, export.make_slide_deck(report_items, context=context))
+        except RuntimeError as error:
+            st.session_state.pop("export_slide_deck", None)
+            st.error(ui.escape(f"The slide deck could not be made: {error}"))
+made = st.session_state.get("export_slide_deck")
+if made and made[0] == deck_key:
+    deck = made[1]
+    if deck.failed:
+        st.warning(ui.escape(f"{len(deck.failed)} of {len(figures)} slides could not be made: "
+                             + "; ".join(f"{name} ({reason})" for name, reason in deck.failed)))
+    st.download_button(f"Download the slide deck ({len(deck.made)} slides, zip)", key="export_slides",
+                       data=deck.data, file_name=f"{export.slugify(title)}_slides.zip", mime="application/zip",
+                       icon=":material/download:")
 
 st.subheader("Figures and tables")
 st.caption("The standard set for this selection, then everything the other pages showed in this session "

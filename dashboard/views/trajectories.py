@@ -169,6 +169,13 @@ def explore() -> None:
                             key="traj_conversations", max_selections=MAX_PATHS, format_func=conversation_label)
     ui.chart(st, cached.figure("paths", (*map_key, tuple(chosen)), lambda: explore_map.paths_on_density(
         points, chosen, points, title=f"Chosen conversations as paths ({method.upper()})")), key="traj_map")
+    # inside the fragment: a search, a selection or a colour changed here reruns only the fragment,
+    # and the notebook must carry what the page shows now, not the options of the last full run
+    notebook_button.render("trajectories", {
+        "method": method, "colour": colour, "search": query,
+        "clusters": int(k) if clusters_on else None, "conversations": list(chosen),
+        "pair": [st.session_state.get("traj_left", default_pair[0]),
+                 st.session_state.get("traj_right", default_pair[1])]})
 
 
 def reader(points) -> None:
@@ -224,8 +231,3 @@ ui.ours("Feature values (and ratings when present)")
 ui.table(st, values, key="traj_feature_values")
 st.caption("Global coherence near its low end marks broad exploration, near its high end a "
            f"narrow focus (paper A, Figure 4). Features: {', '.join(feature_names())}.")
-notebook_button.render("trajectories", {
-    "method": method, "colour": st.session_state.get("traj_colour", "progress"),
-    "search": st.session_state.get("traj_search", ""),
-    "clusters": int(st.session_state.get("traj_k", 8)) if st.session_state.get("traj_clusters") else None,
-    "conversations": list(st.session_state.get("traj_conversations") or []), "pair": [first, second]})

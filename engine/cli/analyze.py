@@ -246,7 +246,9 @@ def _write(out: str | None, table: pd.DataFrame | None, payload) -> None:
     elif path.suffix == ".csv":
         if table is None:
             raise InputError("this result is JSON-only; use a .json file", path=str(path))
-        atomic_write_text(path, table.to_csv(index=False))
+        from engine.storage.csv_cells import safe_csv
+
+        atomic_write_text(path, safe_csv(table))  # formulas escaped for spreadsheets
     else:
         raise InputError("--out must end in .csv or .json", path=str(path))
     print(f"wrote {path}")

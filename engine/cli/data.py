@@ -699,8 +699,10 @@ def write_table(table: pd.DataFrame, output: str | Path, fmt: str) -> Path:
     """Write a table atomically as CSV, JSON records or Parquet."""
     from engine.corpus import atomic_write_bytes, atomic_write_text
 
-    if fmt == "csv":
-        return atomic_write_text(output, table.to_csv(index=False))
+    if fmt == "csv":  # cells a spreadsheet would evaluate are escaped (engine.storage.csv_cells)
+        from engine.storage.csv_cells import safe_csv
+
+        return atomic_write_text(output, safe_csv(table))
     if fmt == "json":
         records = json.loads(table.to_json(orient="records", force_ascii=False, double_precision=15))
         return atomic_write_text(output, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
@@ -720,7 +722,9 @@ def emit_table(table: pd.DataFrame, output: str | None, fmt: str | None) -> None
         if fmt == "json":
             print(table.to_json(orient="records", indent=1, double_precision=15))
         else:
-            sys.stdout.write(table.to_csv(index=False))
+            from engine.storage.csv_cells import safe_csv
+
+            sys.stdout.write(safe_csv(table))
         return
     write_table(table, output, fmt)
     print(f"wrote {len(table)} rows -> {output}", file=sys.stderr)

@@ -176,7 +176,10 @@ def _read_csv(path: Path) -> pd.DataFrame:
     import io
 
     try:
-        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=True)
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         reason = " ".join(str(error).split())  # pandas' message ends in a newline
         raise InputError(f"not a readable CSV ({reason})", path=str(path)) from None
+    from engine.storage.csv_cells import unescape_frame
+
+    return unescape_frame(frame)  # the quote our CSV writers put before a formula, taken off

@@ -104,6 +104,8 @@ def read_csv_records(path: str | Path, *, delimiter: str = ",") -> tuple[list[st
 
 
 def _parse_csv(text: str, path: Path, delimiter: str) -> tuple[list[str], list[Record]]:
+    from engine.storage.csv_cells import unescape_cell
+
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     header: list[str] | None = None
     records: list[Record] = []
@@ -119,8 +121,9 @@ def _parse_csv(text: str, path: Path, delimiter: str) -> tuple[list[str], list[R
                              "file)", path=str(path), row=where) from None
         if not cells or (len(cells) == 1 and not cells[0].strip()):
             continue
+        cells = [unescape_cell(c) for c in cells]  # the quote our CSV writers put before a formula
         if header is None:
-            header = [c.strip() for c in cells]
+            header = [unescape_cell(c.strip()) for c in cells]
             _check_header(header, path)
             continue
         data_row += 1

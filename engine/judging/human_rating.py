@@ -565,7 +565,10 @@ def export_table(order: Order, item_list: ItemList, raters: dict[str, RaterRatin
 
 
 def export_csv(export: Export) -> bytes:
-    return export.table.to_csv(index=False).encode("utf-8")
+    """The ratings as CSV, a cell a spreadsheet would evaluate escaped (``engine.storage.csv_cells``)."""
+    from engine.storage.csv_cells import safe_csv
+
+    return safe_csv(export.table).encode("utf-8")
 
 
 def export_legend_json(export: Export) -> bytes:
