@@ -23,11 +23,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Debian's chromium: plotly static export (kaleido) and the Playwright browser tests
+# Debian's chromium (plotly static export through kaleido, the Playwright browser tests) and
+# texlive-latex-base (pdflatex, which the test of the LaTeX export compiles with)
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  (apt-get update -qq && apt-get install -y -qq chromium) || \
 	  echo "warning: could not install chromium; PNG/SVG export and browser tests will be skipped"; }
+	@command -v pdflatex >/dev/null 2>&1 || { \
+	  (apt-get update -qq && apt-get install -y -qq --no-install-recommends texlive-latex-base) || \
+	  echo "warning: could not install pdflatex; the LaTeX export's compile test will be skipped"; }
 
 dashboard: install browser
 	$(VENV)/bin/streamlit run dashboard/app.py
