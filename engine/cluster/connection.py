@@ -141,8 +141,10 @@ def private_cluster_env():
     token = folder / "auth_token"
     token.write_text(secrets.token_hex(32))
     token.chmod(0o600)
+    # RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0: Ray's one-machine mode, in which it keeps 127.0.0.1
+    # rather than putting the machine's network address in its place (ray._private.services)
     values = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_TMPDIR": str(folder),
-              "RAY_USAGE_STATS_ENABLED": "0"}
+              "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     before = {name: os.environ.get(name) for name in (*values, "RAY_AUTH_TOKEN")}
     os.environ.pop("RAY_AUTH_TOKEN", None)  # a token in the environment comes before the file
     os.environ.update(values)
@@ -176,24 +178,36 @@ class ClusterSession:
         self._owned = False
 
     def __enter__(self) -> "ClusterSession":
+        already = "ray" in sys.modules and sys.modules["ray"].is_initialized()
+        if self.address == LOCAL and not already:
+            # before ray is imported: its constants read the environment once, at import
+            self._private = contextlib.ExitStack()
+            folder = self._private.enter_context(private_cluster_env())
         ray = _ray()
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        if ray.is_initialized():  # a test or a notebook that connected already
+        if already:  # a test or a notebook that connected already
             self._owned = False
         else:
             try:
                 if self.address == LOCAL:
-                    self._start_private(ray)
+                    ray.init(address="local", logging_level="ERROR", log_to_driver=False,
+                             runtime_env=runtime_env(), _temp_dir=str(folder),
+                             _node_ip_address="127.0.0.1", include_dashboard=False)
                 else:
                     ray.init(address=self.address, logging_level="ERROR", log_to_driver=False,
                              runtime_env=runtime_env())
             except ConnectionError as error:
+                self._close_private()
                 raise InputError(f"cannot reach a Ray cluster at {self.address} ({error})",
                                  field="--ray") from None
             except Exception as error:  # ray raises several types for an unusable address
+                self._close_private()
                 raise InputError(f"cannot join the Ray cluster at {self.address} "
                                  f"({type(error).__name__}: {' '.join(str(error).split())[:200]})",
                                  field="--ray") from None
+            except BaseException:
+                self._close_private()
+                raise
             self._owned = True
         try:
             check_placement(self.needs, ray.nodes(), self.address)
@@ -205,17 +219,10 @@ class ClusterSession:
         self.watch.start()
         return self
 
-    def _start_private(self, ray) -> None:
-        """``--ray local``: a one-node cluster on 127.0.0.1 in a folder of its own."""
-        self._private = contextlib.ExitStack()
-        folder = self._private.enter_context(private_cluster_env())
-        try:
-            ray.init(logging_level="ERROR", log_to_driver=False, runtime_env=runtime_env(),
-                     _temp_dir=str(folder), _node_ip_address="127.0.0.1", include_dashboard=False)
-        except BaseException:
+    def _close_private(self) -> None:
+        if self._private is not None:
             self._private.close()
             self._private = None
-            raise
 
     def __exit__(self, *exc) -> None:
         if self.watch is not None:
@@ -224,9 +231,7 @@ class ClusterSession:
             if self._owned:
                 _ray().shutdown()
         finally:
-            if self._private is not None:
-                self._private.close()
-                self._private = None
+            self._close_private()
 
     # -- what the commands ask of the cluster ---------------------------------------------
     @staticmethod
