@@ -148,6 +148,7 @@ def private_cluster_env():
     before = {name: os.environ.get(name) for name in (*values, "RAY_AUTH_TOKEN")}
     os.environ.pop("RAY_AUTH_TOKEN", None)  # a token in the environment comes before the file
     os.environ.update(values)
+    _reread_auth_settings()
     try:
         yield folder
     finally:
@@ -156,7 +157,23 @@ def private_cluster_env():
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        _reread_auth_settings()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _reread_auth_settings() -> None:
+    """Where Ray is imported already, have it read the authentication mode and token again:
+    it reads them once (its config at import, the token at first use), so a process that
+    imported ray before ``private_cluster_env`` would otherwise connect without the token
+    (``InvalidAuthToken``). The same two calls Ray makes itself when it turns token
+    authentication on (``ray._private.authentication.authentication_token_setup``)."""
+    if "ray._raylet" not in sys.modules:
+        return
+    raylet = sys.modules["ray._raylet"]
+    with contextlib.suppress(Exception):
+        raylet.Config.initialize("")
+    with contextlib.suppress(Exception):
+        raylet.AuthenticationTokenLoader.instance().reset_cache()
 
 
 def runtime_env() -> dict[str, Any]:
