@@ -131,12 +131,14 @@ def _amount(value: float) -> str:
 
 
 @contextlib.contextmanager
-def private_cluster_env():
+def private_cluster_env(*, one_machine: bool = True):
     """A folder of its own for a cluster started by this process, and the environment that
     points Ray there: the token (``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN_PATH``), the temp
     folder (``RAY_TMPDIR``). Yields the folder; the environment is restored and the folder
     removed on the way out. The folder is short (AF_UNIX socket paths below it are limited
-    to 107 bytes)."""
+    to 107 bytes). ``one_machine``: Ray's one-machine mode too, which keeps 127.0.0.1 as the
+    node's address (a cluster of several nodes, as the loopback test cluster, cannot use it:
+    ``ray start --address`` refuses to join then)."""
     folder = Path(tempfile.mkdtemp(prefix="cdlray", dir="/tmp"))
     token = folder / "auth_token"
     token.write_text(secrets.token_hex(32))
@@ -144,8 +146,11 @@ def private_cluster_env():
     # RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0: Ray's one-machine mode, in which it keeps 127.0.0.1
     # rather than putting the machine's network address in its place (ray._private.services)
     values = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_TMPDIR": str(folder),
-              "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    before = {name: os.environ.get(name) for name in (*values, "RAY_AUTH_TOKEN")}
+              "RAY_USAGE_STATS_ENABLED": "0",
+              **({"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"} if one_machine else {})}
+    before = {name: os.environ.get(name) for name in (*values, "RAY_AUTH_TOKEN",
+                                                      "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
+    os.environ.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
     os.environ.pop("RAY_AUTH_TOKEN", None)  # a token in the environment comes before the file
     os.environ.update(values)
     _reread_auth_settings()

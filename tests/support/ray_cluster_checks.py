@@ -118,7 +118,7 @@ def cluster(hand_cluster):
     assert interfaces() == ["lo"]  # nothing the cluster sends can leave this machine
     # the cluster's token, temp folders and logs in one folder of its own (the environment
     # its nodes and this driver share), whatever token the home folder holds
-    with private_cluster_env() as folder, \
+    with private_cluster_env(one_machine=False) as folder, \
             LoopbackCluster(nodes=2, cpus=1, object_store_mb=100, root=folder) as nodes:
         ray.init(address=nodes.address, _temp_dir=nodes.head_temp_dir, logging_level="ERROR",
                  log_to_driver=False,
