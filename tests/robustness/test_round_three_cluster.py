@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import math
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from engine.cluster.connection import CONNECT_LIMIT_S, check_placement
 from engine.errors import InputError
@@ -176,3 +179,55 @@ def test_a_failed_judge_cancels_and_reads_its_other_calls():
     with pytest.raises(InputError):  # the old way: the other calls' errors reach asyncio's handler
         asyncio.run(judge(asyncio.gather))
     assert reported and finished == []
+
+
+GPU_TEXTS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["nan", "-nan", "inf", "+inf", "-Infinity", "1e309", "-0.0", "0", "1_0", "0x1", "", " ", "one"]),
+    st.text(alphabet="0123456789.-+eE_naif ", max_size=8))
+
+
+def expected_gpus_field(text: str) -> str:
+    """The documented rule: a finite number, 0 or more (Python's float syntax, which argparse
+    applies) passes to the address check; anything else is refused naming --ray-gpus."""
+    try:
+        value = float(text)
+    except ValueError:
+        return "--ray-gpus"
+    return "--ray" if math.isfinite(value) and value >= 0 else "--ray-gpus"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=GPU_TEXTS)
+def test_fuzz_ray_gpus_values_are_refused_or_passed_on_by_the_rule(corpus, tmp_path, text):
+    out = tmp_path / "fuzz" / "e.npy"
+    outcome = cli(["embed", corpus, out, "--ray", closed_port(), f"--ray-gpus={text}"])
+    line = refused(outcome)
+    field = expected_gpus_field(text)
+    event(field)
+    if field == "--ray":  # a good count of GPUs: the next check is the head, which is not there
+        assert "field '--ray':" in line and "cannot reach" in line, (text, line)
+    else:
+        assert "--ray-gpus" in line, (text, line)
+    assert not out.parent.exists()
+
+
+ADDRESSES = st.one_of(
+    st.text(max_size=20),
+    st.builds(lambda port: f"127.0.0.1:{port}", st.integers(-5, 70000)),
+    st.builds(lambda host: f"{host}:6379", st.sampled_from(["", "[::1]", "127.0.0.1:1"])))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(address=ADDRESSES)
+def test_fuzz_ray_addresses_never_hang_and_write_nothing(corpus, tmp_path, address):
+    """Any --ray text other than auto/local: refused naming --ray within the stated limit (or,
+    where a Ray head happens to answer on this machine, left to it: never here, on loopback)."""
+    if address.strip() in ("auto", "local") or address.strip().startswith("ray://") or "\x00" in address:
+        return
+    out = tmp_path / "fuzz" / "e.npy"
+    outcome, seconds = timed(["embed", corpus, out, "--ray", address])
+    line = refused(outcome, "--ray")
+    assert seconds < CONNECT_LIMIT_S + 5, (address, seconds)
+    assert line.startswith("error: field '--ray':") or "argument --ray" in line, line
+    assert not out.parent.exists()
