@@ -277,6 +277,10 @@ def check_ray_options(args: argparse.Namespace) -> None:
             raise InputError(f"{option(given[0])} applies to a Ray cluster only: add --ray HOST:PORT "
                              "(or auto, or local), or leave it out", field=option(given[0]))
         return
+    for name in given:  # argparse hands over an empty list for a value of "--"
+        value = getattr(args, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"expected a number, got {value!r}", field=option(name))
     for name, default in RAY_DEFAULTS.items():
         if hasattr(args, name) and getattr(args, name) is None:
             setattr(args, name, default)
