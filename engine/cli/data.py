@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -244,17 +245,63 @@ def add_embedder_options(p: argparse.ArgumentParser) -> None:
                         "cached apart")
 
 
+RAY_DEFAULTS = {"ray_gpus": 0.0, "ray_batch_size": 256, "ray_shard_turns": 60_000}
+RAY_OPTIONS = ("ray_actors", "ray_gpus", "ray_batch_size", "ray_shard_turns")
+
+
 def _add_ray_options(p: argparse.ArgumentParser) -> None:
+    # the --ray-* defaults are None here and filled in by check_ray_options, so that an option
+    # given without --ray is seen (and refused) rather than silently ignored
     ray = p.add_argument_group("Ray cluster (see docs/howto/ray-cluster.md)")
-    ray.add_argument("--ray", metavar="ADDRESS|auto",
+    ray.add_argument("--ray", metavar="ADDRESS|auto|local",
                      help="run on the Ray cluster whose head is at HOST:PORT (auto: the one this "
-                          "machine belongs to); the cache stays on this machine")
+                          "machine belongs to; local: a private one on this machine for this command "
+                          "alone); the cache stays on this machine")
     ray.add_argument("--ray-actors", type=int, metavar="N",
                      help="embedder actors (default: one per CPU slot, or per GPU with --ray-gpus)")
-    ray.add_argument("--ray-gpus", type=float, default=0.0, metavar="G",
+    ray.add_argument("--ray-gpus", type=float, metavar="G",
                      help="GPUs per embedder actor (default 0: CPU)")
-    ray.add_argument("--ray-batch-size", type=int, default=256, metavar="N",
+    ray.add_argument("--ray-batch-size", type=int, metavar="N",
                      help="texts per Ray Data batch handed to an actor (default 256)")
+
+
+def check_ray_options(args: argparse.Namespace) -> None:
+    """The ``--ray-*`` options: refused without ``--ray`` (naming the first one given), checked
+    for range (finite numbers: ``nan`` and ``inf`` are no number of GPUs), defaults filled in."""
+    if getattr(args, "ray", None) is not None and not str(args.ray).strip():
+        raise InputError("give the head's HOST:PORT, auto or local", field="--ray")
+    given = [name for name in RAY_OPTIONS if getattr(args, name, None) is not None]
+    option = lambda name: "--" + name.replace("_", "-")  # noqa: E731
+    if not getattr(args, "ray", None):
+        if given:
+            raise InputError(f"{option(given[0])} applies to a Ray cluster only: add --ray HOST:PORT "
+                             "(or auto, or local), or leave it out", field=option(given[0]))
+        return
+    for name in given:  # argparse hands over an empty list for a value of "--"
+        value = getattr(args, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"expected a number, got {value!r}", field=option(name))
+    for name, default in RAY_DEFAULTS.items():
+        if hasattr(args, name) and getattr(args, name) is None:
+            setattr(args, name, default)
+    if args.ray_batch_size < 1:
+        raise InputError(f"must be at least 1, got {args.ray_batch_size}", field="--ray-batch-size")
+    if args.ray_actors is not None and args.ray_actors < 1:
+        raise InputError(f"must be at least 1, got {args.ray_actors}", field="--ray-actors")
+    if not math.isfinite(args.ray_gpus) or args.ray_gpus < 0:
+        raise InputError(f"must be a finite number of GPUs, 0 or more, got {args.ray_gpus!r}",
+                         field="--ray-gpus")
+    if getattr(args, "ray_shard_turns", 1) < 1:
+        raise InputError(f"must be at least 1, got {args.ray_shard_turns}", field="--ray-shard-turns")
+
+
+def ray_needs(args: argparse.Namespace) -> dict[str, tuple[str, float, int]]:
+    """What the embedder actors ask of the cluster (``engine.cluster.connection.check_placement``):
+    each actor one CPU, or ``--ray-gpus`` GPUs; ``--ray-actors`` of them at once."""
+    actors = args.ray_actors or 1
+    if args.ray_gpus:
+        return {"--ray-gpus": ("GPU", args.ray_gpus, actors)}
+    return {"--ray-actors": ("CPU", 1.0, actors)}
 
 
 def _trajectory_corpus(corpus: Corpus, args: argparse.Namespace) -> Corpus:
@@ -306,17 +353,11 @@ def check_embed_options(args: argparse.Namespace) -> None:
     """The embedding options' mistakes, found before any file is read."""
     if args.batch_size < 1:
         raise InputError("must be at least 1", field="--batch-size")
-    if getattr(args, "ray", None):
-        if args.embed_base_url:
-            raise InputError("--ray embeds with in-process models on the cluster's nodes; an "
-                             "embedding server (--embed-base-url) spreads its own work: give one",
-                             field="--ray")
-        if args.ray_batch_size < 1:
-            raise InputError("must be at least 1", field="--ray-batch-size")
-        if args.ray_actors is not None and args.ray_actors < 1:
-            raise InputError("must be at least 1", field="--ray-actors")
-        if args.ray_gpus < 0:
-            raise InputError("must be 0 or more", field="--ray-gpus")
+    check_ray_options(args)
+    if getattr(args, "ray", None) and args.embed_base_url:
+        raise InputError("--ray embeds with in-process models on the cluster's nodes; an "
+                         "embedding server (--embed-base-url) spreads its own work: give one",
+                         field="--ray")
     if getattr(args, "embed_backend", "torch") != "torch" and args.embed_base_url:
         raise InputError("--embed-backend chooses the in-process runtime; the server embeds "
                          "with its own", field="--embed-backend")
@@ -355,12 +396,13 @@ def cluster_for(args: argparse.Namespace):
     """``with cluster_for(args) as cluster``: the Ray cluster of ``--ray``, or None."""
     import contextlib
 
+    check_ray_options(args)
     if not getattr(args, "ray", None):
         return contextlib.nullcontext(None)
     check_embed_options(args)
     from engine.cluster.connection import connect
 
-    return connect(args.ray)
+    return connect(args.ray, needs=ray_needs(args))
 
 
 def say_backend(embedder) -> None:
@@ -410,7 +452,7 @@ def _register_features(subparsers) -> None:
                    help="comma-separated features to compute (default: every registered one)")
     p.add_argument("--kmeans", choices=("batched", "sklearn"), default="batched",
                    help="topic-switching k-means: batched numpy (fast) or scikit-learn per conversation")
-    p.add_argument("--ray-shard-turns", type=int, default=60_000, metavar="N",
+    p.add_argument("--ray-shard-turns", type=int, metavar="N",
                    help="with --ray: turns per shard of conversations sent to a worker (default 60000)")
     p.add_argument("--format", choices=TABLE_FORMATS, help="output format (default: from extension)")
     _add_model_options(p)
@@ -426,8 +468,6 @@ def run_features(args: argparse.Namespace) -> int:
     source = Path(args.input)
     names = chosen_feature_names(args.features)
     progress = not args.no_progress
-    if args.ray and args.ray_shard_turns < 1:
-        raise InputError("must be at least 1", field="--ray-shard-turns")
     with cluster_for(args) as cluster:
         if source.suffix.lower() == ".npy":
             ids, arrays = load_embeddings(source, Path(args.index) if args.index else None)

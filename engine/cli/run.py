@@ -161,7 +161,7 @@ def register(subparsers) -> None:
     run.add_argument("--no-cache", action="store_true", help="do not cache responses")
     run.add_argument("--replay", action="store_true", help="answer only from the cache; a miss is an error")
     run.add_argument("--dry-run", action="store_true", help="print the number of calls and tokens, run nothing")
-    run.add_argument("--ray", metavar="ADDRESS|auto",
+    run.add_argument("--ray", metavar="ADDRESS|auto|local",
                      help="run the sessions as tasks on the Ray cluster whose head is at HOST:PORT "
                           "(grid key ray); this machine alone writes the folder and the cache")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -266,6 +266,19 @@ def _positive_timeout(seconds: float) -> float:
     return seconds
 
 
+def _check_ray_address(given: str | None, in_grid: str | None, *, dry_run: bool) -> None:
+    """``--ray`` (or the grid's ``ray``): not empty, and its head answers within the stated
+    time limit (``engine.cluster.connection.check_reachable``), all before the run folder is
+    made; a dry run plans only and asks no cluster."""
+    if given is not None and not given.strip():
+        raise InputError("give the head's HOST:PORT, auto or local", field="--ray")
+    address = given or in_grid
+    if address and not dry_run:
+        from engine.cluster.connection import check_reachable
+
+        check_reachable(address.strip())
+
+
 def run_command(args: argparse.Namespace) -> int:
     from engine.runs.grid import load_grid
     from engine.runs.runner import run_grid
@@ -294,6 +307,7 @@ def run_command(args: argparse.Namespace) -> int:
     cache = False if args.no_cache else (args.cache or True)
     if args.replay and args.no_cache:
         raise InputError("--replay needs the cache (drop --no-cache)", field="replay")
+    _check_ray_address(args.ray, grid.ray, dry_run=args.dry_run)
     result = run_grid(grid, args.out, dry_run=args.dry_run, progress=not args.no_progress,
                       cache=cache, replay=args.replay, max_requests=args.max_requests,
                       command="python -m engine " + " ".join(sys.argv[1:]), ray=args.ray)

@@ -10,6 +10,11 @@ token, from ``1_Pooling/config.json``), then L2 normalisation, as sentence-trans
 Fidelity: at export, both files embed ``FIDELITY_SENTENCES`` and their cosine to torch's
 vectors is recorded in ``onnx/cdl-fidelity.json`` (``fidelity()``); the CLI prints it for a
 quantised model. The embedding cache keys each backend apart (``engine.embedding.embedder.cache_model_name``).
+
+A damaged export (a file cut short, emptied or overwritten with text) is found when ONNX
+Runtime cannot open it, and a damaged fidelity record when it is not the JSON ``export``
+writes: either is made again (exported, quantised, measured), said in one line on stderr; where
+that cannot be done, the command is refused naming the file to delete.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -85,23 +91,35 @@ def _pool(hidden: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
     return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-def export(model_path: str | Path, *, quantized: bool = False) -> Path:
+def export(model_path: str | Path, *, quantized: bool = False, again: Sequence[str] = ()) -> Path:
     """The ONNX file of the model (exported, and quantised, on first use; see the module
-    docstring); its fidelity to torch measured and recorded then."""
+    docstring); its fidelity to torch measured and recorded then. ``again``: the variants
+    (``"fp32"``, ``"int8"``) found damaged, made again and measured again."""
     model_path = Path(model_path)
     folder = _artifact_folder(model_path)
     fp32 = folder / "cdl-fp32.onnx"
     int8 = folder / "cdl-int8.onnx"
+    for name in again:
+        (folder / f"cdl-{name}.onnx").unlink(missing_ok=True)
     if not fp32.exists():
         _export_fp32(model_path, fp32)
     if quantized and not int8.exists():
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         partial = int8.with_suffix(".partial.onnx")
-        quantize_dynamic(str(fp32), str(partial), per_channel=True, weight_type=QuantType.QInt8)
+        try:
+            quantize_dynamic(str(fp32), str(partial), per_channel=True, weight_type=QuantType.QInt8)
+        except Exception as error:  # noqa: BLE001  (the fp32 file it reads is damaged)
+            if "fp32" in again:
+                raise _damaged(fp32, error) from None
+            say_damaged(fp32, error)
+            return export(model_path, quantized=quantized, again=("fp32", "int8"))
         partial.replace(int8)
     fidelity_file = folder / "cdl-fidelity.json"
-    recorded = json.loads(fidelity_file.read_text()) if fidelity_file.exists() else {}
+    recorded, problem = _read_fidelity(fidelity_file)
+    if problem:
+        say_damaged(fidelity_file, problem)
+    recorded = {name: value for name, value in recorded.items() if name not in again}
     wanted = ["fp32"] + (["int8"] if quantized else [])
     if any(name not in recorded for name in wanted):
         recorded.update(_measure_fidelity(model_path, {n: folder / f"cdl-{n}.onnx" for n in wanted}))
@@ -109,6 +127,40 @@ def export(model_path: str | Path, *, quantized: bool = False) -> Path:
         partial.write_text(json.dumps(recorded, indent=1))
         partial.replace(fidelity_file)
     return int8 if quantized else fp32
+
+
+def _read_fidelity(path: Path) -> tuple[dict, str]:
+    """The fidelity record and, when it is damaged, what is wrong with it (then ``{}``): it
+    must be a JSON object of ``{variant: {"min_cosine": number, "mean_cosine": number, ...}}``."""
+    if not path.exists():
+        return {}, ""
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return {}, f"not readable JSON: {' '.join(str(error).split())[:120]}"
+    numbers = (int, float)
+    if not isinstance(recorded, dict) or not all(
+            isinstance(entry, dict) and all(isinstance(entry.get(key), numbers) and not isinstance(
+                entry.get(key), bool) for key in ("min_cosine", "mean_cosine"))
+            for entry in recorded.values()):
+        return {}, "not the record export writes ({variant: {min_cosine, mean_cosine, ...}})"
+    return recorded, ""
+
+
+def say_damaged(path: Path, problem) -> None:
+    print(f"note: {path} was damaged ({_what(problem)}): made again", file=sys.stderr)
+
+
+def _what(problem) -> str:
+    text = problem if isinstance(problem, str) else f"{type(problem).__name__}: {problem}"
+    return " ".join(text.split())[:160]
+
+
+def _damaged(path: Path, problem):
+    from engine.errors import InputError
+
+    return InputError(f"damaged ONNX export, and making it again failed ({_what(problem)}): delete it",
+                      path=str(path))
 
 
 def _export_fp32(model_path: Path, target: Path) -> None:
@@ -154,9 +206,9 @@ def _measure_fidelity(model_path: Path, files: dict[str, Path]) -> dict:
 
 
 def fidelity(model_path: str | Path) -> dict:
-    """What ``export`` measured: ``{"fp32"|"int8": {"min_cosine", "mean_cosine", ...}}``."""
-    path = _artifact_folder(Path(model_path)) / "cdl-fidelity.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    """What ``export`` measured: ``{"fp32"|"int8": {"min_cosine", "mean_cosine", ...}}``
+    (``{}`` when nothing readable was recorded)."""
+    return _read_fidelity(_artifact_folder(Path(model_path)) / "cdl-fidelity.json")[0]
 
 
 class OnnxSentenceModel:
@@ -177,7 +229,20 @@ class OnnxSentenceModel:
         if threads:
             options.intra_op_num_threads = int(threads)
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(self.onnx_file), options, providers=["CPUExecutionProvider"])
+        try:
+            self.session = ort.InferenceSession(str(self.onnx_file), options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as error:  # noqa: BLE001  (ONNX Runtime's InvalidProtobuf, Fail, ...)
+            if onnx_file:  # a file the caller chose: not ours to replace
+                raise _damaged(self.onnx_file, error) from None
+            say_damaged(self.onnx_file, error)
+            self.onnx_file = export(self.model_path, quantized=quantized,
+                                    again=("int8",) if quantized else ("fp32",))
+            try:
+                self.session = ort.InferenceSession(str(self.onnx_file), options,
+                                                    providers=["CPUExecutionProvider"])
+            except Exception as again:  # noqa: BLE001
+                raise _damaged(self.onnx_file, again) from None
         self.inputs = [i.name for i in self.session.get_inputs()]
 
     def encode(self, texts: Sequence[str], batch_size: int = 64, normalize_embeddings: bool = True,

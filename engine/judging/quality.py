@@ -158,6 +158,21 @@ def _check_record(record: dict, path: Path, row: int) -> None:
 
 
 # -- judging -------------------------------------------------------------------------------------
+async def gather_or_cancel(*awaitables):
+    """``asyncio.gather`` that, when one fails (a full disk while storing a score, say), cancels
+    the others and waits for them, their own errors read and dropped, before raising the first:
+    no call goes on after the command has failed, and no "Task exception was never retrieved"
+    or shutdown traceback follows the one error line."""
+    tasks = [asyncio.ensure_future(each) for each in awaitables]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # every outcome retrieved
+        raise
+
+
 @dataclass(frozen=True)
 class Rater:
     """One rater of a panel: a judge model and a sample of it (its own seed)."""
@@ -210,7 +225,7 @@ async def arubric(items: Sequence[Item], tasks: dict[str, Task], judges: Backend
         if on_done:
             on_done()
 
-    await asyncio.gather(*(one(item, rater) for item, rater in todo))
+    await gather_or_cancel(*(one(item, rater) for item, rater in todo))
     return len(todo)
 
 
@@ -249,7 +264,7 @@ async def apairwise(plan, tasks: dict[str, Task], judge: Backend, store: Quality
 
     async def one(x: Conversation, y: Conversation, cx: str, cy: str) -> None:
         task = tasks[x.task]
-        xy, yx = await asyncio.gather(verdict(task, x.final_idea, y.final_idea),
+        xy, yx = await gather_or_cancel(verdict(task, x.final_idea, y.final_idea),
                                       verdict(task, y.final_idea, x.final_idea))
         store.append({"kind": "pairwise", "key": _pair_key(x, y), "judge": judge.model, "task": x.task,
                       "x": x.conversation_id, "y": y.conversation_id, "condition_x": cx,
@@ -257,7 +272,7 @@ async def apairwise(plan, tasks: dict[str, Task], judge: Backend, store: Quality
         if on_done:
             on_done()
 
-    await asyncio.gather(*(one(*p) for p in todo))
+    await gather_or_cancel(*(one(*p) for p in todo))
     return len(todo)
 
 

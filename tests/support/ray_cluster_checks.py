@@ -3,7 +3,12 @@ has only loopback (started by ``tests/engine/cluster/test_ray_cluster.py``; not 
 
 The cluster (``benchmarks.loopback_cluster``: two ``ray start`` processes, one CPU and a
 bounded object store each, their own temp folders) is started once for the module and
-stopped by process id; the last check kills the worker node mid-job. Every expected value
+stopped by process id; the last check kills the worker node mid-job. Its token, temp folders
+and logs live in one folder of its own (``engine.cluster.connection.private_cluster_env``),
+while another cluster, started as a user would by hand (``ray start --head``, with a token of
+its own in ``~/.ray/auth_token``), runs beside it under the same home
+(``CDL_HAND_CLUSTER_HOME``, set by the outer test); neither the home's ``.ray`` nor
+``/tmp/ray`` gains anything from the project's clusters, ``--ray local`` included. Every expected value
 comes from the same computation on one machine in this process: ``engine.embedding.embedder.Embedder``,
 ``engine.measures.compute.features_for_corpus`` and ``engine.runs.runner.run_grid`` without ``--ray``.
 """
@@ -15,7 +20,13 @@ import io
 import json
 import os
 import re
+import shutil
+import signal
+import socket
 import sqlite3
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -36,14 +47,79 @@ if not os.environ.get(NAMESPACE_ENV):
                 allow_module_level=True)
 
 
+HOME_ENV = "CDL_HAND_CLUSTER_HOME"
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    """Every path below ``folder`` with a file's bytes (None for a folder or socket)."""
+    if not folder.exists():
+        return {}
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+            for p in sorted(folder.rglob("*"))}
+
+
 @pytest.fixture(scope="module")
-def cluster():
+def hand_cluster(tmp_path_factory):
+    """A Ray head started as a user would (``ray start --head``), with a token the user made
+    in the home folder (``ray get-auth-token --generate`` writes ``~/.ray/auth_token``), so
+    token authentication is on for it; its temp folder is the test's (Ray's default, /tmp/ray,
+    would be the machine's). Yields (address, home, what ~/.ray and /tmp/ray held)."""
+    import secrets
+    import subprocess
+
+    from benchmarks.loopback_cluster import descendants, ray_executable
+
+    home = Path(os.environ.get(HOME_ENV) or tmp_path_factory.mktemp("home"))
+    assert Path.home() == home, "the outer test runs these checks with HOME set to the test's home"
+    (home / ".ray").mkdir(parents=True, exist_ok=True)
+    (home / ".ray" / "auth_token").write_text(secrets.token_hex(32))
+    temp = Path(tempfile.mkdtemp(prefix="cdlhand", dir="/tmp"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    log = open(temp / "ray_start.log", "wb")
+    process = subprocess.Popen([ray_executable(), "start", "--head", "--block", f"--port={port}",
+                                "--node-ip-address=127.0.0.1", "--num-cpus=1", "--num-gpus=0",
+                                f"--object-store-memory={80 * 1024 * 1024}", f"--temp-dir={temp}",
+                                "--include-dashboard=false", "--disable-usage-stats"],
+                               stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    address = f"127.0.0.1:{port}"
+    from engine.cluster.connection import check_reachable
+
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            check_reachable(address, limit=2)
+            break
+        except Exception:
+            assert process.poll() is None, (temp / "ray_start.log").read_text()[-2000:]
+            assert time.monotonic() < deadline, (temp / "ray_start.log").read_text()[-2000:]
+            time.sleep(0.5)
+    before = {"home": tree(home / ".ray"), "tmp_ray": tree(Path("/tmp/ray"))}
+    try:
+        yield address, home, before
+    finally:
+        pids = [process.pid, *descendants(process.pid)]
+        for pid in [*pids[1:], pids[0]]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        log.close()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def cluster(hand_cluster):
     import ray
 
-    from engine.cluster.connection import runtime_env
+    from engine.cluster.connection import private_cluster_env, runtime_env
 
     assert interfaces() == ["lo"]  # nothing the cluster sends can leave this machine
-    with LoopbackCluster(nodes=2, cpus=1, object_store_mb=100) as nodes:  # its own /tmp folder
+    # the cluster's token, temp folders and logs in one folder of its own (the environment
+    # its nodes and this driver share), whatever token the home folder holds
+    with private_cluster_env(one_machine=False) as folder, \
+            LoopbackCluster(nodes=2, cpus=1, object_store_mb=100, root=folder) as nodes:
         ray.init(address=nodes.address, _temp_dir=nodes.head_temp_dir, logging_level="ERROR",
                  log_to_driver=False,
                  runtime_env=runtime_env())
@@ -228,6 +304,43 @@ def test_what_the_driver_keeps_in_actors_lives_on_its_node(cluster):
                 ray.kill(actor)
 
 
+def test_a_placement_the_cluster_cannot_hold_is_refused_at_once(cluster, small_corpus, tmp_path):
+    """``--ray-gpus 1`` on this cluster of no GPU, and more actors than its 2 CPUs: refused
+    at once naming the option and what the cluster has (Ray waited 900 s for the actors)."""
+    for option, words in ((["--ray-gpus", "1"], ["--ray-gpus", "0 GPU in all"]),
+                          (["--ray-actors", "3"], ["--ray-actors", "2 CPU in all"])):
+        started = time.monotonic()
+        code, _, err = cli("embed", str(small_corpus), str(tmp_path / "e.npy"), "--cache",
+                           str(tmp_path / "cache.sqlite"), "--ray", cluster.address, *option, "--no-progress")
+        assert code == 2 and time.monotonic() - started < 30, err
+        lines = [line for line in err.splitlines() if line.startswith("error:")]
+        assert len(lines) == 1 and all(word in lines[0] for word in words), err
+    assert not (tmp_path / "e.npy").exists()
+
+
+def test_ray_local_keeps_to_its_own_folder_beside_a_cluster_started_by_hand(hand_cluster, small_corpus,
+                                                                           tmp_path):
+    """``embed --ray local`` (a private cluster for one command, in a process of its own) gives
+    one machine's vectors; the home's ``.ray`` and ``/tmp/ray`` are as they were, its folder
+    is gone, and the cluster started by hand still answers."""
+    from engine.cluster.connection import check_reachable
+
+    address, home, before = hand_cluster
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    made_before = set(Path("/tmp").glob("cdlray*"))
+    result = subprocess.run([sys.executable, "-m", "engine", "embed", str(small_corpus), str(tmp_path / "e.npy"),
+                             "--cache", str(tmp_path / "cache.sqlite"), "--ray", "local", "--no-progress"],
+                            env=env, cwd=ROOT, capture_output=True, text=True, timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    texts = [t.text for c in Corpus.from_jsonl(small_corpus).trajectory_view() for t in c.turns]
+    assert float(np.abs(np.load(tmp_path / "e.npy") - reference_vectors(texts)).max()) <= 1e-6
+    assert "on 1 node(s)" in result.stderr
+    assert set(Path("/tmp").glob("cdlray*")) == made_before  # its own folder removed
+    assert tree(home / ".ray") == before["home"]  # the user's token untouched, nothing added
+    assert tree(Path("/tmp/ray")) == before["tmp_ray"]
+    check_reachable(address)  # the hand-started head still answers
+
+
 def test_a_worker_node_killed_mid_embed_leaves_the_job_to_the_head(cluster, small_corpus, tmp_path):
     """Runs last: it kills the worker node (every one of its processes, by id)."""
     from engine.embedding.embedder import text_key
@@ -279,3 +392,11 @@ def test_a_worker_node_killed_mid_embed_leaves_the_job_to_the_head(cluster, smal
     assert embedder.lost_passes <= 1
     assert embedder.repeated <= (2 * 8 if embedder.lost_passes == 0 else 4 * 8)
     assert len(embedder.nodes) == 2  # both nodes embedded before the loss
+
+
+def test_zz_the_project_clusters_left_nothing_in_the_home_or_tmp_ray(hand_cluster, cluster):
+    """After every check (the loopback cluster, ``--ray local``): the home's ``.ray`` holds the
+    user's token alone, and ``/tmp/ray`` nothing new."""
+    _, home, before = hand_cluster
+    assert tree(home / ".ray") == before["home"] and list(before["home"]) == ["auth_token"]
+    assert tree(Path("/tmp/ray")) == before["tmp_ray"]
