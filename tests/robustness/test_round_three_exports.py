@@ -98,7 +98,7 @@ def hostile_ideas(tmp_path_factory):
     from tests.support.ideas_fixture import RELEASE, build_ideas
 
     if not RELEASE.exists():
-        pytest.skip("paper A's released metrics file is not in /work/shared")
+        pytest.skip(f"paper A's released metrics file is not at {RELEASE}")
     frame = build_ideas()
     typed = [p for p in PAYLOADS if "\r" not in p]  # pandas writes a lone CR bare: the file would break there
     frame.loc[frame.index[: len(typed)], "final_idea"] = typed
