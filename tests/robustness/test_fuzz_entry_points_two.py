@@ -514,9 +514,11 @@ JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?|NaN|-?
 
 
 def turn_number(value) -> tuple[int | None, str]:
-    """A turn as a whole number of 64 bits: 3, "3", "3.0" and 3.0 are 3; a blank one is "empty";
+    """A turn as a whole number of 64 bits: 3, "3", "3.0" and 3.0 are 3; a blank one (or NaN) is "empty";
     anything else is named. (A JSON integer literal is checked here as its digits.)"""
     if isinstance(value, float):
+        if math.isnan(value):  # JSON's NaN literal is a missing value, as a blank cell is
+            return None, "empty"
         if math.isfinite(value) and value.is_integer() and abs(value) < INT64:
             return int(value), ""
         return None, "expected an integer"
