@@ -311,10 +311,12 @@ def idea_cell(column: str, text: str) -> str:
     """"blank", "ok" or what is wrong with ``text`` in ``column``."""
     if not text.strip() or text.strip().lower() in ("nan", "na", "n/a"):
         return "blank"
-    try:
-        value = float(text)
-    except ValueError:
+    stripped = text.strip()
+    # a number as files write it: ASCII digits only (Python's float() also reads "1_000" and "١")
+    if not (re.fullmatch(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", stripped)
+            or re.fullmatch(r"[+-]?(inf|infinity)", stripped, re.IGNORECASE)):
         return "expected a number"
+    value = float(stripped)
     if not math.isfinite(value):
         return "expected a finite number"
     low, high, whole = IDEA_RANGES[column]
@@ -524,7 +526,7 @@ def turn_number(value) -> tuple[int | None, str]:
         return None, "expected an integer"
     if not value.strip():
         return None, "empty"
-    match = re.fullmatch(r"([+-]?\d+)(\.0*)?", value.strip())
+    match = re.fullmatch(r"([+-]?[0-9]+)(\.0*)?", value.strip())  # ASCII digits: int() also reads "١"
     if not match:
         return None, "expected an integer"
     digits = match.group(1)
