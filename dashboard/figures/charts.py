@@ -12,7 +12,6 @@ pages show beside it and the exports print with it.
 
 from __future__ import annotations
 
-import html
 import math
 
 import numpy as np
@@ -29,11 +28,6 @@ SEQUENCE = palette.SEQUENCE  # the palette's order, for levels without a fixed c
 TEMPLATE = style.TEMPLATE
 
 
-def _plain(value) -> str:
-    """Data text (a model's reply, a task or model name) for a Plotly label or hover:
-    Plotly renders a subset of HTML there (links included), so ``<``, ``>`` and ``&`` are
-    written as entities, which it shows as the characters themselves."""
-    return html.escape(str(value), quote=False)
 
 
 def _colour(key, kind: str | None = None) -> str:
@@ -88,7 +82,7 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
         row, col = divmod(position, n_cols)
         for value in groups:
             values = frame.loc[frame[group].astype(str) == value, column].dropna()
-            fig.add_trace(go.Box(y=values, name=_plain(value), boxmean=True, legendgroup=value,
+            fig.add_trace(go.Box(y=values, name=style.plain_text(value), boxmean=True, legendgroup=value,
                                  marker=style.marker(looks[value]), line=dict(color=looks[value].colour),
                                  fillcolor=_fill(looks[value]), showlegend=position == 0),
                           row=row + 1, col=col + 1)
@@ -136,7 +130,7 @@ def effect_size_forest(table: pd.DataFrame, title: str = "Cohen's d (95% CI)", v
             x=piece[value], y=[readable_term(f) for f in piece["feature"]], mode="markers", name="LLM − human",
             marker=dict(color=SOURCE_COLOURS["llm"], size=9), customdata=spread,
             error_x=error_bars.asymmetric(piece[value], piece["ci_low"], piece["ci_high"]) if has_bar else None,
-            hovertemplate="%{y}: %{x:.2f}, %{customdata}<br>" + _plain(interval) + "<extra></extra>"))
+            hovertemplate="%{y}: %{x:.2f}, %{customdata}<br>" + style.plain_text(interval) + "<extra></extra>"))
     fig.add_vline(x=0, line_dash="dot", line_color="#888")
     error_bars.describe(fig, interval)
     fig.update_yaxes(categoryorder="array", categoryarray=[readable_term(f) for f in ordered["feature"]])
@@ -153,7 +147,7 @@ def novelty_usefulness_scatter(frame: pd.DataFrame, group: str = "source") -> go
     looks = style.series_styles(sorted(data[group].dropna().astype(str).unique()), group)
     for value, part in data.groupby(data[group].astype(str)):
         fig.add_trace(go.Scatter(x=part["novelty"], y=part["usefulness"], mode="markers",
-                                 name=_plain(value), marker=style.marker(looks[value], size=6, opacity=0.6)))
+                                 name=style.plain_text(value), marker=style.marker(looks[value], size=6, opacity=0.6)))
     _layout(fig, "Novelty vs usefulness")
     style.score_axis(fig, "x", "novelty", data["novelty"])
     style.score_axis(fig, "y", "usefulness", data["usefulness"])
@@ -165,7 +159,7 @@ def top_share_bar(table: pd.DataFrame, group: str = "group", title: str = "Share
     if table.empty:
         return empty_figure("no ratings")
     looks = style.series_styles(table[group].astype(str), "source")
-    fig = go.Figure(go.Bar(x=table[group].map(_plain), y=table["share_of_top"] * 100,
+    fig = go.Figure(go.Bar(x=table[group].map(style.plain_text), y=table["share_of_top"] * 100,
                            marker_color=[looks[str(v)].colour for v in table[group]],
                            text=[f"{v:.1f}%" for v in table["share_of_top"] * 100], textposition="outside"))
     _layout(fig, title, showlegend=False)
@@ -201,13 +195,13 @@ def group_means_with_ci(frame: pd.DataFrame, value: str, x: str, colour: str,
         for part, has_bar in error_bars.split(cells, cells["with_bar"]):
             spread = [f"95% interval [{lo:.3f}, {hi:.3f}]" if has_bar else
                       error_bars.too_few(int(n), "conversations") for lo, hi, n in zip(part["low"], part["high"], part["count"])]
-            fig.add_trace(go.Bar(x=part[x].map(_plain), y=part["mean"], name=_plain(level), offsetgroup=str(level),
+            fig.add_trace(go.Bar(x=part[x].map(style.plain_text), y=part["mean"], name=style.plain_text(level), offsetgroup=str(level),
                                  legendgroup=str(level), showlegend=has_bar or not cells["with_bar"].any(),
                                  marker=style.bar_marker(look),
                                  error_y=error_bars.asymmetric(part["mean"], part["low"], part["high"]) if has_bar else None,
                                  customdata=np.stack([part["count"], spread], axis=1),
                                  hovertemplate="%{x}: mean %{y:.3f} (n = %{customdata[0]}), %{customdata[1]}<extra>"
-                                               + _plain(level) + "</extra>"))
+                                               + style.plain_text(level) + "</extra>"))
     short = "95% t-interval" if method == guards.METHOD_T else "95% t-interval in the score's range"
     _layout(fig, title or f"{readable_term(value)} by {x} × {colour}", barmode="group",
             yaxis_title=readable_term(value), height=style.height_for_legend(440, levels),
@@ -274,8 +268,8 @@ def coefficient_plot(tables: dict[str, pd.DataFrame], title: str = "Standardized
                 x=piece["coef"], y=piece["_y"], mode="markers", name=label, legendgroup=label,
                 showlegend=has_bar or not mask.any(), marker=style.marker(looks[label.lower()], size=9),
                 error_x=error_bars.asymmetric(piece["coef"], piece["ci_low"], piece["ci_high"]) if has_bar else None,
-                customdata=np.stack([piece["term"].astype(str).map(_plain), spread], axis=1),
-                hovertemplate="%{customdata[0]}: %{x:.3f}, %{customdata[1]}<br>" + _plain(interval)
+                customdata=np.stack([piece["term"].astype(str).map(style.plain_text), spread], axis=1),
+                hovertemplate="%{customdata[0]}: %{x:.3f}, %{customdata[1]}<br>" + style.plain_text(interval)
                               + "<extra>" + label + "</extra>"))
     labels = terms if terms is not None else (list(next(iter(tables.values()))["term"]) if tables else [])
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))),
@@ -312,7 +306,7 @@ def r2_ladder(table: pd.DataFrame, title: str = "Variance explained by specifica
     fig = go.Figure()
     columns = [c for c in table.columns if c != "specification"]
     looks = style.series_styles([c.split(" ")[0].lower() for c in columns], "source")
-    names = [_plain(s) for s in table["specification"]]
+    names = [style.plain_text(s) for s in table["specification"]]
     width = LADDER_BAR_SPAN / max(1, len(columns))
     numbers = table[columns].apply(pd.to_numeric, errors="coerce") if columns else pd.DataFrame()
     for j, column in enumerate(columns):
@@ -322,15 +316,15 @@ def r2_ladder(table: pd.DataFrame, title: str = "Variance explained by specifica
         if "adj" in column.lower():  # a source's adjusted R² beside its R²: same colour, hatched
             look = style.Style(look.colour, look.symbol, look.dash, look.pattern or "/")
         drawn = values.notna().to_numpy()
-        fig.add_trace(go.Bar(y=y[drawn], x=values[drawn], name=_plain(column), orientation="h", width=width,
+        fig.add_trace(go.Bar(y=y[drawn], x=values[drawn], name=style.plain_text(column), orientation="h", width=width,
                              marker=style.bar_marker(look), legendgroup=column,
                              customdata=np.array(names, dtype=object)[drawn],
-                             hovertemplate="%{customdata}: %{x:.1f}%<extra>" + _plain(column) + "</extra>"))
+                             hovertemplate="%{customdata}: %{x:.1f}%<extra>" + style.plain_text(column) + "</extra>"))
         fig.add_trace(go.Scatter(
             y=y, x=values.fillna(0.0), mode="text", text=[ladder_label(v) for v in values],
             textposition=["middle left" if v < 0 else "middle right" for v in values.fillna(0.0)],
             textfont=dict(size=LADDER_LABEL_SIZE, color="#222"), cliponaxis=False, showlegend=False,
-            legendgroup=column, name=f"{_plain(column)} (value labels)", hoverinfo="skip"))
+            legendgroup=column, name=f"{style.plain_text(column)} (value labels)", hoverinfo="skip"))
     finite = numbers.to_numpy(dtype=float)[np.isfinite(numbers.to_numpy(dtype=float))] if columns else np.array([])
     low = min(0.0, float(finite.min())) if len(finite) else 0.0
     high = max(0.0, float(finite.max())) if len(finite) else 100.0
@@ -381,11 +375,11 @@ def _path_styles(conversation_ids) -> dict[str, style.Style]:
 def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, look: style.Style, *, show_scale: bool,
               show_marks_legend: bool, row=None, col=None) -> None:
     where = {} if row is None else {"row": row, "col": col}
-    hover = [f"turn {t} ({100 * p:.0f}% through)<br>{_plain(s)}: {_plain(_short(x))}" for t, p, s, x in zip(
+    hover = [f"turn {t} ({100 * p:.0f}% through)<br>{style.plain_text(s)}: {style.plain_text(_short(x))}" for t, p, s, x in zip(
         path["turn"], path_progress(path["turn"]), path.get("speaker", [""] * len(path)),
         path.get("text", [""] * len(path)))]
     fig.add_trace(go.Scatter(
-        x=path["x"], y=path["y"], mode="lines+markers", name=_plain(name), legendgroup=name,
+        x=path["x"], y=path["y"], mode="lines+markers", name=style.plain_text(name), legendgroup=name,
         line=style.line(look, width=2),
         marker=dict(color=path_progress(path["turn"]), colorscale=PROGRESS_SCALE, cmin=0, cmax=1, size=9,
                     line=dict(color="#333", width=0.5), showscale=show_scale,
@@ -443,8 +437,8 @@ def trajectory_pair(points: pd.DataFrame, left: str, right: str, title: str = "T
     if chosen.empty:
         return empty_figure("no turns for these conversations")
     fig = make_subplots(rows=1, cols=2, shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.05,
-                        subplot_titles=[style.wrap_title(_plain(_short(left, 60)), SUBPLOT_TITLE_WIDTH),
-                                        style.wrap_title(_plain(_short(right, 60)), SUBPLOT_TITLE_WIDTH)])
+                        subplot_titles=[style.wrap_title(style.plain_text(_short(left, 60)), SUBPLOT_TITLE_WIDTH),
+                                        style.wrap_title(style.plain_text(_short(right, 60)), SUBPLOT_TITLE_WIDTH)])
     for annotation in fig.layout.annotations:
         annotation.font = dict(size=12)
     looks = _path_styles([left, right])
@@ -482,17 +476,17 @@ def trajectory_with_interventions(points: pd.DataFrame, marks: pd.DataFrame, tit
         path = points[points["conversation_id"] == cid].sort_values("turn")
         speakers = path["speaker"] if "speaker" in path else pd.Series("", index=path.index)
         texts = path["text"] if "text" in path else pd.Series("", index=path.index)
-        hover = [f"{_plain(_short(cid, 60))}<br>turn {int(t) + 1}" + (f" · {_plain(s)}: {_plain(_short(x))}"
+        hover = [f"{style.plain_text(_short(cid, 60))}<br>turn {int(t) + 1}" + (f" · {style.plain_text(s)}: {style.plain_text(_short(x))}"
                                                                       if s or x else "")
                  for t, s, x in zip(path["turn"], speakers.fillna(""), texts.fillna(""))]
         fig.add_trace(go.Scatter(
             x=path["x"], y=path["y"], mode="lines+markers+text" if label_turns else "lines+markers",
-            name=_plain(_short(cid, 40)), line=style.line(looks[str(cid)], width=1.5),
+            name=style.plain_text(_short(cid, 40)), line=style.line(looks[str(cid)], width=1.5),
             marker=style.marker(looks[str(cid)], size=8), text=[str(int(t) + 1) for t in path["turn"]] if label_turns else None,
             textposition="top center", hovertext=hover, hoverinfo="text"))
     if len(marks):
         reasons = marks["reason"] if "reason" in marks else pd.Series("", index=marks.index)
-        hover = [f"{_plain(_short(cid, 60))}<br>intervention: {_plain(rule)} ({_plain(reason)}) "
+        hover = [f"{style.plain_text(_short(cid, 60))}<br>intervention: {style.plain_text(rule)} ({style.plain_text(reason)}) "
                  f"after turn {int(turn) + 1}"
                  for cid, rule, reason, turn in zip(marks["conversation_id"], marks["rule"], reasons, marks["turn"])]
         fig.add_trace(go.Scatter(
@@ -531,10 +525,10 @@ def scatter_map(points: pd.DataFrame, colour: str, title: str, hover: str = "con
     else:
         names, looks = {v: v for v in levels}, style.series_styles(levels, colour)
     for level, part in points.groupby(points[colour].astype(str)):
-        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=_plain(names[level]),
+        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=style.plain_text(names[level]),
                                    marker=style.marker(looks[level], size=7, opacity=0.75),
-                                   text=part[hover].map(_plain) if hover in part else None,
-                                   hovertemplate="%{text}<extra>" + _plain(level) + "</extra>"))
+                                   text=part[hover].map(style.plain_text) if hover in part else None,
+                                   hovertemplate="%{text}<extra>" + style.plain_text(level) + "</extra>"))
     _layout(fig, title, xaxis_title="PC 1", yaxis_title="PC 2",
             height=style.height_for_legend(480, names.values()))
     return _key(fig, levels) if coded else fig
@@ -564,11 +558,11 @@ def diversity_bars(table: pd.DataFrame, metric: str, title: str | None = None, x
             spread = [f"±{v:.3f} (1 SD across {int(n)} groups)" if has_bar else error_bars.too_few(
                 "no" if pd.isna(n) else int(n)) for v, n in zip(piece["_sd"], piece["_groups"])]
             fig.add_trace(go.Bar(
-                x=piece[x].astype(str).map(mapping), y=piece[metric], name=_plain(task), offsetgroup=task,
+                x=piece[x].astype(str).map(mapping), y=piece[metric], name=style.plain_text(task), offsetgroup=task,
                 legendgroup=task, showlegend=has_bar or not part["_with_sd"].any(),
                 marker=style.bar_marker(looks[task]),
-                customdata=np.stack([piece[x].astype(str).map(_plain), spread], axis=1),
-                hovertemplate="%{customdata[0]}<br>mean %{y:.3f}, %{customdata[1]}<extra>" + _plain(task) + "</extra>",
+                customdata=np.stack([piece[x].astype(str).map(style.plain_text), spread], axis=1),
+                hovertemplate="%{customdata[0]}<br>mean %{y:.3f}, %{customdata[1]}<extra>" + style.plain_text(task) + "</extra>",
                 error_y=dict(type="data", array=piece["_sd"]) if has_bar else None))
     # the error bars' line goes under the category axis: a second line on the rotated value axis
     # would narrow the plot and crowd the condition codes
@@ -598,9 +592,9 @@ def rounds_lines(table: pd.DataFrame, metric: str, title: str | None = None) -> 
     fig = go.Figure()
     for method, part in means.groupby(means["method"].astype(str)):
         look = looks[method]
-        fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=_plain(names[method]),
+        fig.add_trace(go.Scatter(x=part["round"], y=part[metric], mode="lines+markers", name=style.plain_text(names[method]),
                                  line=style.line(look, width=2), marker=style.marker(look, size=8),
-                                 hovertemplate="round %{x}: %{y:.3f}<extra>" + _plain(method) + "</extra>"))
+                                 hovertemplate="round %{x}: %{y:.3f}<extra>" + style.plain_text(method) + "</extra>"))
     _layout(fig, title or f"Intra-session {METRIC_NAMES.get(metric, metric)} across rounds", xaxis_title="round",
             yaxis_title=metric, height=style.height_for_legend(400, names.values()))
     fig.update_xaxes(dtick=1)
@@ -638,11 +632,11 @@ def quality_diversity_scatter(summary: pd.DataFrame, diversity: str, label: str,
                              row.get("rubric_n"), "sessions")]
         fig.add_trace(go.Scatter(
             x=[row[diversity]], y=[row["rubric"]], mode="markers+text" if labelled else "markers",
-            name=_plain(names[str(row["condition"])]),
-            text=[_plain(names[str(row["condition"])])] if labelled else None, textposition="top right",
+            name=style.plain_text(names[str(row["condition"])]),
+            text=[style.plain_text(names[str(row["condition"])])] if labelled else None, textposition="top right",
             textfont=dict(size=11),
             marker=style.marker(look, size=12, line=dict(width=1, color="#fff")),
-            customdata=[[_plain(row["condition"]), *spread]],
+            customdata=[[style.plain_text(row["condition"]), *spread]],
             hovertemplate="%{customdata[0]}<br>%{customdata[1]}<br>%{customdata[2]}<extra></extra>",
             error_x=dict(**error_bars.asymmetric([row[diversity]], [row[f"{diversity}_lo"]], [row[f"{diversity}_hi"]]),
                          color=look.colour, thickness=1) if x_bar else None,

@@ -21,7 +21,6 @@ browser one picture.
 
 from __future__ import annotations
 
-import html
 import math
 import textwrap
 
@@ -40,10 +39,6 @@ MAP_HEIGHT = 620
 UI_REVISION = "trajectories-map"  # keeps the user's zoom and pan across reruns
 
 
-def _plain(value) -> str:
-    """Data text for a Plotly label: ``<``, ``>``, ``&`` as entities (Plotly renders a subset
-    of HTML, links included)."""
-    return html.escape(str(value), quote=False)
 
 
 def _missing(value) -> bool:
@@ -56,7 +51,7 @@ def excerpt(text, limit: int = HOVER_CHARS, width: int = 80) -> str:
     text = "" if _missing(text) else " ".join(str(text).split())
     cut = len(text) > limit
     text = text[: limit - 1] + "…" if cut else text
-    lines = [_plain(line) for line in textwrap.wrap(text, width)] or [""]
+    lines = [style.plain_text(line) for line in textwrap.wrap(text, width)] or [""]
     if cut:
         lines.append("<i>(click to read it all)</i>")
     return "<br>".join(lines)
@@ -66,7 +61,7 @@ def hover_texts(points: pd.DataFrame) -> list[str]:
     """``<b>conversation</b> · turn t · speaker`` and an excerpt, one per point."""
     speakers = points["speaker"] if "speaker" in points else pd.Series("", index=points.index)
     texts = points["text"] if "text" in points else pd.Series("", index=points.index)
-    return [f"<b>{_plain(c)}</b> · turn {t} · {_plain('' if _missing(s) else s)}<br>{excerpt(x)}"
+    return [f"<b>{style.plain_text(c)}</b> · turn {t} · {style.plain_text('' if _missing(s) else s)}<br>{excerpt(x)}"
             for c, t, s, x in zip(points["conversation_id"], points["turn"], speakers, texts)]
 
 
@@ -84,7 +79,7 @@ def cluster_centres(points: pd.DataFrame, column: str = "cluster") -> pd.DataFra
 
 
 def _label_text(label: str, width: int = 28) -> str:
-    return "<br>".join(_plain(line) for line in textwrap.wrap(str(label), width)[:3])
+    return "<br>".join(style.plain_text(line) for line in textwrap.wrap(str(label), width)[:3])
 
 
 def _levels(frame: pd.DataFrame, colour: str) -> pd.Series:
@@ -152,7 +147,7 @@ def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series |
             part = points[values == level]
             fig.add_trace(trace(
                 x=part["x"] if len(part) else [None], y=part["y"] if len(part) else [None], mode="markers",
-                name=_plain(level), customdata=part["point_id"], marker=style.marker(looks[level], size=7, opacity=0.85),
+                name=style.plain_text(level), customdata=part["point_id"], marker=style.marker(looks[level], size=7, opacity=0.85),
                 text=part["_hover"], hovertemplate="%{text}<extra></extra>"))
     if hits is not None and hits.any():
         found = points[hits.to_numpy()]

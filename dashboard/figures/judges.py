@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import pandas as pd
@@ -21,9 +20,6 @@ DOT = "#0072b2"
 MAX_DOTS = 20_000  # a scatter of more is drawn on a seeded sample (said on the chart)
 
 
-def _plain(value) -> str:
-    """Data text for a Plotly hover, which renders a subset of HTML: shown as typed."""
-    return html.escape(str(value), quote=False)
 
 
 def agreement_scatter(scores: pd.DataFrame, measure_label: str, human_label: str, title: str) -> go.Figure:
@@ -37,10 +33,10 @@ def agreement_scatter(scores: pd.DataFrame, measure_label: str, human_label: str
     fig = go.Figure(go.Scattergl(
         x=shown["measure"], y=shown["human"], mode="markers", name="item",
         marker=dict(size=5, color=DOT, opacity=0.35),
-        customdata=np.stack([[_plain(v) for v in shown["item"]], [_plain(v) for v in shown["prompt"]]], axis=1),
+        customdata=np.stack([[style.plain_text(v) for v in shown["item"]], [style.plain_text(v) for v in shown["prompt"]]], axis=1),
         hovertemplate="item %{customdata[0]} (%{customdata[1]})<br>measure %{x:.3f}, people %{y:.2f}<extra></extra>"))
     style.finish(fig, title + note, height=420)
-    fig.update_xaxes(title=_plain(measure_label))
+    fig.update_xaxes(title=style.plain_text(measure_label))
     fig.update_yaxes(title=human_label)
     return fig
 
@@ -58,6 +54,6 @@ def calibration_chart(calibration: pd.DataFrame, measure_label: str, human_label
         marker=dict(size=9, color=DOT), customdata=calibration["n"],
         hovertemplate="measure %{x:.3f}: people %{y:.2f} (N = %{customdata})<extra></extra>"))
     style.finish(fig, title + " (whiskers: 95% t-interval, bins of 3+ items)", height=380)
-    fig.update_xaxes(title=f"{_plain(measure_label)} (bin mean)")
+    fig.update_xaxes(title=f"{style.plain_text(measure_label)} (bin mean)")
     fig.update_yaxes(title=human_label)
     return fig

@@ -20,6 +20,8 @@ Rules a finished figure meets are checked by ``dashboard.figures.checks``.
 
 from __future__ import annotations
 
+import html
+
 import math
 import textwrap
 from dataclasses import dataclass
@@ -47,6 +49,13 @@ PATTERNS = ("", "/", "\\", "x", ".", "-", "|", "+")
 # automatic margins make room for it, so it never overlaps tick labels, titles or data)
 LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
                     bgcolor="rgba(255,255,255,0)", font=dict(size=12), itemsizing="constant", title=dict(text=""))
+
+
+def plain_text(value) -> str:
+    """Data text (a model's reply, a task, file or model name) for a Plotly label, title or hover:
+    Plotly renders a subset of HTML there (links included), so ``<``, ``>`` and ``&`` are written
+    as entities, which it shows as the characters themselves."""
+    return html.escape(str(value), quote=False)
 
 
 @dataclass(frozen=True)
