@@ -50,7 +50,7 @@ def read_report(data: bytes | str, name: str) -> dict:
 def semdis_report(path: str | Path, encode: Callable, model_name: str, scale: str | None = None) -> dict:
     """The report of semantic distance (1 - cos(prompt, response)) on a rated file, embedded by ``encode``."""
     from engine.importers.human_scores import read_human_scores
-    from engine.judging.item_scores import semantic_distance
+    from engine.judging.item_scores import semantic_distance, semantic_distance_info
     from engine.judging.validate import validation_report
 
     class Encoder:
@@ -59,9 +59,7 @@ def semdis_report(path: str | Path, encode: Callable, model_name: str, scale: st
 
     frame = read_human_scores(path, scale=scale)
     values = semantic_distance(list(frame["prompt"]), list(frame["response"]), Encoder())
-    info = {"kind": "semdis", "name": f"semantic distance ({model_name})", "embedding_model": model_name,
-            "definition": "1 - cosine(embedding of prompt, embedding of response)"}
-    return validation_report(frame, values, measure_info=info)
+    return validation_report(frame, values, measure_info=semantic_distance_info(model_name))
 
 
 @dataclass(frozen=True)

@@ -174,22 +174,18 @@ def _command() -> str:
 
 def _semdis(args: argparse.Namespace, frame):
     from engine.cli.data import embedder_from_args
-    from engine.judging.item_scores import semantic_distance
+    from engine.judging.item_scores import semantic_distance, semantic_distance_info
 
     embedder = embedder_from_args(args)
     values = semantic_distance(list(frame["prompt"]), list(frame["response"]), embedder)
-    info = {"kind": "semdis", "name": f"semantic distance ({embedder.model_name})",
-            "embedding_model": embedder.model_name,
-            "definition": "1 - cosine(embedding of prompt, embedding of response)",
-            "model_calls": getattr(embedder, "model_calls", None)}
+    info = {**semantic_distance_info(embedder.model_name), "model_calls": getattr(embedder, "model_calls", None)}
     return values, info, None, None
 
 
 def _judge(args: argparse.Namespace, frame):
-    import numpy as np
-
     from engine.cli.judge_options import Named, judge_endpoint, judge_name, more_models
     from engine.judging.item_scores import ajudge_scores
+    from engine.judging.validate import row_means
     from engine.judging.quality import rubric_raters
     from engine.llm import make_backend, run_sync
     from engine.llm.cache import default_cache_path
@@ -227,9 +223,7 @@ def _judge(args: argparse.Namespace, frame):
         bar.close()
     usage = {"calls": sum(j.usage.calls for j in judges), "cache_hits": sum(j.usage.cache_hits for j in judges)}
     scores = found["scores"]
-    with np.errstate(invalid="ignore"):
-        counts = np.isfinite(scores).sum(axis=1)
-        measure = np.where(counts > 0, np.nansum(scores, axis=1) / np.maximum(counts, 1), np.nan)
+    measure = row_means(scores)
     info = {"kind": "judge", "name": f"judge {found['judge']}", "judge": found["judge"], "raters": found["raters"],
             "samples": found["samples"], "temperature": found["temperature"], "criterion": criterion,
             "scale": list(scale), "scale_from": "--judge-scale" if args.judge_scale else "the people's ratings",

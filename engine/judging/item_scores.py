@@ -81,6 +81,12 @@ def recorded_ratings(frame, folder, scale: str):
     return found, info, PAPER_A_SCALE, panel
 
 
+def semantic_distance_info(model_name: str) -> dict:
+    """What a report says of the semantic-distance measure made with ``model_name``."""
+    return {"kind": "semdis", "name": f"semantic distance ({model_name})", "embedding_model": model_name,
+            "definition": "1 - cosine(embedding of prompt, embedding of response)"}
+
+
 def score_parser(low: int, high: int) -> Callable[[str], float | None]:
     """'Score: 3', '3 out of 5' / '3/5' (the top being ``high``), or a short reply with one number,
     read as a number from low to high (4.5 is kept: the kappa rounds); anything else is unreadable (None)."""

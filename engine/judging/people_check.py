@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.stats import correlation
+
 REPORTS_GLOB = "human_ratings/*/reports/*.json"
 NOT_CHECKED = "not checked against people"
 
@@ -35,20 +37,14 @@ class Check:
     def sentence(self) -> str:
         r, m = self.report, self.report.get("measure", {})
         source = r.get("source", {})
-        spearman, pearson = r.get("spearman") or {}, r.get("pearson") or {}
-
-        def number(found, name):
-            if found.get("value") is None:
-                return f"{name} undefined ({found.get('note', '')})"
-            low, high = found["ci"]
-            return f"{name} = {found['value']:.2f} [{low:.2f}, {high:.2f}]"
-
+        pearson, spearman = (correlation.text({"method": key, "value": None, **(r.get(key) or {})}, digits=2,
+                                              with_n=False) for key in ("pearson", "spearman"))
         where = Path(source.get("path", "?")).parent.name or source.get("path", "?")
         subset = f", {m['limit']}" if m.get("limit") else ""
         return (f"checked against people on {where} ({r.get('items', 0):,} items rated by people{subset}, "
                 f"{m.get('criterion', 'their scale')} {m.get('scale', ['?', '?'])[0]}-{m.get('scale', ['?', '?'])[1]}; "
                 f"other items than these): judge {m.get('judge')} ({m.get('samples', 1)} rating(s) per item), "
-                f"{number(pearson, 'Pearson r')}, {number(spearman, 'Spearman rho')}, N = {r.get('n', 0):,}, "
+                f"{pearson}, {spearman}, N = {r.get('n', 0):,}, "
                 f"{r.get('unreadable', 0):,} unreadable; report {self.path.name}")
 
 

@@ -89,7 +89,7 @@ def order_agreement(a, b) -> dict:
             "items": int(len(a)), "sampled_from": int(total) if total > len(a) else None}
 
 
-def _row_means(values: np.ndarray) -> np.ndarray:
+def row_means(values: np.ndarray) -> np.ndarray:
     """Each row's mean over its readable values (NaN for a row with none)."""
     counts = np.isfinite(values).sum(axis=1)
     sums = np.where(np.isfinite(values), values, 0.0).sum(axis=1)
@@ -100,7 +100,7 @@ def _leave_one_out(raters: np.ndarray, measure: np.ndarray) -> dict:
     """Per rater: Spearman of the rater, and of the measure, against the mean of the other raters."""
     rows = []
     for r in range(raters.shape[1]):
-        rest = _row_means(np.delete(raters, r, axis=1))
+        rest = row_means(np.delete(raters, r, axis=1))
         person = corr.correlation(raters[:, r], rest, "spearman", names=(f"rater {r + 1}", "the other raters"))
         machine = corr.correlation(measure, rest, "spearman", names=("the measure", "the other raters"))
         rows.append({"rater": r + 1, "person_vs_rest": person["value"], "person_n": person["n"],

@@ -68,10 +68,12 @@ def correlation(x, y, method: str = "pearson", *, level: float = 0.95,
     return out
 
 
-def text(result: dict) -> str:
-    """"Pearson r = 0.11 [0.07, 0.15], N = 3,030" or "Spearman: undefined (reason), N = 12"."""
+def text(result: dict, *, digits: int = 3, with_n: bool = True) -> str:
+    """"Pearson r = 0.110 [0.070, 0.150], N = 3,030" or "Spearman rho: undefined (reason), N = 12";
+    ``with_n=False`` leaves the N off (a sentence that gives it once for two coefficients)."""
     name = "Pearson r" if result["method"] == "pearson" else "Spearman rho"
+    n = f", N = {result['n']:,}" if with_n else ""
     if result["value"] is None:
-        return f"{name}: undefined ({result['note']}), N = {result['n']:,}"
+        return f"{name}: undefined ({result.get('note', '')}){n}"
     low, high = result["ci"]
-    return f"{name} = {result['value']:.3f} [{low:.3f}, {high:.3f}], N = {result['n']:,}"
+    return f"{name} = {result['value']:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]{n}"
