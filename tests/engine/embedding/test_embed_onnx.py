@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +19,6 @@ pytestmark = pytest.mark.slow
 SENTENCES = ["The cat sat on the mat.", "A kitten is sitting on a rug.",
              "The stock market fell sharply today.", "Investors sold shares as prices dropped.",
              "short", "A much longer sentence about schools that collect bottles for points, " * 3]
-
-
-@pytest.fixture(scope="module")
-def model_copy(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("model") / "minilm"
-    shutil.copytree(resolve_model_path("default"), target, ignore=shutil.ignore_patterns("onnx"))
-    return target
 
 
 @pytest.fixture(scope="module")

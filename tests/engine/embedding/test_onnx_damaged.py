@@ -9,23 +9,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from engine.embedding.embedder import resolve_model_path
 
 pytestmark = pytest.mark.slow
 SENTENCES = ["The cat sat on the mat.", "The stock market fell sharply today.", "short"]
-
-
-@pytest.fixture(scope="module")
-def model_copy(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("model") / "minilm"
-    shutil.copytree(resolve_model_path("default"), target, ignore=shutil.ignore_patterns("onnx"))
-    return target
 
 
 @pytest.fixture(scope="module")
