@@ -10,6 +10,7 @@ originality) is not a check on these tasks, and the sentence says so.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -48,15 +49,27 @@ class Check:
                 f"{r.get('unreadable', 0):,} unreadable; report {self.path.name}")
 
 
+@functools.lru_cache(maxsize=64)
+def _read(path: Path, mtime_ns: int, size: int) -> dict | None:
+    """A report parsed once per version of its file (pages ask on every rerun; a report holds
+    every item's scores)."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return report if isinstance(report, dict) and isinstance(report.get("measure"), dict) else None
+
+
 def reports(root: str | Path) -> list[Check]:
     """Every judge validation report under ``root`` (a cached-runs folder); unreadable files skipped."""
     found = []
     for path in sorted(Path(root).glob(REPORTS_GLOB)):
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            stat = path.stat()
+        except OSError:
             continue
-        if isinstance(report, dict) and isinstance(report.get("measure"), dict):
+        report = _read(path, stat.st_mtime_ns, stat.st_size)
+        if report is not None:
             found.append(Check(path, report))
     return found
 

@@ -106,3 +106,18 @@ def test_compare_runs_says_who_rated_each_run_and_whether_checked(tmp_path):
     assert "Pearson r = 0.50 [0.20, 0.70], Spearman rho = 0.40 [0.10, 0.60], N = 38, 2 unreadable" in \
         table.loc["a", "against people"]
     assert table.loc["b", "against people"].startswith("not checked against people: no validation report of judge m2")
+
+
+def test_a_rewritten_report_is_read_again(tmp_path):
+    from engine.judging.people_check import people_check
+
+    folder = tmp_path / "human_ratings/set/reports"
+    folder.mkdir(parents=True)
+    report = {"measure": {"kind": "judge", "judge": "m1", "criterion": "originality", "scale": [1, 5]},
+              "source": {"path": "x/set/ratings.csv"}, "items": 40, "n": 38, "unreadable": 2,
+              "pearson": {"value": 0.5, "ci": [0.2, 0.7]}, "spearman": {"value": 0.4, "ci": [0.1, 0.6]}}
+    (folder / "judge_m1.json").write_text(json.dumps(report))
+    assert "N = 38" in people_check("m1", tmp_path)
+    report["n"] = 1234
+    (folder / "judge_m1.json").write_text(json.dumps(report))
+    assert "N = 1,234" in people_check("m1", tmp_path)
