@@ -8,11 +8,26 @@ figure is fine. The tests run them on every chart of every page over every cache
 * ``axis_problems``: an axis titled with a score (Vendi, Div-BLEU, rubric, win rate, paper A's
   scaled ratings, percent, percentile) has an explicit range inside what that score can be
   (Vendi from 1, rubric 1–10, the others 0–1 or 0–100).
+* ``colour_problems``: any two distinct categorical colours of one chart differ by at least
+  ``colour_difference.THRESHOLD`` (CIEDE2000) in normal vision and by at least
+  ``colour_difference.CVD_THRESHOLD`` under simulated protanopia, deuteranopia and tritanopia;
+  the legend entries named in ``compared`` (runs or datasets drawn side by side) never share a
+  hue family (``colour_difference.HUE_FAMILY``). The categorical colours of a chart are the one
+  colour of each legend entry (its marker's, else its line's, else its fill's) and the distinct
+  colours of any per-point list of colour strings (bars coloured one by one). Not counted:
+  continuous colour scales (numbers mapped through a colour scale), traces that are not in the
+  legend (reference lines, density images, backgrounds, highlights), and fully transparent
+  colours. A colour with transparency is taken as seen on the white page. Two entries with the
+  *same* colour are no colour problem: they are told apart by their marks, which
+  ``legend_problems`` checks (and ``shared_colours`` counts them).
 """
 
 from __future__ import annotations
 
 import re
+from itertools import combinations
+
+from dashboard.figures import colour_difference
 
 SHORT_NAME = 24
 # what an axis title says -> (low, high) the score can take (None = unbounded)
@@ -153,6 +168,119 @@ def axis_problems(fig) -> list[str]:
     return problems
 
 
-def problems(fig) -> list[str]:
-    """Every rule at once."""
-    return legend_problems(fig) + axis_problems(fig)
+# the CSS colour names Plotly figures of the tool use, as hex
+CSS_NAMES = {"black": "#000000", "white": "#FFFFFF", "grey": "#808080", "gray": "#808080", "red": "#FF0000",
+             "green": "#008000", "blue": "#0000FF", "orange": "#FFA500", "purple": "#800080",
+             "lightgrey": "#D3D3D3", "lightgray": "#D3D3D3", "darkgrey": "#A9A9A9", "darkgray": "#A9A9A9",
+             "silver": "#C0C0C0", "dimgrey": "#696969", "dimgray": "#696969"}
+RGB_FUNCTION = re.compile(r"^rgba?\(\s*([\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*(?:,\s*([\d.]+)\s*)?\)$")
+HEX_COLOUR = re.compile(r"^#([0-9a-f]{3}|[0-9a-f]{6}|[0-9a-f]{8})$")
+TRANSPARENT = "transparent"
+
+
+def seen_colour(value) -> str | None:
+    """A Plotly colour string as the ``#RRGGBB`` seen on the white page (a translucent colour
+    mixed with white); ``TRANSPARENT`` for an invisible one; None for what is not a colour."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower().replace(" ", "")
+    text = CSS_NAMES.get(text, text)
+    alpha = 1.0
+    if HEX_COLOUR.match(text):
+        digits = text[1:]
+        if len(digits) == 3:
+            digits = "".join(c * 2 for c in digits)
+        if len(digits) == 8:
+            alpha = int(digits[6:], 16) / 255
+        rgb = [int(digits[i:i + 2], 16) for i in (0, 2, 4)]
+    elif (found := RGB_FUNCTION.match(text)):
+        rgb = [float(found.group(i)) for i in (1, 2, 3)]
+        alpha = float(found.group(4)) if found.group(4) is not None else 1.0
+    elif text == TRANSPARENT:
+        return TRANSPARENT
+    else:
+        return None
+    if alpha <= 0:
+        return TRANSPARENT
+    mixed = [alpha * c + (1 - alpha) * 255 for c in rgb]
+    return "#" + "".join(f"{int(round(min(255.0, max(0.0, c)))):02X}" for c in mixed)
+
+
+def _entry_colour(trace: dict):
+    """The one colour a legend entry shows: its marker's, else its line's, else its fill's
+    (a colour string), or None when none is a single colour."""
+    for value in ((trace.get("marker") or {}).get("color"), (trace.get("line") or {}).get("color"),
+                  trace.get("fillcolor")):
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value) \
+                and len({v.lower() for v in value}) == 1:
+            value = value[0]
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def categorical_colours(fig) -> tuple[dict[str, str], list[str]]:
+    """``({seen colour: the entry or trace it belongs to}, [colour strings not understood])``
+    of one figure (see the module docstring for what counts)."""
+    fig = _as_json(fig)
+    found: dict[str, str] = {}
+    unread: list[str] = []
+
+    def add(value, owner: str):
+        seen = seen_colour(value)
+        if seen is None:
+            unread.append(f"{owner}: {value!r}")
+        elif seen != TRANSPARENT:
+            found.setdefault(seen, owner)
+
+    for trace in legend_entries(fig):
+        value = _entry_colour(trace)
+        if value is not None:
+            add(value, _text(trace.get("name")))
+    for trace in fig["data"]:
+        value = (trace.get("marker") or {}).get("color")
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+            for each in dict.fromkeys(value):
+                add(each, f"{_text(trace.get('name')) or trace.get('type', 'trace')} ({each})")
+    return found, unread
+
+
+def _legend_colours(fig) -> dict[str, str]:
+    out = {}
+    for trace in legend_entries(fig):
+        value = _entry_colour(trace)
+        seen = seen_colour(value) if value is not None else None
+        if seen not in (None, TRANSPARENT):
+            out.setdefault(_text(trace.get("name")), seen)
+    return out
+
+
+def colour_problems(fig, compared=()) -> list[str]:
+    """Pairs of a chart's categorical colours too close to tell apart, and compared runs in one
+    hue family (``compared``: the legend names that are runs or datasets)."""
+    found, unread = categorical_colours(fig)
+    problems = [f"colour not understood: {text}" for text in unread]
+    for (a, owner_a), (b, owner_b) in combinations(found.items(), 2):
+        seen = colour_difference.worst_delta_e(a, b)
+        close = [f"{vision} ΔE00 {value:.1f} < {limit:g}" for vision, value in seen.items()
+                 if value < (limit := colour_difference.THRESHOLD if vision == "normal"
+                             else colour_difference.CVD_THRESHOLD)]
+        if close:
+            problems.append(f"colours of {owner_a!r} ({a}) and {owner_b!r} ({b}) too close: " + ", ".join(close))
+    runs = {name: colour for name, colour in _legend_colours(fig).items() if name in set(map(str, compared))}
+    for (name_a, a), (name_b, b) in combinations(runs.items(), 2):
+        if a != b and colour_difference.same_hue_family(a, b):
+            problems.append(f"compared {name_a!r} ({a}) and {name_b!r} ({b}) share a hue family: hue angles "
+                            f"{colour_difference.hue_gap(a, b):.0f}° apart (< {colour_difference.HUE_FAMILY:g}°)")
+    return problems
+
+
+def shared_colours(fig) -> list[tuple[str, str]]:
+    """Pairs of legend entries drawn in the same colour (told apart by their marks only)."""
+    colours = _legend_colours(fig)
+    return [(a, b) for a, b in combinations(colours, 2) if colours[a] == colours[b]]
+
+
+def problems(fig, compared=()) -> list[str]:
+    """Every rule at once (``compared``: legend names of runs or datasets, see ``colour_problems``)."""
+    return legend_problems(fig) + axis_problems(fig) + colour_problems(fig, compared)

@@ -1,7 +1,9 @@
 """Every chart on every page, over every cached dataset, meets the figure rules
 (``dashboard.figures.checks``): no two legend entries alike in colour and mark, the legend
 outside the plot and horizontal when its names are long, score axes set inside the score's
-range. The charts are read as the browser gets them (the Plotly JSON Streamlit sends), and
+range, no two colours of a chart closer than the colour threshold (CIEDE2000, normal vision
+and three simulated colour-vision deficiencies) and compared datasets (Compare runs) or
+sources (LLM, human) in distinct hue families. The charts are read as the browser gets them (the Plotly JSON Streamlit sends), and
 the export catalog's figures of each dataset are held to the same rules."""
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "dashboard" / "app.py")
 PAGES = pages.keys()
 DATASETS = sorted(p.parent.name for p in (REPO / "cached_runs").glob("*/manifest.json"))
+
+# legend names that are compared runs: they must not share a hue family
+COMPARED = (*DATASETS, "LLM", "Human", "llm", "human")
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DATASETS, reason="no cached dataset")]
 
@@ -68,7 +73,10 @@ def test_every_chart_of_every_page_meets_the_rules(every_dataset, dataset):
         assert len(figures[page]) >= minimum, (dataset, page, len(figures[page]))
     found = {f"{page}: {_title(figure)!r}": problems
              for page, shown in figures.items() for figure in shown
-             if (problems := checks.problems(figure))}
+             if (problems := checks.problems(figure, COMPARED))}
+    shared = sum(len(checks.shared_colours(figure)) for shown in figures.values() for figure in shown)
+    print(f"{dataset}: {sum(len(v) for v in figures.values())} charts, {sum(map(len, found.values()))} problems, "
+          f"{shared} pairs of legend entries sharing a colour (told apart by marks)")
     assert found == {}, f"{dataset}: {json.dumps(found, indent=1, ensure_ascii=False)}"
     assert sum(len(v) for v in figures.values()) >= 8
 
@@ -83,5 +91,5 @@ def test_every_export_catalog_figure_meets_the_rules(dataset):
     items = report.catalog(data, data.conversations, availability(data))
     drawn = [item for item in items if item.figure is not None]
     assert drawn
-    found = {item.title: problems for item in drawn if (problems := checks.problems(item.figure))}
+    found = {item.title: problems for item in drawn if (problems := checks.problems(item.figure, COMPARED))}
     assert found == {}
