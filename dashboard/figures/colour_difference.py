@@ -14,10 +14,13 @@
 
 The rule the charts meet (``dashboard.figures.checks.colour_problems``):
 
-* ``THRESHOLD`` = 10: any two categorical colours of one chart differ by ΔE00 ≥ 10 in normal
-  vision. A ΔE00 of 10 is about ten just-noticeable differences, a difference a reader names
-  ("another colour") rather than spots side by side; Okabe & Ito's eight and Tol's muted set
-  keep at least this among the colours we draw from together.
+* ``THRESHOLD`` = 15: any two categorical colours of one chart differ by ΔE00 ≥ 15 in normal
+  vision. A ΔE00 of 1 is about a just-noticeable difference side by side; a legend's colours
+  must be told apart when the two are far apart on a map or a slide, and named ("the other
+  pink"). Okabe–Ito's purple and Tol's rose (ΔE00 12.0, "both pink") and Okabe–Ito's green and
+  Tol's teal (9.6, "both teal") fail it; the twelve method colours of the two papers
+  (``engine.protocols.registry``) and the palette's ``SEQUENCE`` (eleven colours and black)
+  meet it, so about twelve levels of one chart get their own colour.
 * ``CVD_THRESHOLD`` = 5: the same pair differs by ΔE00 ≥ 5 under each of the three simulated
   deficiencies. Dichromacy removes one axis of colour, so no palette of more than a handful of
   colours keeps 10 there; 5 is still several just-noticeable differences. Where a chart needs
@@ -35,7 +38,7 @@ from functools import lru_cache
 
 import numpy as np
 
-THRESHOLD = 10.0
+THRESHOLD = 15.0
 CVD_THRESHOLD = 5.0
 HUE_FAMILY = 30.0
 ACHROMATIC = 12.0  # C*ab below this counts as grey: it has no hue family

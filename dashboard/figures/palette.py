@@ -14,6 +14,14 @@ set (Tol, "Colour schemes", SRON technical note, 2021). Known levels get a fixed
 Any other level (a model name, a persona, a team size...) gets a colour from its name
 through a fixed hash, so it is the same in every chart and every session. Missing values
 ("(none)") are light grey.
+
+``SEQUENCE`` (the colours hashed levels draw from) and every fixed table hold only colours
+that stay apart from each other by the thresholds of ``dashboard.figures.colour_difference``
+(CIEDE2000 ≥ 15 in normal vision, ≥ 5 under simulated protan, deutan and tritan vision):
+Tol's rose (ΔE00 12 from Okabe–Ito's purple, both pink), teal (9.6 from Okabe–Ito's green)
+and cyan (8 from sky) are left out of it, and Okabe–Ito's yellow (10 from sand, and hard to
+see on white). ``dashboard.figures.style.series_styles`` makes sure the colours of one chart
+keep the thresholds.
 """
 
 from __future__ import annotations
@@ -32,10 +40,13 @@ TOL_MUTED = {"indigo": "#332288", "wine": "#882255", "olive": "#999933", "forest
              "teal": "#44AA99", "rose": "#CC6677", "sand": "#DDCC77", "cyan": "#88CCEE"}
 BLACK, GREY, MISSING = "#000000", "#7F7F7F", "#C8C8C8"
 
-# The order levels without a fixed colour draw from (by hash of their name).
+# The order levels without a fixed colour draw from (by hash of their name): eleven colours,
+# any two of them apart by the thresholds (module docstring), black the twelfth for a chart
+# that needs one more (``DISTINCT``).
 SEQUENCE = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["green"], OKABE_ITO["purple"],
             OKABE_ITO["vermillion"], OKABE_ITO["sky"], TOL_MUTED["indigo"], TOL_MUTED["olive"],
-            TOL_MUTED["wine"], TOL_MUTED["forest"], TOL_MUTED["rose"], TOL_MUTED["teal"])
+            TOL_MUTED["wine"], TOL_MUTED["forest"], TOL_MUTED["sand"])
+DISTINCT = (*SEQUENCE, BLACK)
 
 # The colours a method's description may name (``Method.colour``), besides "#RRGGBB".
 NAMED = {**OKABE_ITO, **TOL_MUTED, "black": BLACK, "grey": GREY}
@@ -73,13 +84,15 @@ SOURCE = {"llm": OKABE_ITO["blue"], "human": TOL_MUTED["wine"]}
 METHOD = MethodColours()
 # A method that names no colour: one of the palettes' colours no built-in method uses.
 _TAKEN = {named(m.colour) for m in BUILT_IN_METHODS}
+# (Tol's rose, teal and cyan: a chart moves one away from a built-in method's colour it is too
+# close to, ``style.series_styles``)
 METHOD_FALLBACK = tuple(dict.fromkeys(c for c in (*SEQUENCE, *TOL_MUTED.values()) if c not in _TAKEN))
 TASK = {"plastic_waste": OKABE_ITO["blue"], "supply_chain": OKABE_ITO["orange"],
         "sorry_pandemic": OKABE_ITO["green"], "education_inequality": OKABE_ITO["purple"],
         "employee_attrition": OKABE_ITO["vermillion"], "singing_shower": TOL_MUTED["indigo"]}
 # Paper A's models (engine.importers.paper_release.MODEL_NAMES) and the local model.
 MODEL = {"gpt-4.1": OKABE_ITO["blue"], "o3-high": OKABE_ITO["orange"], "o3-low": OKABE_ITO["sky"],
-         "Mixed": TOL_MUTED["olive"], "local": TOL_MUTED["teal"]}
+         "Mixed": TOL_MUTED["olive"], "local": TOL_MUTED["forest"]}
 KINDS = {"source": SOURCE, "method": METHOD, "discussion": METHOD, "protocol": METHOD, "task": TASK,
          "model": MODEL}
 MISSING_LABELS = ("(none)", "nan", "None", "")

@@ -6,9 +6,11 @@
 * ``series_styles(levels, kind)``: colour, marker symbol, line dash and bar pattern of each
   series of a chart, so that no two series look alike. Colours come from
   ``dashboard.figures.palette`` (a known level keeps its colour everywhere); a level without a
-  fixed colour takes the first colour not yet used in the chart; when colours repeat
-  (conditions of one method, or more levels than colours) symbols, dashes and patterns
-  take over.
+  fixed colour keeps its hashed colour when it stays apart from the chart's other colours
+  (CIEDE2000, ``dashboard.figures.colour_difference``), else the colour farthest from them
+  (``chart_colours``); compared runs and sources never share a hue family; when colours
+  repeat (conditions of one method, or more levels than colours kept apart) symbols, dashes
+  and patterns take over.
 * ``SCORES`` / ``score_range`` / ``score_axis``: what each score can be (Vendi Score from 1,
   paper B, section 3.2; rubric 1–10, paper B's judge; Div-BLEU, win rate and paper A's
   scaled ratings 0–1; percent 0–100) and an axis range that fits the data inside it.
@@ -31,7 +33,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from dashboard.figures import codes as condition_codes
-from dashboard.figures import palette
+from dashboard.figures import colour_difference, palette
 
 TEMPLATE = "plotly_white"
 # every figure is born in the house template: setting it on a finished figure costs about
@@ -45,6 +47,8 @@ SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "triangle
            "pentagon")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 PATTERNS = ("", "/", "\\", "x", ".", "-", "|", "+")
+# kinds of level that are runs or samples compared side by side: never two of one hue family
+COMPARED_KINDS = ("dataset", "run", "source")
 # the legend at the bottom of the figure, under the x-axis title (``yref="container"``: the plot's
 # automatic margins make room for it, so it never overlaps tick labels, titles or data)
 LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
@@ -95,27 +99,70 @@ class Style:
 
 # ------------------------------------------------------------------------------ series
 def series_styles(levels, kind: str | None = None) -> dict[str, Style]:
-    """A distinct look for each level of one chart (see the module docstring)."""
+    """A distinct look for each level of one chart (see the module docstring and
+    ``chart_colours``)."""
     levels = [str(v) for v in dict.fromkeys(levels)]
-    used_colours: list[str] = []
+    return _distinct_marks(levels, chart_colours(levels, kind))
+
+
+def chart_colours(levels, kind: str | None = None) -> dict[str, str]:
+    """``{level: colour}`` of one chart's levels, any two distinct colours apart by the
+    thresholds of ``dashboard.figures.colour_difference`` (CIEDE2000 ≥ ``THRESHOLD`` in normal
+    vision, ≥ ``CVD_THRESHOLD`` under each simulated deficiency); for compared runs and sources
+    (``kind`` in ``COMPARED_KINDS``) also in distinct hue families (``HUE_FAMILY``).
+
+    1. Levels with a fixed colour (``palette.has_fixed_colour``) keep it, in the chart's order,
+       unless it is too close to an earlier level's different colour (a plugin's method naming
+       a colour near a built-in one's): that level is placed as in step 2.
+    2. Any other level keeps its hashed colour (``palette.colour``) when that colour fits;
+       otherwise it takes, of the colours of ``palette.DISTINCT`` that fit, the one farthest
+       from the chart's colours so far (the largest smallest ΔE00; the first in the palette's
+       order on a tie): greedy max–min.
+    3. When no colour fits (more levels than the palette keeps apart: about twelve, six for
+       compared runs) the level *shares* the colour used by the fewest levels so far (the
+       first of them on a tie; never the missing grey), and ``_distinct_marks`` gives it its
+       own symbol, dash and pattern: the chart then shows a colour twice, never two colours
+       closer than the threshold. ``dashboard.figures.checks.shared_colours`` counts them.
+    """
+    levels = [str(v) for v in dict.fromkeys(levels)]
+    compared = kind in COMPARED_KINDS
     colours: dict[str, str] = {}
-    for level in levels:  # fixed colours first: they never move
+    for level in levels:
         if palette.has_fixed_colour(level, kind):
-            colours[level] = palette.colour(level, kind)
-            used_colours.append(colours[level].lower())
+            fixed = palette.colour(level, kind)
+            if fixed.upper() in _used(colours) or _fits(fixed, _used(colours), compared):
+                colours[level] = fixed
     for level in levels:
         if level in colours:
             continue
+        used = _used(colours)
         preferred = palette.colour(level, kind)
-        if preferred.lower() not in used_colours or preferred == palette.MISSING:
+        if _fits(preferred, used, compared):
             colours[level] = preferred
+            continue
+        free = [c for c in palette.DISTINCT if _fits(c, used, compared)]
+        if free:
+            colours[level] = max(free, key=lambda c: min((colour_difference.delta_e(c, u) for u in used),
+                                                         default=math.inf))
         else:
-            start = palette.SEQUENCE.index(preferred) if preferred in palette.SEQUENCE else 0
-            free = [palette.SEQUENCE[(start + i) % len(palette.SEQUENCE)] for i in range(len(palette.SEQUENCE))]
-            free = [c for c in free if c.lower() not in used_colours]
-            colours[level] = free[0] if free else preferred
-        used_colours.append(colours[level].lower())
-    return _distinct_marks(levels, colours)
+            counts = {c: sum(1 for v in colours.values() if v.upper() == c) for c in used
+                      if c != palette.MISSING.upper()}
+            colours[level] = min(counts, key=counts.get) if counts else preferred
+    return {level: colours[level] for level in levels}
+
+
+def _used(colours: dict[str, str]) -> list[str]:
+    return list(dict.fromkeys(c.upper() for c in colours.values()))
+
+
+def _fits(candidate: str, used: list[str], compared: bool) -> bool:
+    """True when ``candidate`` is new to the chart and apart from every colour in it."""
+    candidate = candidate.upper()
+    if candidate in used:
+        return False
+    if not all(colour_difference.apart(candidate, u) for u in used):
+        return False
+    return not compared or not any(colour_difference.same_hue_family(candidate, u) for u in used)
 
 
 def _distinct_marks(levels: list[str], colours: dict[str, str]) -> dict[str, Style]:

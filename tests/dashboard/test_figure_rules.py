@@ -23,6 +23,7 @@ APP = str(REPO / "dashboard" / "app.py")
 PAGES = pages.keys()
 DATASETS = sorted(p.parent.name for p in (REPO / "cached_runs").glob("*/manifest.json"))
 
+CLUSTER_KS = (8, 20)
 # legend names that are compared runs: they must not share a hue family
 COMPARED = (*DATASETS, "LLM", "Human", "llm", "human")
 
@@ -51,6 +52,15 @@ def page_figures(dataset: str) -> dict[str, list[dict]]:
         at.run()
         assert not at.exception, (dataset, page, [e.value for e in at.exception])
         out[page] = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    # the map coloured by cluster (the Trajectories page's "Cluster labels"), at the default k
+    # and at more clusters than the palette keeps apart
+    for k in CLUSTER_KS:
+        at.switch_page(pages.page("trajectories").script)
+        at.session_state["traj_clusters"] = True
+        at.session_state["traj_k"] = k
+        at.run()
+        assert not at.exception, (dataset, "trajectories", k, [e.value for e in at.exception])
+        out[f"trajectories (clusters, k = {k})"] = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     return out
 
 
@@ -77,6 +87,7 @@ def test_every_chart_of_every_page_meets_the_rules(every_dataset, dataset):
     shared = sum(len(checks.shared_colours(figure)) for shown in figures.values() for figure in shown)
     print(f"{dataset}: {sum(len(v) for v in figures.values())} charts, {sum(map(len, found.values()))} problems, "
           f"{shared} pairs of legend entries sharing a colour (told apart by marks)")
+    print(json.dumps(found, indent=1, ensure_ascii=False))
     assert found == {}, f"{dataset}: {json.dumps(found, indent=1, ensure_ascii=False)}"
     assert sum(len(v) for v in figures.values()) >= 8
 
