@@ -359,19 +359,61 @@ table.context th{text-align:left;color:#555}
 
 
 SLIDE_SIZE = (1600, 900)
+# Text sizes on a 1600 × 900 slide, for a hall: a slide shown on a screen about 3 m wide puts
+# 1 px at about 2 mm, so 18 px letters are about 3.5 cm tall, read from some 15 m (the common
+# rule of a 1/200 letter height for the back row); the title larger still.
+SLIDE_TITLE_PX = 32  # the slide's title
+SLIDE_TEXT_PX = 20  # axis titles, tick labels, legend, colour bar, annotations, data labels, the key
+SLIDE_STAMP_PX = 18  # the provenance stamp above the title
+SLIDE_MIN_PX = min(SLIDE_TEXT_PX, SLIDE_STAMP_PX)  # no text of a slide is smaller
 
 
 def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.Figure:
     """A copy of the item's figure sized for a 16:9 slide, its stamp (ours / published,
     source, sample, N, outcome) written above the title and its code key right of the plot:
     a slide shown alone still says where its numbers come from. Nothing is written under the
-    plot, where axis titles and the legend are."""
+    plot, where axis titles and the legend are. Text sizes: ``SLIDE_TITLE_PX`` for the title,
+    ``SLIDE_STAMP_PX`` for the stamp, at least ``SLIDE_TEXT_PX`` for every other text (a size
+    the figure sets smaller, a data label's or a note's, is raised to it)."""
     from dashboard.exports.stamp import stamp_figure
 
     width, height = SLIDE_SIZE
-    fig = stamp_figure(item.figure, item.stamp(context), width=width, height=height, title=item.title)
-    fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=14)))
-    return fig
+    base = go.Figure(item.figure)
+    base.update_layout(font=dict(size=SLIDE_TEXT_PX), legend=dict(font=dict(size=SLIDE_TEXT_PX)))
+    base = at_least(base, SLIDE_TEXT_PX)
+    return stamp_figure(base, item.stamp(context), width=width, height=height, title=item.title,
+                        title_size=SLIDE_TITLE_PX, stamp_size=SLIDE_STAMP_PX, key_size=SLIDE_TEXT_PX)
+
+
+def at_least(fig: go.Figure, px: float) -> go.Figure:
+    """A copy of ``fig`` whose every font size set below ``px`` (layout, axes, legend,
+    annotations, traces' text, colour bars; one size or one per point) is ``px``."""
+
+    def raise_sizes(node):
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key.endswith("font") and isinstance(value, dict) and "size" in value:
+                    value = {**value, "size": _raised(value["size"], px)}
+                out[key] = raise_sizes(value)
+            return out
+        if isinstance(node, (list, tuple)):
+            return [raise_sizes(v) for v in node]
+        return node
+
+    shape = fig.to_dict()
+    return go.Figure({"data": raise_sizes(shape.get("data", [])), "layout": raise_sizes(shape.get("layout", {}))})
+
+
+def _raised(size, px: float):
+    if isinstance(size, (list, tuple)):
+        return [_raised(s, px) for s in size]
+    if hasattr(size, "tolist"):
+        return _raised(size.tolist(), px)
+    try:
+        return max(float(size), px)
+    except (TypeError, ValueError):
+        return px
 
 
 # The slide deck renders every figure in one browser session (kaleido), each slide within
@@ -432,11 +474,12 @@ def make_slide_deck(items: list[ReportItem], context: dict[str, str] | None = No
 
 
 def render_pngs(figures: list[go.Figure], *, width: int, height: int, slide_limit: float = SLIDE_LIMIT_S,
-                deck_limit: float = DECK_LIMIT_S) -> list:
+                deck_limit: float = DECK_LIMIT_S, fmt: str = "png") -> list:
     """PNG bytes of each figure, or the reason it has none (a string), all rendered by one
     kaleido browser session in a thread of its own: each within ``slide_limit`` seconds, all
     within ``deck_limit`` (what is not done by then says so). Opening one browser per figure,
-    as ``pio.to_image`` does, took minutes for a session's figures on a loaded machine."""
+    as ``pio.to_image`` does, took minutes for a session's figures on a loaded machine.
+    ``fmt="svg"`` gives each slide's SVG (text as text, for measuring it)."""
     import asyncio
     import threading
 
@@ -453,7 +496,7 @@ def render_pngs(figures: list[go.Figure], *, width: int, height: int, slide_limi
             for position, figure in enumerate(figures):
                 try:
                     results[position] = await asyncio.wait_for(session.calc_fig(
-                        figure.to_dict(), opts=dict(format="png", width=width, height=height, scale=1)),
+                        figure.to_dict(), opts=dict(format=fmt, width=width, height=height, scale=1)),
                         slide_limit)
                 except asyncio.TimeoutError:
                     results[position] = f"not rendered within {slide_limit:.0f} s"

@@ -22,7 +22,7 @@ from dashboard.figures import style
 from dashboard.figures.charts import condition_key
 
 KINDS = {"ours": "OURS", "published": "PUBLISHED", "beside": "OURS BESIDE PUBLISHED"}
-STAMP_SIZE = 12  # px
+STAMP_SIZE = 12  # px, on a figure exported alone (a slide's sizes: ``formats.SLIDE_*_PX``)
 KEY_SIZE = 11
 
 
@@ -75,40 +75,58 @@ def _plain_title(fig: go.Figure) -> str:
 
 
 def stamp_figure(fig: go.Figure, stamp: Stamp, *, width: int, height: int | None = None,
-                 title: str | None = None) -> go.Figure:
+                 title: str | None = None, title_size: int | None = None, stamp_size: int = STAMP_SIZE,
+                 key_size: int = KEY_SIZE) -> go.Figure:
     """A copy of ``fig`` for a file of ``width`` pixels: the stamp above the title (wrapped to
-    the width), the title re-wrapped to it, the condition-code key right of the plot."""
+    the width), the title re-wrapped to it, the condition-code key right of the plot.
+    ``title_size``, ``stamp_size`` and ``key_size`` (px): the title's, the stamp's and the key's
+    font (a slide's are larger: ``formats.slide_figure``)."""
     out = go.Figure(fig)
-    characters = max(40, int(width / (STAMP_SIZE * 0.6)))
+    title_size = title_size or style.TITLE_SIZE
+    characters = max(40, int(width / (stamp_size * 0.6)))
     stamp_lines = [html.escape(line, quote=False) for line in stamp.lines(characters)]
     stamp_lines[0] = stamp_lines[0].replace(html.escape(KINDS.get(stamp.kind, "")),
                                             f"<b>{html.escape(KINDS.get(stamp.kind, ''))}</b>", 1)
     heading = title if title is not None else _plain_title(out)
     heading = style.wrap_title(html.escape(heading, quote=False) if title is not None else heading,
-                               max(30, int(width / (style.TITLE_SIZE * 0.62))))
-    kicker = f"<span style='font-size:{STAMP_SIZE}px;color:#555'>" + "<br>".join(stamp_lines) + "</span>"
+                               max(30, int(width / (title_size * 0.62))))
+    kicker = f"<span style='font-size:{stamp_size}px;color:#555'>" + "<br>".join(stamp_lines) + "</span>"
+    room = subplot_title_room(out, out.layout.font.size if out.layout.font and out.layout.font.size else 13)
     out.update_layout(title=dict(text=kicker + ("<br>" + heading if heading else ""), automargin=True,
+                                 font=dict(size=title_size),
                                  yref="paper", y=1, yanchor="bottom", xref="container", x=0, xanchor="left",
-                                 pad=dict(l=12, b=10 + style._subplot_title_room(out))))
+                                 pad=dict(l=12, b=10 + room)))
     if height is not None:
         out.update_layout(height=height)
     key = condition_key(out)
     if key:
-        _add_key(out, key, width)
+        _add_key(out, key, width, key_size)
     return out
 
 
-def _add_key(fig: go.Figure, key: list[list[str]], width: int) -> None:
+def subplot_title_room(fig: go.Figure, font_px: float) -> int:
+    """Pixels the subplot titles of the top row take above the plot at ``font_px`` (0 without
+    any): their lines at about 1.4 × the font, and a gap."""
+    top = [a for a in fig.layout.annotations or () if a.yref == "paper" and a.y is not None and a.y >= 0.99
+           and a.yanchor == "bottom"]
+    if not top:
+        return 0
+    size = max((a.font.size if a.font and a.font.size else font_px) for a in top)
+    lines = max(str(a.text or "").count("<br>") + 1 for a in top)
+    return int(1.4 * size * lines + 6)
+
+
+def _add_key(fig: go.Figure, key: list[list[str]], width: int, key_size: int = KEY_SIZE) -> None:
     """The codes' key as a column right of the plot; the right margin grows to hold it."""
-    column = max(24, min(60, int(0.32 * width / (KEY_SIZE * 0.6))))
+    column = max(24, min(60, int(0.32 * width / (key_size * 0.6))))
     lines = ["<b>key</b>"]
     for code, words in key:
         wrapped = textwrap.wrap(f"{code}: {words}", column) or [code]
         lines += [html.escape(wrapped[0], quote=False)] + ["   " + html.escape(w, quote=False) for w in wrapped[1:]]
     longest = max(len(re.sub(r"<[^>]+>", "", line)) for line in lines)
-    margin = int(longest * KEY_SIZE * 0.6) + 40
+    margin = int(longest * key_size * 0.6) + 40
     fig.add_annotation(text="<br>".join(lines), xref="paper", yref="paper", x=1, xanchor="left", xshift=16,
-                       y=1, yanchor="top", showarrow=False, align="left", font=dict(size=KEY_SIZE, color="#333"))
+                       y=1, yanchor="top", showarrow=False, align="left", font=dict(size=key_size, color="#333"))
     fig.update_layout(margin=dict(r=margin))
 
 
