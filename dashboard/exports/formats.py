@@ -381,15 +381,19 @@ def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.
     base = go.Figure(item.figure)
     base.update_layout(font=dict(size=SLIDE_TEXT_PX), legend=dict(font=dict(size=SLIDE_TEXT_PX)))
     base = at_least(base, SLIDE_TEXT_PX)
+    _ticks_that_fit(base, width, height, SLIDE_TEXT_PX)
     return stamp_figure(base, item.stamp(context), width=width, height=height, title=item.title,
                         title_size=SLIDE_TITLE_PX, stamp_size=SLIDE_STAMP_PX, key_size=SLIDE_TEXT_PX)
 
 
 def at_least(fig: go.Figure, px: float) -> go.Figure:
     """A copy of ``fig`` whose every font size set below ``px`` (layout, axes, legend,
-    annotations, traces' text, colour bars; one size or one per point) is ``px``."""
+    annotations, traces' text, colour bars; one size or one per point; and a
+    ``<span style='font-size:...px'>`` inside a text) is ``px``."""
 
     def raise_sizes(node):
+        if isinstance(node, str):
+            return INLINE_SIZE.sub(lambda m: f"{m.group(1)}{max(float(m.group(2)), px):g}px", node)
         if isinstance(node, dict):
             out = {}
             for key, value in node.items():
@@ -403,6 +407,30 @@ def at_least(fig: go.Figure, px: float) -> go.Figure:
 
     shape = fig.to_dict()
     return go.Figure({"data": raise_sizes(shape.get("data", [])), "layout": raise_sizes(shape.get("layout", {}))})
+
+
+# of a slide's height and width, about how much the plotting area keeps (the rest: stamp, title,
+# legend, axis titles, the codes' key)
+PLOT_SHARE = (0.7, 0.8)
+
+
+def _ticks_that_fit(fig: go.Figure, width: int, height: int, px: float) -> None:
+    """At most as many automatic ticks on each axis as labels of ``px`` fit along it (a y
+    label about 1.4 × its size tall with its gap, at least 3, an x label about 6 of its sizes wide): the
+    small panels of a grid of charts otherwise stack their larger tick labels into each other."""
+    layout = fig.to_dict().get("layout", {})
+    for name, axis in layout.items():
+        if not re.fullmatch(r"[xy]axis\d*", name) or not isinstance(axis, dict) or axis.get("tickvals") is not None:
+            continue
+        low, high = axis.get("domain") or (0.0, 1.0)
+        vertical = name.startswith("y")
+        length = (high - low) * (height * PLOT_SHARE[0] if vertical else width * PLOT_SHARE[1])
+        fits = max(3, int(length // (1.4 * px if vertical else 6 * px)))
+        if axis.get("nticks") in (None, 0) or axis["nticks"] > fits:
+            fig.update_layout({name: dict(nticks=fits)})
+
+
+INLINE_SIZE = re.compile(r"(font-size:\s*)(\d+(?:\.\d+)?)px")
 
 
 def _raised(size, px: float):
