@@ -382,8 +382,10 @@ def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.
     base.update_layout(font=dict(size=SLIDE_TEXT_PX), legend=dict(font=dict(size=SLIDE_TEXT_PX)))
     base = at_least(base, SLIDE_TEXT_PX)
     _ticks_that_fit(base, width, height, SLIDE_TEXT_PX)
-    return stamp_figure(base, item.stamp(context), width=width, height=height, title=item.title,
-                        title_size=SLIDE_TITLE_PX, stamp_size=SLIDE_STAMP_PX, key_size=SLIDE_TEXT_PX)
+    slide = stamp_figure(base, item.stamp(context), width=width, height=height, title=item.title,
+                         title_size=SLIDE_TITLE_PX, stamp_size=SLIDE_STAMP_PX, key_size=SLIDE_TEXT_PX)
+    _room_for_a_slide(slide, SLIDE_TEXT_PX)
+    return slide
 
 
 def at_least(fig: go.Figure, px: float) -> go.Figure:
@@ -416,18 +418,46 @@ PLOT_SHARE = (0.7, 0.8)
 
 def _ticks_that_fit(fig: go.Figure, width: int, height: int, px: float) -> None:
     """At most as many automatic ticks on each axis as labels of ``px`` fit along it (a y
-    label about 1.4 × its size tall with its gap, at least 3, an x label about 6 of its sizes wide): the
-    small panels of a grid of charts otherwise stack their larger tick labels into each other."""
+    label about 1.4 × its size tall with its gap, at least 3, an x label about 6 of its sizes
+    wide), the plot's height less the rows of a horizontal legend: the small panels of a grid
+    of charts otherwise stack their larger tick labels into each other."""
+    from dashboard.figures import style
+
     layout = fig.to_dict().get("layout", {})
+    legend = layout.get("legend") or {}
+    names = [t.name for t in fig.data if t.name and t.showlegend is not False]
+    rows = style.n_legend_rows(names, width_px=width, font_px=int(px)) \
+        if legend.get("orientation") == "h" and layout.get("showlegend") is not False and len(names) > 1 else 0
+    plot_height = max(height * PLOT_SHARE[0] - 1.5 * px * rows, 4 * px)
     for name, axis in layout.items():
         if not re.fullmatch(r"[xy]axis\d*", name) or not isinstance(axis, dict) or axis.get("tickvals") is not None:
             continue
         low, high = axis.get("domain") or (0.0, 1.0)
         vertical = name.startswith("y")
-        length = (high - low) * (height * PLOT_SHARE[0] if vertical else width * PLOT_SHARE[1])
+        length = (high - low) * (plot_height if vertical else width * PLOT_SHARE[1])
         fits = max(3, int(length // (1.4 * px if vertical else 6 * px)))
         if axis.get("nticks") in (None, 0) or axis["nticks"] > fits:
             fig.update_layout({name: dict(nticks=fits)})
+
+
+def _room_for_a_slide(fig: go.Figure, px: float) -> None:
+    """What a figure fixed for the browser, loosened for a static slide: margins that grow with
+    the larger text (a map fixes them, as automargin redraws every point in the browser), tick
+    labels farther from their axes (the first labels of x and y do not meet in the corner), colour
+    bars titled at their side (a title on top runs into the top tick label), and room above the
+    plot for data labels drawn outside bars (a bar near 100% carries its label above the plot)."""
+    fig.update_xaxes(automargin=True, ticklabelstandoff=int(0.4 * px))
+    fig.update_yaxes(automargin=True, ticklabelstandoff=int(0.5 * px))  # corner labels apart
+    for trace in fig.data:
+        for holder in (trace, getattr(trace, "marker", None)):
+            bar = getattr(holder, "colorbar", None) if holder is not None else None
+            if bar is not None and bar.title is not None and bar.title.text:
+                bar.title.side = "right"
+    outside = any(str(getattr(t, "textposition", "") or "").startswith(("outside", "top")) for t in fig.data
+                  if getattr(t, "text", None) is not None)
+    if outside:
+        pad = fig.layout.title.pad.b if fig.layout.title and fig.layout.title.pad and fig.layout.title.pad.b else 10
+        fig.update_layout(title=dict(pad=dict(b=pad + int(1.5 * px))))
 
 
 INLINE_SIZE = re.compile(r"(font-size:\s*)(\d+(?:\.\d+)?)px")

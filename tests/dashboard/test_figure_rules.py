@@ -41,8 +41,10 @@ def every_dataset(tmp_path_factory):
     patch.undo()
 
 
-def page_figures(dataset: str) -> dict[str, list[dict]]:
-    """``{page: [figure JSON, ...]}`` of every page opened with ``dataset`` chosen."""
+def page_figures(dataset: str, cluster_ks=None) -> dict[str, list[dict]]:
+    """``{page: [figure JSON, ...]}`` of every page opened with ``dataset`` chosen, and of the
+    Trajectories page with its map coloured by ``cluster_ks`` clusters (``CLUSTER_KS`` unless
+    given)."""
     at = AppTest.from_file(APP, default_timeout=600)
     at.session_state["dataset_choice"] = dataset
     at.run()
@@ -54,7 +56,7 @@ def page_figures(dataset: str) -> dict[str, list[dict]]:
         out[page] = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     # the map coloured by cluster (the Trajectories page's "Cluster labels"), at the default k
     # and at more clusters than the palette keeps apart
-    for k in CLUSTER_KS:
+    for k in CLUSTER_KS if cluster_ks is None else cluster_ks:
         at.switch_page(pages.page("trajectories").script)
         at.session_state["traj_clusters"] = True
         at.session_state["traj_k"] = k

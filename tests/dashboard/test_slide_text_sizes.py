@@ -4,7 +4,10 @@ here, so the text stays text) and opened in Chromium at 1600 × 900, the title's
 least 28 px, every other text (axis titles, tick labels, legend, notes, the provenance stamp,
 the codes' key) at least 18 px, each measured twice: the font size Chromium computes for the
 rendered text, and the height of its rendered box. No two texts overlap and none is cut at
-the slide's edge (``devtools.text_overlaps``)."""
+the slide's edge (``devtools.text_overlaps``). The same holds for the slides of every chart
+the pages show (the deck's "also include the figures shown on the pages"), read as the browser
+gets them, over every cached dataset (the map with cluster labels written on it aside: those
+labels are placed for the page's size by ``dashboard.figures.explore_map``)."""
 
 from __future__ import annotations
 
@@ -60,7 +63,10 @@ def slide_svgs(dataset: str) -> list[tuple[str, str]]:
     data = Dataset.load(REPO / "cached_runs" / dataset)
     frame = data.conversations
     items = [i for i in report.catalog(data, frame, availability(data)) if i.figure is not None]
-    context = report.selection_context(data, frame, {})
+    return render(items, report.selection_context(data, frame, {}))
+
+
+def render(items, context=None) -> list[tuple[str, str]]:
     width, height = export.SLIDE_SIZE
     rendered = export.render_pngs([export.slide_figure(i, context) for i in items], width=width, height=height,
                                   fmt="svg")
@@ -102,9 +108,8 @@ def too_small(texts: list[dict]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("dataset", DATASETS)
-def test_every_slide_of_every_dataset_is_readable_from_the_back_row(dataset):
-    slides = measure(slide_svgs(dataset))
+def slide_problems(dataset: str, slides: dict[str, dict]) -> dict[str, list[str]]:
+    """Per slide, its texts under their minimum, overlapping or cut; prints the sizes found."""
     assert slides, dataset
     found, sizes = {}, []
     for title, measured in slides.items():
@@ -125,6 +130,41 @@ def test_every_slide_of_every_dataset_is_readable_from_the_back_row(dataset):
     print(f"{dataset}: {len(slides)} slides, title {min(headings):.0f}-{max(headings):.0f} px, "
           f"other texts {min(others):.0f}-{max(others):.0f} px (smallest box "
           f"{min(t['height'] for t in sizes if not t['heading']):.1f} px)")
+    return found
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_every_slide_of_every_dataset_is_readable_from_the_back_row(dataset):
+    found = slide_problems(dataset, measure(slide_svgs(dataset)))
+    assert found == {}, found
+
+
+@pytest.fixture(scope="module")
+def every_dataset(tmp_path_factory):
+    """The dashboard pointed at all cached datasets (as ``test_figure_rules`` opens them)."""
+    from tests.support.cached_runs import cached_runs_folder
+
+    root, env = cached_runs_folder(tmp_path_factory.mktemp("slides"), *DATASETS)
+    patch = pytest.MonkeyPatch()
+    for key, value in env.items():
+        patch.setenv(key, value)
+    yield root
+    patch.undo()
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_every_chart_the_pages_show_is_readable_as_a_slide(every_dataset, dataset):
+    import plotly.graph_objects as go
+
+    from tests.dashboard.test_figure_rules import page_figures
+
+    items = [export.ReportItem(f"{page} {number}: " + str(((shown.get("layout") or {}).get("title") or {})
+                                                       .get("text", ""))[:50].replace("<br>", " "),
+                               figure=go.Figure(shown), provenance=f"dataset {dataset}")
+             for page, figures in page_figures(dataset, cluster_ks=()).items()
+             for number, shown in enumerate(figures)]
+    assert len(items) >= 8
+    found = slide_problems(dataset, measure(render(items)))
     assert found == {}, found
 
 
