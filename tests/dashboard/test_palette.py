@@ -57,3 +57,67 @@ def test_method_colours_stay_apart_for_a_deuteranope():
     seen = [_deuteranope(palette.colour(m, "method")) for m in METHODS]
     closest = min(np.linalg.norm(a - b) for i, a in enumerate(seen) for b in seen[i + 1:])
     assert closest > 0.15
+
+
+# ------------------------------------------------------------------ perceptual distance
+from itertools import combinations  # noqa: E402
+
+from dashboard.figures import colour_difference, compare_runs, style  # noqa: E402
+
+
+def _apart(colours) -> list[tuple[str, str]]:
+    """Pairs of distinct colours closer than the thresholds (normal vision or a simulation)."""
+    distinct = list(dict.fromkeys(c.upper() for c in colours))
+    return [(a, b) for a, b in combinations(distinct, 2) if not colour_difference.apart(a, b)]
+
+
+def test_the_palette_and_every_fixed_table_keep_the_thresholds():
+    assert _apart(palette.DISTINCT + (palette.MISSING,)) == []
+    assert len(palette.DISTINCT) == 12
+    for table in (palette.SOURCE, palette.TASK, palette.MODEL,
+                  {m: palette.colour(m, "method") for m in METHODS}):
+        assert _apart([*table.values(), palette.MISSING]) == [], table
+
+
+def test_many_clusters_get_apart_colours_then_shared_ones_with_their_own_symbol():
+    """20 clusters, 12 colours kept apart: the first 12 levels take them (greedy max–min),
+    the other 8 each share one, drawn with the next symbol."""
+    levels = [f"{i}: words" for i in range(20)]
+    looks = style.series_styles(levels, "cluster")
+    colours = [looks[level].colour for level in levels]
+    assert _apart(colours) == []
+    assert len(set(colours[:12])) == 12 and set(colours[12:]) <= set(colours[:12])
+    marks = [(looks[level].colour, looks[level].symbol) for level in levels]
+    assert len(set(marks)) == 20  # a shared colour never with the same symbol
+    assert sum(1 for a, b in combinations(levels, 2) if looks[a].colour == looks[b].colour) == 8
+
+
+def test_the_reported_pink_and_teal_pairs_never_meet_in_one_chart(monkeypatch):
+    """Before: cluster levels hashed to Okabe–Ito purple and Tol rose (ΔE00 12), green and
+    Tol teal (9.6). Tol's rose and teal are no longer drawn; a fixed teal (a plugin's) is
+    moved off an earlier level's green in a chart with both."""
+    assert "#CC6677" not in palette.SEQUENCE and "#44AA99" not in palette.SEQUENCE
+    for n in (8, 12, 20, 30):
+        looks = style.series_styles([f"cluster {i}" for i in range(n)], "cluster")
+        assert _apart([s.colour for s in looks.values()]) == [], n
+    monkeypatch.setitem(palette.MODEL, "green-model", palette.OKABE_ITO["green"])
+    monkeypatch.setitem(palette.MODEL, "teal-model", palette.TOL_MUTED["teal"])
+    mixed = style.chart_colours(["green-model", "teal-model", "gpt-4.1"], "model")
+    assert mixed["green-model"] == palette.OKABE_ITO["green"] and mixed["gpt-4.1"] == palette.MODEL["gpt-4.1"]
+    assert mixed["teal-model"] != palette.TOL_MUTED["teal"] and _apart(mixed.values()) == []
+
+
+def test_compared_datasets_never_share_a_hue_family():
+    """Before: local_smollm2 in Okabe–Ito blue beside local_smollm2_fidelity or _paper_b in sky
+    (hue angles 15° apart). Now any two, three... of the cached datasets' names and the five
+    together are drawn in colours of hue families at least 30° apart."""
+    names = ["local_smollm2", "local_smollm2_fidelity", "local_smollm2_paper_b", "local_smollm2_steered",
+             "paper_release"]
+    for size in (2, 3, 5):
+        for chosen in combinations(names, size):
+            colours = [s.colour for s in compare_runs.run_styles(chosen).values()]
+            assert len(set(colours)) == size
+            assert not any(colour_difference.same_hue_family(a, b) for a, b in combinations(colours, 2)), chosen
+            assert _apart(colours) == []
+    assert style.chart_colours(["llm", "human"], "source") == {"llm": palette.SOURCE["llm"],
+                                                               "human": palette.SOURCE["human"]}
