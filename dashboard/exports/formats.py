@@ -363,8 +363,8 @@ SLIDE_SIZE = (1600, 900)
 # 1 px at about 2 mm, so 18 px letters are about 3.5 cm tall, read from some 15 m (the common
 # rule of a 1/200 letter height for the back row); the title larger still.
 SLIDE_TITLE_PX = 32  # the slide's title
-SLIDE_TEXT_PX = 20  # axis titles, tick labels, legend, colour bar, annotations, data labels, the key
-SLIDE_STAMP_PX = 18  # the provenance stamp above the title
+SLIDE_TEXT_PX = 20  # axis titles, tick labels, legend, colour bar, annotations, data labels
+SLIDE_STAMP_PX = 18  # the provenance stamp above the title and the codes' key right of the plot
 SLIDE_MIN_PX = min(SLIDE_TEXT_PX, SLIDE_STAMP_PX)  # no text of a slide is smaller
 
 
@@ -373,8 +373,8 @@ def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.
     source, sample, N, outcome) written above the title and its code key right of the plot:
     a slide shown alone still says where its numbers come from. Nothing is written under the
     plot, where axis titles and the legend are. Text sizes: ``SLIDE_TITLE_PX`` for the title,
-    ``SLIDE_STAMP_PX`` for the stamp, at least ``SLIDE_TEXT_PX`` for every other text (a size
-    the figure sets smaller, a data label's or a note's, is raised to it)."""
+    ``SLIDE_STAMP_PX`` for the stamp and the key, at least ``SLIDE_TEXT_PX`` for every other
+    text (a size the figure sets smaller, a data label's or a note's, is raised to it)."""
     from dashboard.exports.stamp import stamp_figure
 
     width, height = SLIDE_SIZE
@@ -383,7 +383,7 @@ def slide_figure(item: ReportItem, context: dict[str, str] | None = None) -> go.
     base = at_least(base, SLIDE_TEXT_PX)
     _ticks_that_fit(base, width, height, SLIDE_TEXT_PX)
     slide = stamp_figure(base, item.stamp(context), width=width, height=height, title=item.title,
-                         title_size=SLIDE_TITLE_PX, stamp_size=SLIDE_STAMP_PX, key_size=SLIDE_TEXT_PX)
+                         title_size=SLIDE_TITLE_PX, stamp_size=SLIDE_STAMP_PX, key_size=SLIDE_STAMP_PX)
     _room_for_a_slide(slide, SLIDE_TEXT_PX)
     return slide
 

@@ -117,17 +117,32 @@ def subplot_title_room(fig: go.Figure, font_px: float) -> int:
 
 
 def _add_key(fig: go.Figure, key: list[list[str]], width: int, key_size: int = KEY_SIZE) -> None:
-    """The codes' key as a column right of the plot; the right margin grows to hold it."""
+    """The codes' key as a column right of the plot; the right margin grows to hold it. An
+    entry wraps between its comma-separated parts ("distant peers", "k = 1"), a part itself only
+    when it is longer than the column."""
     column = max(24, min(60, int(0.32 * width / (key_size * 0.6))))
     lines = ["<b>key</b>"]
     for code, words in key:
-        wrapped = textwrap.wrap(f"{code}: {words}", column) or [code]
+        wrapped = _wrap_parts(f"{code}: {words}", column) or [code]
         lines += [html.escape(wrapped[0], quote=False)] + ["   " + html.escape(w, quote=False) for w in wrapped[1:]]
     longest = max(len(re.sub(r"<[^>]+>", "", line)) for line in lines)
     margin = int(longest * key_size * 0.6) + 40
     fig.add_annotation(text="<br>".join(lines), xref="paper", yref="paper", x=1, xanchor="left", xshift=16,
                        y=1, yanchor="top", showarrow=False, align="left", font=dict(size=key_size, color="#333"))
     fig.update_layout(margin=dict(r=margin))
+
+
+def _wrap_parts(text: str, width: int) -> list[str]:
+    lines, current = [], ""
+    for part in text.split(", "):
+        candidate = f"{current}, {part}" if current else part
+        if current and len(candidate) + 1 > width:
+            lines.append(current + ",")
+            current = part
+        else:
+            current = candidate
+    lines.append(current)
+    return [piece for line in lines for piece in (textwrap.wrap(line, width) or [""])]
 
 
 def latex_caption(title: str, stamp: Stamp) -> str:

@@ -41,7 +41,8 @@ limit_minutes = export.DECK_LIMIT_S / 60
 st.caption(f"The slide deck: each of the {len(figures)} figures as a 1600×900 PNG (zip), its provenance line on "
            f"the slide and in slides.txt. Made in one browser session (Chromium, kaleido), each slide within "
            f"{export.SLIDE_LIMIT_S:.0f} s and the whole deck within {limit_minutes:.0f} minutes; a slide that "
-           "fails is named here and in slides.txt.")
+           f"fails is named here and in slides.txt. Text sized for a hall: title {export.SLIDE_TITLE_PX} px, "
+           f"labels and legend at least {export.SLIDE_TEXT_PX} px, provenance {export.SLIDE_STAMP_PX} px.")
 deck_key = (title, cached.content_key(dataset)[1:], cached.selection_key(selections), include_shown,
             tuple(item.slug for item in figures))
 if st.button(f"Make the slide deck ({len(figures)} figures)", key="export_make_slides", disabled=not figures,
