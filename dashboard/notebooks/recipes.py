@@ -259,7 +259,9 @@ def headline_row(label, summary):
             "headline allowed": bool(lead.headline), "small sample (N < 10·k)": bool(summary["small_sample"])}
 
 
-headline = pd.DataFrame([headline_row(label, fit.summary) for label, fit in fits.items()])
+headline = pd.DataFrame([headline_row(label, fit.summary) for label, fit in fits.items()],
+                        columns=["team", "N", "k", "N − k", "R²", "adjusted R²", "marginal R²", "conditional R²",
+                                 "headline", "headline value", "headline allowed", "small sample (N < 10·k)"])
 headline.style.format(precision=4, na_rep="—") if len(headline) else headline
 '''),
         code('''
