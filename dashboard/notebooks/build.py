@@ -54,28 +54,29 @@ from engine.datasets import Dataset
 DATA_VARIABLE = {data_variable!r}
 
 
-def find_dataset(name_or_folder) -> Path:
-    \"\"\"The dataset folder (one holding manifest.json) of a dataset name, looked for in this
-    order: a folder of that name beside this notebook; in ${data_variable}; in the
-    ``cached_runs/`` of the checkout the engine is imported from. A saved path (an upload the
-    dashboard saved outside those) is tried first, then its folder name by the same rule.\"\"\"
-    given = Path(str(name_or_folder)).expanduser()
-    name = given.name
+def find_data(reference, *, dataset: bool = True) -> Path:
+    \"\"\"A dataset folder (one holding manifest.json; ``dataset=False``: a file) named by
+    ``reference``, its path within a folder of datasets ("paper_release",
+    "human_ratings/.../report.json"), looked for in this order: beside this notebook; in
+    ${data_variable}; in the ``cached_runs/`` of the checkout the engine is imported from. A
+    saved absolute path (an upload the dashboard saved elsewhere) is tried first, then its
+    last part by the same rule. The error names every path tried.\"\"\"
+    given = Path(str(reference)).expanduser()
+    relative = Path(given.name) if given.is_absolute() else given
     tried = [given] if given.is_absolute() else []
-    tried.append(Path.cwd() / name)  # Jupyter and nbconvert run a notebook in its own folder
+    tried.append(Path.cwd() / relative)  # Jupyter and nbconvert run a notebook in its own folder
     if os.environ.get(DATA_VARIABLE, "").strip():
-        tried.append(Path(os.environ[DATA_VARIABLE].strip()).expanduser() / name)
-    tried.append(Path(engine.__file__).resolve().parents[1] / "cached_runs" / name)
-    for folder in tried:
-        if (folder / "manifest.json").is_file():
-            return folder
-    raise FileNotFoundError(f"dataset {{name!r}} not found (no manifest.json in any of: "
-                            + "; ".join(str(folder) for folder in tried)
-                            + f"): put the dataset folder beside this notebook or set {{DATA_VARIABLE}} to "
-                            "the folder that holds it")
+        tried.append(Path(os.environ[DATA_VARIABLE].strip()).expanduser() / relative)
+    tried.append(Path(engine.__file__).resolve().parents[1] / "cached_runs" / relative)
+    for path in tried:
+        if (path / "manifest.json").is_file() if dataset else path.is_file():
+            return path
+    what = "dataset" if dataset else "file"
+    raise FileNotFoundError(f"{{what}} {{str(relative)!r}} not found (tried: " + "; ".join(map(str, tried))
+                            + f"): put it beside this notebook or set {{DATA_VARIABLE}} to the folder that holds it")
 
 
-DATASET = find_dataset({dataset!r})
+DATASET = find_data({dataset!r})
 FILTERS = {filters!r}  # the sidebar's filters (empty = every row)
 OPTIONS = {options!r}  # the page's own choices
 dataset = Dataset.load(DATASET)
@@ -111,7 +112,7 @@ print(json.dumps(plain({**page_numbers, "headline": headline}), default=str))
 """
 
 
-DATASET_OPTIONS = ("folder", "pilot", "reference")  # page options naming a dataset folder (and "runs")
+DATASET_OPTIONS = ("folder", "pilot", "reference", "report")  # options naming a dataset or file (and "runs")
 
 
 def notebook(selection: Selection, *, repo: Path = REPO_ROOT) -> nbformat.NotebookNode:
@@ -128,7 +129,7 @@ sidebar's filters and the page's options, and computes the page's numbers with t
 functions (`engine.stats`, `engine.samples`, `engine.measures`...; `dashboard.page_data` only where
 no engine function holds the page's step), and its figures with `dashboard.figures`.
 
-**Where the dataset is looked for** (`find_dataset`, first cell): by its folder name, first in a folder
+**Where the dataset is looked for** (`find_data`, first cell): by its folder name, first in a folder
 of that name **beside this notebook**, then in the folder named by the environment variable
 `{DATA_VARIABLE}`, then in the `cached_runs/` of the checkout the engine is imported from. A
 dataset not found there stops the notebook with an error naming every path tried.
@@ -163,17 +164,17 @@ def data_folders(repo: Path) -> list[Path]:
     return [cached_runs_root(), Path(repo) / "cached_runs"]
 
 
-def dataset_reference(dataset: str, repo: Path = REPO_ROOT) -> str:
-    """What the notebook writes for a dataset folder: its name when it lies directly in one of
-    ``data_folders`` (no machine path: ``find_dataset`` looks it up), else its own path (an
-    upload the dashboard saved under its cache folder)."""
-    if not dataset:
+def dataset_reference(path: str, repo: Path = REPO_ROOT) -> str:
+    """What the notebook writes for a dataset folder or a file of a folder of datasets: its path
+    within one of ``data_folders`` ("paper_release"; no machine path: ``find_data`` looks it
+    up), else its own path (an upload the dashboard saved under its cache folder)."""
+    if not path:
         return ""
-    folder = Path(dataset)
-    parents = {p for root in data_folders(repo) for p in (Path(root), Path(root).resolve())}
-    if folder.parent in parents or folder.resolve().parent in parents:
-        return folder.name
-    return str(folder)
+    for root in data_folders(repo):
+        for inside, base in ((Path(path), Path(root)), (Path(path).resolve(), Path(root).resolve())):
+            if inside != base and inside.is_relative_to(base):
+                return inside.relative_to(base).as_posix()
+    return str(path)
 
 
 def portable_options(options: dict, repo: Path = REPO_ROOT) -> dict:

@@ -204,7 +204,7 @@ if table24 is not None:
                      "interaction N − k": int(fit["df_resid"]), "small sample (N < 10·k)": bool(fit["small_sample"]),
                      "refused (N − k < 5)": bool(fit["refuse"]),
                      "Mean R², interaction model, %": float(table24["interaction"].mean()),
-                     "Mean adjusted R², interaction model, %": float(adjusted_r2(table24)["interaction"].mean())})
+                     "Mean adjusted R², interaction model, %": float(100 * adjusted_r2(fitted)["interaction"].mean())})
 page_numbers = {"Table 24 (R² %)": table24}
 pd.Series(headline, name="value").to_frame()
 '''),
@@ -408,7 +408,7 @@ def steering(selection) -> list:
 from dashboard.page_data.steering import steering_page_data
 
 summary = differences = None
-FOLDER = find_dataset(OPTIONS["folder"]) if OPTIONS.get("folder") else None
+FOLDER = find_data(OPTIONS["folder"]) if OPTIONS.get("folder") else None
 if FOLDER is not None:
     data = steering_page_data(Dataset.load(FOLDER).conversations, FOLDER)
     summary, differences = data.shown.round(4), data.differences.round(4)
@@ -438,7 +438,7 @@ print("pilot settings:", OPTIONS.get("settings"))
 print("run one from a shell: python -m engine run --method", (OPTIONS.get("settings") or {}).get("method", "open"),
       "--model local ...")
 if OPTIONS.get("pilot") and OPTIONS.get("reference"):
-    found = pilot_page_data(Dataset.load(find_dataset(OPTIONS["pilot"])), Dataset.load(find_dataset(OPTIONS["reference"])))
+    found = pilot_page_data(Dataset.load(find_data(OPTIONS["pilot"])), Dataset.load(find_data(OPTIONS["reference"])))
     if found.error:
         print("No diagnosis:", found.error)
     else:
@@ -466,7 +466,7 @@ def compare(selection) -> list:
 from dashboard.figures import charts, compare_runs
 from dashboard.page_data import comparison
 
-runs = {name: Dataset.load(find_dataset(where)) for name, where in OPTIONS["runs"].items()}
+runs = {name: Dataset.load(find_data(where)) for name, where in OPTIONS["runs"].items()}
 frames = {name: d.conversations for name, d in runs.items()}
 reference = OPTIONS["reference"]
 data = comparison.compare_page_data(frames, {name: d.manifest for name, d in runs.items()}, reference,
@@ -571,15 +571,20 @@ from dashboard.page_data.judges import judges_page_data, read_report
 
 summary = per_prompt = None
 if OPTIONS.get("report"):
-    data = judges_page_data(read_report(Path(OPTIONS["report"]).read_bytes(), OPTIONS["report"]))
+    REPORT = find_data(OPTIONS["report"], dataset=False)
+    data = judges_page_data(read_report(REPORT.read_bytes(), str(REPORT)))
     print(data.provenance)
     summary, per_prompt = data.summary.round(4), data.per_prompt.round(4)
+    display(data.people.round(4))
+    print("published anchors (kept apart from ours):")
     display(data.published)
 summary
 '''),
         code('''
-headline = {"measures checked": len(summary) if summary is not None else 0}
-page_numbers = {"summary": summary, "per prompt": per_prompt}
+headline = {"measures checked": len(summary) if summary is not None else 0,
+            "items": int(data.report.get("n", 0)) if summary is not None else None}
+page_numbers = {"summary": summary, "per prompt": per_prompt,
+                "people": data.people.round(4) if summary is not None else None}
 '''),
     ]
 
