@@ -368,7 +368,12 @@ inter
         code("data.intra if data is not None else None"),
         code("published_b.diversity_gains()"),
         code('''
-headline = {f"Creative-MAD vs Homo MAD, {metric} (%)": gain for metric, gain in (data.gains.items() if data else [])}
+headline = {"runs the gains rest on": data.headline_rows if data else None}
+for metric, gain in (data.gains.items() if data else []):
+    interval = data.intervals[metric] or {}
+    headline[f"Creative-MAD vs Homo MAD, {metric} (%)"] = gain
+    headline[f"Creative-MAD vs Homo MAD, {metric} (%), 95% low"] = interval.get("low")
+    headline[f"Creative-MAD vs Homo MAD, {metric} (%), 95% high"] = interval.get("high")
 page_numbers = {"diversity by condition and task": inter}
 pd.Series(headline, name="value", dtype=float).to_frame()
 '''),

@@ -329,25 +329,39 @@ def test_trajectories_notebook(cached_runs_of, tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(not built(PAPER_B), reason="paper-B cached run not built")
 def test_diversity_and_quality_diversity_notebooks(cached_runs_of, tmp_path):
+    from dashboard.page_data.datasets import availability
+    from dashboard.page_data.diversity import diversity_page_data
+    from engine.datasets import Dataset
+    from engine.embedding.embedder import Embedder
+
     cached_runs_of(PAPER_B)
     at = page("diversity")
     chosen = selection(at, "diversity")
     numbers = execute(chosen, tmp_path / "diversity", (PAPER_B,))
-    gains = {label.split(", ")[1].split(" (")[0]: value for label, value in metrics(at).items()
-             if label.startswith("Creative-MAD vs Homo MAD")}
-    assert gains  # the page's two headline gains (Vendi, Div-BLEU)
-    for metric, text in gains.items():
-        got = numbers["headline"][f"Creative-MAD vs Homo MAD, {metric} (%)"]
-        assert text == ("n/a" if got is None else f"{got:+.1f}%")
-    inter = shown(at, "div_inter") if "div_inter" in at.session_state["shown_items"] else None
-    if inter is not None:
-        same_table("diversity", inter, numbers["diversity by condition and task"], "diversity")
+    dataset = Dataset.load(RUNS / PAPER_B)
+    have = availability(dataset)
+    data = diversity_page_data(dataset, dataset.conversations, tuple(chosen.options["methods"]), Embedder().encode,
+                               group_size=int(chosen.options["group_size"]), turns=have.turns)
+    headline = numbers["headline"]
+    close("diversity", data.headline_rows, headline["runs the gains rest on"], "runs")
+    shown_gains = {label.split(", ")[1].split(" (")[0]: value for label, value in metrics(at).items()
+                   if label.startswith("Creative-MAD vs Homo MAD")}
+    assert set(shown_gains) == set(data.gains) == {"vendi", "div_bleu"}
+    for metric, gain in data.gains.items():
+        got = headline[f"Creative-MAD vs Homo MAD, {metric} (%)"]
+        close("diversity", gain, got, f"{metric} gain")
+        assert shown_gains[metric] == ("n/a" if got is None else f"{got:+.1f}%")
+        interval = data.intervals[metric] or {}
+        close("diversity", interval.get("low"), headline[f"Creative-MAD vs Homo MAD, {metric} (%), 95% low"], "low")
+        close("diversity", interval.get("high"), headline[f"Creative-MAD vs Homo MAD, {metric} (%), 95% high"], "high")
+    same_table("diversity", data.shown.round(4), numbers["diversity by condition and task"], "diversity")
 
     at = page("quality_diversity")
     chosen = selection(at, "quality_diversity")
     numbers = execute(chosen, tmp_path / "qd", (PAPER_B,))
-    summary = numbers["quality and diversity per condition"]
-    assert summary is not None and numbers["headline"]["conditions"] == len(summary["data"])
+    summary = shown(at, "qd_summary")
+    same_table("quality_diversity", summary, numbers["quality and diversity per condition"], "summary")
+    close("quality_diversity", len(summary), numbers["headline"]["conditions"], "conditions")
 
 
 @pytest.mark.slow
