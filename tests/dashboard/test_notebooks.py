@@ -411,29 +411,35 @@ def test_judges_notebook_reads_the_report_the_page_showed(cached_runs_of, tmp_pa
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["pilot", "rate_ideas", "export"])
-def test_the_other_pages_notebooks_run_outside_the_checkout(cached_runs_of, tmp_path, name):
-    """The pages whose numbers come from a session (a pilot run, ratings typed on the page) or
-    the report's catalogue: on the release alone their notebooks run and agree with the page's
-    function."""
+def test_export_notebook_lists_the_reports_items_and_tables(cached_runs_of, tmp_path):
+    from dashboard.exports import report
+    from dashboard.page_data.datasets import availability
+    from engine.datasets import Dataset
+
+    cached_runs_of(RELEASE)
+    at = page("export")
+    numbers = execute(selection(at, "export"), tmp_path, (RELEASE,))
+    dataset = Dataset.load(RUNS / RELEASE)
+    items = report.catalog(dataset, dataset.conversations, availability(dataset), selections={})
+    close("export", len(items), numbers["headline"]["items"], "items")
+    assert numbers["items"] == [item.title for item in items]
+    tables = [item for item in items if item.table is not None]
+    assert tables and sorted(numbers["tables"]) == sorted(item.title for item in tables)
+    for item in tables:
+        same_table("export", item.table, numbers["tables"][item.title], item.title)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["pilot", "rate_ideas"])
+def test_the_session_pages_notebooks_run_outside_the_checkout(cached_runs_of, tmp_path, name):
+    """The pages whose numbers come from a session (a pilot run, ratings typed on the page): on
+    the release alone their notebooks run and agree with the page's function."""
     cached_runs_of(RELEASE)
     at = page(name)
     chosen = selection(at, name)
     numbers = execute(chosen, tmp_path, (RELEASE,))
     headline = numbers["headline"]
-    if name == "export":
-        from dashboard.exports import report
-        from dashboard.page_data.datasets import availability
-        from engine.datasets import Dataset
-
-        dataset = Dataset.load(RUNS / RELEASE)
-        items = report.catalog(dataset, dataset.conversations, availability(dataset), selections={})
-        close(name, len(items), headline["items"], "items")
-        assert numbers["items"] == [item.title for item in items]
-        for item in items:
-            if item.table is not None and item.title in numbers["tables"]:
-                same_table(name, item.table, numbers["tables"][item.title], item.title)
-    elif name == "rate_ideas":
+    if name == "rate_ideas":
         from dashboard.page_data.rating import rate_ideas_page_data
         from engine.datasets import Dataset
 
@@ -442,6 +448,27 @@ def test_the_other_pages_notebooks_run_outside_the_checkout(cached_runs_of, tmp_
         close(name, len(data.progress), headline["raters"], "raters")
     else:
         assert headline == {"Pilot conversations diagnosed": None}  # no pilot in this session
+
+
+def test_every_page_s_notebook_is_executed_by_a_test_here():
+    """Every registered page's notebook is run (``execute``) by one of the tests above: a new
+    page's notebook gets a test or this fails."""
+    import ast
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    executed = set()
+    for function in [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]:
+        calls = [n for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+        if not any(c.func.id == "execute" for c in calls):
+            continue
+        named = {c.args[0].value for c in calls if c.func.id == "page" and isinstance(c.args[0], ast.Constant)}
+        for decorator in function.decorator_list:  # @pytest.mark.parametrize("name", [...])
+            if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith("parametrize"):
+                values = decorator.args[1]
+                if isinstance(values, ast.List) and ast.unparse(decorator.args[0]) == "'name'":
+                    named |= {v.value for v in values.elts if isinstance(v, ast.Constant)}
+        executed |= named
+    assert sorted(set(pages.keys()) - executed) == []
 
 
 @pytest.mark.parametrize("name", pages.keys())
