@@ -37,7 +37,7 @@ by_model_and_task
 def llm_vs_human(selection) -> list:
     return [
         md("## LLM vs human teams (paper A, Figure 1, Tables 5 and 12)\n\nThe page's sample "
-           "(`engine.samples`), then each trajectory feature LLM − human with `engine.stats.group_comparison`: "
+           "(`engine.samples`), then each trajectory feature LLM − human (`engine.stats.feature_effects`): "
            "the difference of means with Welch's interval and p, Hedges' g with its interval from Welch's "
            "statistic; then who is in the pooled top 5% of the outcome (`engine.stats.top_share`). "
            + HEADLINE_NOTE),
@@ -45,6 +45,7 @@ def llm_vs_human(selection) -> list:
 from dashboard.figures import charts
 from engine import samples, stats
 from engine.errors import InputError
+from engine.stats.feature_effects import feature_effects
 
 rows = samples.sample(OPTIONS["sample"]).select(frame)
 features = OPTIONS.get("features")
@@ -55,26 +56,8 @@ charts.distributions_by_group(rows, features, title="Trajectory features by sour
     if features else None
 '''),
         code('''
-def llm_minus_human(rows, columns):
-    """One row per column: each source's N and mean, LLM − human with Welch's 95% interval and p, Hedges' g
-    with its 95% interval (the "overall" row of engine.stats.group_comparison)."""
-    out = []
-    for column in columns:
-        try:
-            overall = stats.group_comparison(rows, column, group="source", groups=("llm", "human")).query(
-                "by == 'overall'").iloc[0]
-        except InputError:  # too few values of a source: the page leaves the feature out
-            continue
-        out.append({"feature": column, "llm_n": int(overall["llm_n"]), "llm_mean": overall["llm_mean"],
-                    "human_n": int(overall["human_n"]), "human_mean": overall["human_mean"],
-                    "diff": overall["diff"], "diff_ci_low": overall["diff_ci_low"],
-                    "diff_ci_high": overall["diff_ci_high"], "welch_p": overall["welch_p"],
-                    "g": overall["hedges_g"], "ci_low": overall["g_ci_low"], "ci_high": overall["g_ci_high"]})
-    return pd.DataFrame(out)
-
-
 both = n_llm >= 2 and n_human >= 2
-effects = llm_minus_human(rows, features) if both and features else None
+effects = feature_effects(rows, features, group="source", groups=("llm", "human")) if both and features else None
 effects.style.format(precision=4).format({"welch_p": "{:.3g}"}) if effects is not None else None
 '''),
         code('''
@@ -233,8 +216,9 @@ from engine.stats.paper_tables import ladder
 
 rows = samples.sample(OPTIONS.get("sample", "all")).select(frame)
 if OPTIONS.get("embedding") == "4B":  # the release's Qwen3-Embedding-4B features in place of the 0.6B ones (Table 26)
-    swapped = {f"{f}_4b": f for f in PAPER_A_FEATURES if f"{f}_4b" in rows.columns}
-    rows = rows.drop(columns=list(swapped.values())).rename(columns=swapped)
+    from dashboard.page_data.regression import with_4b_features
+
+    rows = with_4b_features(rows)
 fits = {}
 for source in OPTIONS["teams"]:
     label = {"llm": "LLM", "human": "Human"}[source]
