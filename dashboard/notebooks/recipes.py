@@ -1,9 +1,12 @@
 """Each page's cells for its notebook (``dashboard.notebooks.build``): one function per page,
 named in the page registry (``dashboard.pages``: ``Page.notebook``), taking the ``Selection``
-and returning cells. The numbers come from the page's own ``page_data`` function, called with
-the page's options (``OPTIONS``, written into the preamble): the notebook holds no second copy
-of the page's logic, only the calls, the charts and the last cell, ``page_numbers``, the
-numbers the page shows."""
+and returning cells. The cells call the engine's public functions with the page's options
+(``OPTIONS``, written into the preamble): Data, LLM vs human, Design levers, Regression and
+Paper A tables compute from ``engine.stats`` / ``engine.samples`` directly; the other pages
+call their ``page_data`` function, which holds steps no engine function does (the
+Trajectories map and its caches, paper B's groups of runs, the comparison of runs, a pilot's
+diagnosis, the ratings, a judge's report, the report's catalogue). Every recipe sets
+``headline``, the numbers the page leads with, as numbers, and ``page_numbers``, its tables."""
 
 from __future__ import annotations
 
