@@ -42,12 +42,18 @@ DATA_VARIABLE = "CDL_CACHED_RUNS"  # the folder of datasets the dashboard reads 
 PREAMBLE = """
 import json
 import os
+import sys
 from pathlib import Path
 
+try:
+    import engine
+except ModuleNotFoundError:
+    raise ModuleNotFoundError(f"this kernel's Python ({{sys.executable}}) has no Creativity Dynamics Lab engine: "
+                              "run the notebook with the project's venv (make install), e.g. "
+                              ".venv/bin/jupyter nbconvert --to notebook --execute --inplace NOTEBOOK") from None
 import numpy as np
 import pandas as pd
 
-import engine
 from dashboard.page_data.datasets import apply_filters, availability  # the sidebar's filter rule, the pickers' lists
 from engine.datasets import Dataset
 
