@@ -185,13 +185,19 @@ def dataset_reference(path: str, repo: Path = REPO_ROOT) -> str:
 
 def portable_options(options: dict, repo: Path = REPO_ROOT) -> dict:
     """The page's options with every dataset folder (``DATASET_OPTIONS``, Compare's ``runs``)
-    written as ``dataset_reference`` gives it."""
+    written as ``dataset_reference`` gives it, and Rate ideas' default ratings folder as None
+    (``$CDL_RATINGS_DIR`` or the user's data folder of whoever runs the notebook)."""
     out = dict(options)
     for key in DATASET_OPTIONS:
         if isinstance(out.get(key), str) and out[key]:
             out[key] = dataset_reference(out[key], repo)
     if isinstance(out.get("runs"), dict):
         out["runs"] = {name: dataset_reference(path, repo) for name, path in out["runs"].items()}
+    if out.get("ratings_dir"):  # the default ratings folder: the one of whoever runs the notebook
+        from engine.judging.human_rating import ratings_root
+
+        if Path(out["ratings_dir"]) == ratings_root():
+            out["ratings_dir"] = None
     return out
 
 

@@ -505,7 +505,11 @@ def rate_ideas(selection) -> list:
         code('''
 from dashboard.page_data.rating import exact_values, rate_ideas_page_data
 
-data = rate_ideas_page_data(dataset, OPTIONS.get("ratings_dir"))
+from engine.judging.human_rating import ratings_root
+
+RATINGS = Path(OPTIONS["ratings_dir"]) if OPTIONS.get("ratings_dir") else ratings_root()  # $CDL_RATINGS_DIR or yours
+print("ratings read from", RATINGS)
+data = rate_ideas_page_data(dataset, RATINGS)
 print(data.items.describe())
 if data.order is not None:
     print(data.order.describe() if data.order_written else "no rating saved yet: no shared order written")

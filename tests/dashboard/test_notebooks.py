@@ -430,7 +430,7 @@ def test_export_notebook_lists_the_reports_items_and_tables(cached_runs_of, tmp_
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["pilot", "rate_ideas"])
+@pytest.mark.parametrize("name", ["pilot", "rate_ideas"])  # pilot: none in this session
 def test_the_session_pages_notebooks_run_outside_the_checkout(cached_runs_of, tmp_path, name):
     """The pages whose numbers come from a session (a pilot run, ratings typed on the page): on
     the release alone their notebooks run and agree with the page's function."""
@@ -448,6 +448,30 @@ def test_the_session_pages_notebooks_run_outside_the_checkout(cached_runs_of, tm
         close(name, len(data.progress), headline["raters"], "raters")
     else:
         assert headline == {"Pilot conversations diagnosed": None}  # no pilot in this session
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not built("local_smollm2_fidelity"), reason="fidelity run not built")
+def test_pilot_notebook_diagnoses_a_kept_pilot_against_the_reference(cached_runs_of, tmp_path):
+    """A kept pilot takes a real run on a model (the page's background job); the selection its
+    button writes then names the kept folder and the reference (``views/pilot.py``): here a
+    cached local run stands for the kept pilot, and the notebook's diagnosis is compared with
+    ``pilot_page_data``'s."""
+    from dashboard.notebooks import Selection
+    from dashboard.page_data.pilot_diagnosis import pilot_page_data
+    from engine.datasets import Dataset
+
+    pilot = "local_smollm2_fidelity"
+    root = cached_runs_of(RELEASE, pilot)
+    at = page("pilot")
+    kept = selection(at, "pilot")
+    chosen = Selection(page="pilot", dataset=kept.dataset, filters=kept.filters,
+                       options={**kept.options, "pilot": str(root / pilot), "reference": str(root / RELEASE)})
+    numbers = execute(chosen, tmp_path, (RELEASE, pilot))
+    found = pilot_page_data(Dataset.load(RUNS / pilot), Dataset.load(RUNS / RELEASE))
+    assert not found.error
+    close("pilot", found.diagnosis.n_pilot, numbers["headline"]["Pilot conversations diagnosed"], "pilot N")
+    same_table("pilot", found.diagnosis.evidence, numbers["evidence"], "evidence")
 
 
 def test_every_page_s_notebook_is_executed_by_a_test_here():
