@@ -237,6 +237,10 @@ def without_task(at):  # the trajectory block alone: 18 rated LLM rows, k = 10 (
     at.checkbox(key="reg_block_task").uncheck()
 
 
+def mixed_effects(at):
+    at.radio(key="reg_estimator").set_value("mixedlm")
+
+
 def both_teams(at):
     at.radio(key="reg_sample").set_value("Both (side by side)")
 
@@ -244,8 +248,9 @@ def both_teams(at):
 @pytest.mark.slow
 @pytest.mark.parametrize("name, widgets, teams", [
     (RELEASE, both_teams, ["LLM", "Human"]),  # LLM and human fits side by side; no ratings, no ladder
+    (RELEASE, mixed_effects, ["LLM"]),  # no R² and adjusted R²: marginal and conditional R² (Nakagawa)
     pytest.param(LOCAL, without_task, ["LLM"], marks=pytest.mark.skipif(not built(LOCAL), reason="local run not built")),
-], ids=["release-both-teams", "local-with-ratings-and-ladder"])
+], ids=["release-both-teams", "release-mixed-effects", "local-with-ratings-and-ladder"])
 def test_regression_notebook_gives_r2_adjusted_r2_n_k_and_p_as_numbers(cached_runs_of, tmp_path, name, widgets, teams):
     from dashboard.page_data.datasets import availability
     from dashboard.page_data.regression import regression_page_data
@@ -269,7 +274,8 @@ def test_regression_notebook_gives_r2_adjusted_r2_n_k_and_p_as_numbers(cached_ru
     for team in data.teams:
         assert team.fit is not None, team.error
         s, got = team.fit["summary"], headline.loc[team.label]
-        for key, column in (("n", "N"), ("k", "k"), ("df_resid", "N − k"), ("r2", "R²"), ("adj_r2", "adjusted R²")):
+        for key, column in (("n", "N"), ("k", "k"), ("df_resid", "N − k"), ("r2", "R²"), ("adj_r2", "adjusted R²"),
+                            ("marginal_r2", "marginal R²"), ("conditional_r2", "conditional R²")):
             close("regression", s[key], got[column], f"{team.label} {column}")
         close("regression", team.r2.value, got["headline value"], f"{team.label} headline R²")
         assert got["headline"] == team.r2.label
