@@ -20,7 +20,8 @@ HEADLINE_NOTE = ("`headline` holds the numbers the page leads with, as numbers (
 def data_page(selection) -> list:
     return [
         md("## What the dataset holds\n\nConversations selected, by source, and the mean number of turns "
-           "(the page's four numbers), then the conversations by model and task. " + HEADLINE_NOTE),
+           "(the page's four numbers), then the conversations by model and task "
+           "(`dashboard.page_data.datasets.data_page_data`). " + HEADLINE_NOTE),
         code('''
 counts = frame["source"].value_counts() if "source" in frame else pd.Series(dtype=int)
 headline = {"Conversations selected": len(frame), "LLM conversations": int(counts.get("llm", 0)),
@@ -29,8 +30,9 @@ headline = {"Conversations selected": len(frame), "LLM conversations": int(count
 pd.Series(headline, name="value").to_frame()
 '''),
         code('''
-by_model_and_task = pd.crosstab(frame["model"].fillna("(none)"), frame["task"].fillna("(none)"), margins=True,
-                                margins_name="total") if {"source", "model", "task"} <= set(frame.columns) else None
+from dashboard.page_data.datasets import data_page_data
+
+by_model_and_task = data_page_data(frame).by_model_and_task  # conversations by model and task, with totals
 by_model_and_task
 '''),
         code('page_numbers = {"by model and task": by_model_and_task}'),
