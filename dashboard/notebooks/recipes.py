@@ -1,61 +1,86 @@
 """Each page's cells for its notebook (``dashboard.notebooks.build``): one function per page,
 named in the page registry (``dashboard.pages``: ``Page.notebook``), taking the ``Selection``
-and returning cells. The numbers come from the page's own ``page_data`` function, called with
-the page's options (``OPTIONS``, written into the preamble): the notebook holds no second copy
-of the page's logic, only the calls, the charts and the last cell, ``page_numbers``, the
-numbers the page shows."""
+and returning cells. The cells call the engine's public functions with the page's options
+(``OPTIONS``, written into the preamble): Data, LLM vs human, Design levers, Regression and
+Paper A tables compute from ``engine.stats`` / ``engine.samples`` directly; the other pages
+call their ``page_data`` function, which holds steps no engine function does (the
+Trajectories map and its caches, paper B's groups of runs, the comparison of runs, a pilot's
+diagnosis, the ratings, a judge's report, the report's catalogue). Every recipe sets
+``headline``, the numbers the page leads with, as numbers, and ``page_numbers``, its tables."""
 
 from __future__ import annotations
 
 from dashboard.notebooks.cells import code, md
 
 
+HEADLINE_NOTE = ("`headline` holds the numbers the page leads with, as numbers (ints and floats; "
+                 "formatting only for display).")
+
+
 def data_page(selection) -> list:
     return [
         md("## What the dataset holds\n\nConversations selected, by source, and the mean number of turns "
            "(the page's four numbers), then the conversations by model and task "
-           "(`dashboard.page_data.datasets.data_page_data`)."),
+           "(`dashboard.page_data.datasets.data_page_data`). " + HEADLINE_NOTE),
+        code('''
+counts = frame["source"].value_counts() if "source" in frame else pd.Series(dtype=int)
+headline = {"Conversations selected": len(frame), "LLM conversations": int(counts.get("llm", 0)),
+            "Human conversations": int(counts.get("human", 0)),
+            "Mean turns": float(frame["n_turns"].mean()) if "n_turns" in frame else None}
+pd.Series(headline, name="value").to_frame()
+'''),
         code('''
 from dashboard.page_data.datasets import data_page_data
 
-data = data_page_data(frame)
-data.headline
+by_model_and_task = data_page_data(frame).by_model_and_task  # conversations by model and task, with totals
+by_model_and_task
 '''),
-        code("data.by_model_and_task"),
-        code('page_numbers = {**data.headline, "by model and task": data.by_model_and_task}'),
+        code('page_numbers = {"by model and task": by_model_and_task}'),
     ]
 
 
 def llm_vs_human(selection) -> list:
     return [
         md("## LLM vs human teams (paper A, Figure 1, Tables 5 and 12)\n\nThe page's sample "
-           "(`engine.samples`), then each trajectory feature LLM − human: Welch's interval and p, "
-           "Hedges' g with its interval, and the top 5% of the outcome "
-           "(`dashboard.page_data.llm_vs_human.llm_vs_human_page_data`)."),
+           "(`engine.samples`), then each trajectory feature LLM − human (`engine.stats.feature_effects`): "
+           "the difference of means with Welch's interval and p, Hedges' g with its interval from Welch's "
+           "statistic; then who is in the pooled top 5% of the outcome (`engine.stats.top_share`). "
+           + HEADLINE_NOTE),
         code('''
-from dashboard.figures import charts, labels
-from dashboard.page_data.llm_vs_human import llm_vs_human_page_data
-from engine import samples
+from dashboard.figures import charts
+from engine import samples, stats
+from engine.errors import InputError
+from engine.stats.feature_effects import feature_effects
 
 rows = samples.sample(OPTIONS["sample"]).select(frame)
 features = OPTIONS.get("features")
-data = llm_vs_human_page_data(rows, features, OPTIONS.get("outcome"), have.ratings)
-print(f"{samples.sample(OPTIONS['sample']).title}: {data.n_llm:,} LLM and {data.n_human:,} human conversations")
-'''),
-        code('''
+counts = rows["source"].value_counts()
+n_llm, n_human = int(counts.get("llm", 0)), int(counts.get("human", 0))
+print(f"{samples.sample(OPTIONS['sample']).title}: {n_llm:,} LLM and {n_human:,} human conversations")
 charts.distributions_by_group(rows, features, title="Trajectory features by source (box = quartiles, dashed = mean)") \\
     if features else None
 '''),
         code('''
-effects = labels.regression_table(data.effects, 4) if data.effects is not None else None
-effects
+both = n_llm >= 2 and n_human >= 2
+effects = feature_effects(rows, features, group="source", groups=("llm", "human")) if both and features else None
+effects.style.format(precision=4).format({"welch_p": "{:.3g}"}) if effects is not None else None
 '''),
         code('''
-top_overall = data.top.drop(columns="by").round(4) if data.top is not None else None
+top_overall = None
+if OPTIONS.get("outcome"):
+    try:
+        shares = stats.top_share(rows, OPTIONS["outcome"], q=0.95)
+        top_overall = shares[shares["by"] == "overall"].drop(columns="by")
+    except InputError as problem:
+        print("no top-5% view:", problem)
 top_overall
 '''),
-        code('page_numbers = {"LLM conversations": f"{data.n_llm:,}", "Human conversations": f"{data.n_human:,}", '
-             '"effects": effects, "top 5%": top_overall}'),
+        code('''
+headline = {"LLM conversations": n_llm, "Human conversations": n_human,
+            "Features compared": len(effects) if effects is not None else None}
+page_numbers = {"effects": effects, "top 5%": top_overall}
+pd.Series(headline, name="value").to_frame()
+'''),
     ]
 
 
@@ -74,7 +99,10 @@ colour = OPTIONS.get("colour", "source")
 charts.scatter_map(points.fillna({colour: "(none)"}), colour, "Conversations by trajectory features (PCA)") \\
     if len(points) else None
 '''),
-            code('page_numbers = {"points": len(points), "map": points[["conversation_id", "x", "y"]].round(6)}'),
+            code('''
+headline = {"conversations drawn": len(points)}
+page_numbers = {"points": len(points), "map": points[["conversation_id", "x", "y"]].round(6)}
+'''),
         ]
     return [
         md("## Turns in semantic space\n\nEvery turn's embedding projected to 2-D (PCA or UMAP with seed 42, "
@@ -108,6 +136,7 @@ charts.trajectory_pair(points, left, right, title=f"Two conversations on shared 
 '''),
         code("data.feature_values"),
         code('''
+headline = {"turns": len(points), "conversations": len(data.ids), "drawn": len(drawn), "search hits": int(hits.sum())}
 page_numbers = {"turns": len(points), "conversations": len(data.ids), "drawn": len(drawn),
                 "search hits": int(hits.sum()),
                 "cluster labels": sorted(points["cluster"].dropna().unique().tolist()) if clusters else [],
@@ -119,71 +148,142 @@ page_numbers = {"turns": len(points), "conversations": len(data.ids), "drawn": l
 def design_levers(selection) -> list:
     return [
         md("## Design levers (paper A, Tables 2, 24, 25)\n\nFeature means by two design factors, then the "
-           "manipulability table: R² of each feature on task, + discussion, + model, both, their interaction, "
-           "OLS on the LLM rows of the page's sample (`engine.stats.manipulability`), beside the published "
-           "Table 24 (`dashboard.page_data.design_levers.design_levers_page_data`)."),
+           "manipulability table: R² of each of paper A's nine features on task; + discussion; + model; both; "
+           "their interaction, OLS on the LLM rows of the page's sample with all nine features "
+           "(`engine.stats.manipulability`), in percent, beside the published Table 24 "
+           "(`engine.stats.published_a`). The headline: the mean R² of the interaction model (Table 2), "
+           "adjusted R² when N < 10·k. " + HEADLINE_NOTE),
         code('''
 from dashboard.figures import charts
-from dashboard.page_data.design_levers import design_levers_page_data
-from engine import samples
+from engine import samples, stats
+from engine.errors import InputError
+from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.stats import published_a
+from engine.stats.manipulability import adjusted_r2
 
 rows = samples.sample(OPTIONS["sample"]).select(frame)
-data = design_levers_page_data(frame, rows, OPTIONS["sample"], have)
-if data.error:  # the page says it cannot compute the table on this selection
-    print("cannot compute the manipulability table:", data.error)
-charts.group_means_with_ci(data.llm, OPTIONS["feature"], OPTIONS["x"], OPTIONS["colour"]) \\
-    if OPTIONS.get("feature") and OPTIONS["x"] != OPTIONS["colour"] and len(data.llm) else None
+llm = rows[rows["source"] == "llm"] if "source" in rows else rows
+charts.group_means_with_ci(llm, OPTIONS["feature"], OPTIONS["x"], OPTIONS["colour"]) \\
+    if OPTIONS.get("feature") and OPTIONS["x"] != OPTIONS["colour"] and len(llm) else None
 '''),
         code('''
-table24 = data.ours.astype(float).round(1) if data.ours is not None else None
-table24
+table24 = None
+if len(llm) and have.features:
+    try:
+        fitted = stats.manipulability(samples.select(frame, OPTIONS["sample"], source="llm"),
+                                      features=list(PAPER_A_FEATURES), drop_constant=True)
+        table24 = fitted * 100
+        table24.attrs.update(fitted.attrs)
+    except InputError as error:  # the page says it cannot compute the table on this selection
+        print("cannot compute the manipulability table:", error)
+table24.style.format(precision=1) if table24 is not None else None
 '''),
         code('''
-charts.percent_heatmap(data.ours, "R² (%) computed here", zmax=60) if data.ours is not None else None
+charts.percent_heatmap(table24, "R² (%) computed here", zmax=60) if table24 is not None else None
 '''),
         code('''
 charts.percent_heatmap(published_a.table24(), "R² (%) published (paper A, Table 24)", colorscale="Oranges", zmax=60)
 '''),
-        code('page_numbers = {"Table 24 (R² %)": table24, '
-             '"N": data.ours.attrs["n"] if data.ours is not None else None}'),
+        code('''
+headline = {"Mean R², interaction model (published, Table 2), %": float(published_a.table24()["interaction"].mean())}
+if table24 is not None:
+    fit = table24.attrs["fits"]["interaction"]
+    headline.update({"N": int(table24.attrs["n"]), "interaction k": int(fit["k"]),
+                     "interaction N − k": int(fit["df_resid"]), "small sample (N < 10·k)": bool(fit["small_sample"]),
+                     "refused (N − k < 5)": bool(fit["refuse"]),
+                     "Mean R², interaction model, %": float(table24["interaction"].mean()),
+                     "Mean adjusted R², interaction model, %": float(100 * adjusted_r2(fitted)["interaction"].mean())})
+page_numbers = {"Table 24 (R² %)": table24}
+pd.Series(headline, name="value").to_frame()
+'''),
     ]
+
+
+TEAM_LABELS = {"llm": "LLM", "human": "Human"}
 
 
 def regression(selection) -> list:
     return [
         md("## Regression (paper A, Tables 1, 20-23, Figure 3a)\n\nThe page's sample, outcome, estimator and "
-           "predictor blocks, one fit per team type (OLS with HC3 errors or a mixed model with task intercepts), "
-           "then the R² ladder of Table 1 when the dataset has ratings "
-           "(`dashboard.page_data.regression.regression_page_data`)."),
+           "predictor blocks (the blocks the page fitted per team type, in `OPTIONS[\"blocks\"]`), one fit per team "
+           "type with `engine.stats.fit` (OLS with HC3 errors, or a REML mixed model with task intercepts and "
+           "Nakagawa's R²), then the R² ladder of Table 1 when the dataset has ratings "
+           "(`engine.stats.paper_tables.ladder`). The headline table gives each fit's N, k, N − k, R², adjusted R² "
+           "(mixed: marginal and conditional R²) and the R² the page leads with (`engine.stats.guards.r2_headline`: "
+           "adjusted R² when N < 10·k). p-values are numbers; only the display rounds them. " + HEADLINE_NOTE),
         code('''
-from dashboard.figures import charts, labels
-from dashboard.page_data.regression import regression_page_data
-from engine import samples
+from dashboard.figures import charts
+from engine import samples, stats
+from engine.errors import InputError
+from engine.measures.trajectory import PAPER_A_FEATURES
+from engine.stats.guards import r2_headline
+from engine.stats.paper_tables import ladder
 
 rows = samples.sample(OPTIONS.get("sample", "all")).select(frame)
-data = regression_page_data(rows, OPTIONS["outcome"], OPTIONS["teams"], OPTIONS["estimator"], features=have.features,
-                            ratings=have.ratings, trajectory=OPTIONS["trajectory"], factors=OPTIONS["factors"],
-                            star_levels=OPTIONS["stars"], embedding=OPTIONS.get("embedding", "0.6B"))
-for team in data.teams:  # the page shows a refusal (too few rows) in place of the table
-    print(f"{team.label}: " + (f"N = {team.fit['summary']['n']:,}, k = {team.fit['summary']['k']}" if team.fit
-                               else team.error or f"{team.rows} rows, not fitted"))
-coefficients = {label: labels.regression_table(fit["table"], 4) for label, fit in data.fits.items()}
+if OPTIONS.get("embedding") == "4B":  # the release's Qwen3-Embedding-4B features in place of the 0.6B ones (Table 26)
+    from dashboard.page_data.regression import with_4b_features
+
+    rows = with_4b_features(rows)
+fits = {}
+for source in OPTIONS["teams"]:
+    label = {"llm": "LLM", "human": "Human"}[source]
+    part = rows[rows["source"] == source]
+    blocks = OPTIONS["blocks"].get(label)
+    if blocks is None:  # the page fitted nothing for this team type (too few rows, or no block chosen)
+        print(f"{label}: {len(part)} rows, not fitted")
+        continue
+    spec = stats.RegressionSpec(name=f"{label}: {OPTIONS['outcome']}", outcome=OPTIONS["outcome"], blocks=blocks,
+                                estimator=OPTIONS["estimator"], group="task", star_levels=tuple(OPTIONS["stars"]))
+    try:
+        fits[label] = stats.fit(spec, part, allow_nonconvergence=True)
+    except InputError as error:  # a guard's refusal (too few rows) or a design the data cannot fit
+        print(f"{label}: {error}")
+'''),
+        code('''
+def headline_row(label, summary):
+    lead = r2_headline(summary)
+    return {"team": label, "N": summary["n"], "k": summary["k"], "N − k": summary["df_resid"],
+            "R²": summary["r2"], "adjusted R²": summary["adj_r2"], "marginal R²": summary["marginal_r2"],
+            "conditional R²": summary["conditional_r2"], "headline": lead.label, "headline value": lead.value,
+            "headline allowed": bool(lead.headline), "small sample (N < 10·k)": bool(summary["small_sample"])}
+
+
+headline = pd.DataFrame([headline_row(label, fit.summary) for label, fit in fits.items()],
+                        columns=["team", "N", "k", "N − k", "R²", "adjusted R²", "marginal R²", "conditional R²",
+                                 "headline", "headline value", "headline allowed", "small sample (N < 10·k)"])
+headline.style.format(precision=4, na_rep="—") if len(headline) else headline
+'''),
+        code('''
+coefficients = {label: fit.table for label, fit in fits.items()}
 for label, table in coefficients.items():
-    display(table)
+    print(label)
+    display(table.style.format(precision=4).format({"p": "{:.3g}"}))
 '''),
         code('''
-charts.coefficient_plot({label: fit["table"] for label, fit in data.fits.items()},
-                        title=f"Standardized coefficients on {OPTIONS['outcome']} (95% CI)", terms=data.terms()) \\
-    if data.fits else None
+charts.coefficient_plot(coefficients, title=f"Standardized coefficients on {OPTIONS['outcome']} (95% CI)",
+                        terms=[f for f in PAPER_A_FEATURES if all(f in set(t["term"]) for t in coefficients.values())]
+                        or None) if coefficients else None
 '''),
         code('''
-ladder = data.ladder.round(1) if data.ladder is not None else None
-ladder
+r2_ladder = ladder_fits = None
+ratings = list(have.ratings)
+if ratings:
+    ladder_outcome = "creativity" if "creativity" in ratings else ratings[0]
+    parts, notes = ladder(rows, sources=("llm", "human"), outcome=ladder_outcome)
+    r2_ladder = parts["R² (%)"]
+    ladder_fits = {f"{TEAM} fit": parts[f"{TEAM} fit"][["model", "n", "k", "n_minus_k", "r2", "adj_r2"]]
+                   for TEAM in ("llm", "human") if f"{TEAM} fit" in parts}
+    print(f"R² (%) of {ladder_outcome} by specification (Table 1)")
+    for note in notes:
+        print("note:", note)
+    display(r2_ladder.style.format(precision=1))
+    for name, table in ladder_fits.items():
+        display(table)
+r2_ladder
 '''),
         code('''
 page_numbers = {**{f"{label} coefficients": table for label, table in coefficients.items()},
-                **{f"{label} N": fit["summary"]["n"] for label, fit in data.fits.items()}, "ladder": ladder}
+                "ladder": r2_ladder, "ladder fits": ladder_fits}
 '''),
     ]
 
@@ -192,28 +292,37 @@ def paper_a_tables(selection) -> list:
     return [
         md("## One of paper A's tables, reproduced\n\n`engine.stats.paper_tables.build` on the page's sample "
            "and stars (the CLI's twin: `python -m engine analyze table N`), then ours beside the published "
-           "table row by row (`dashboard.page_data.paper_a_tables.paper_a_tables_page_data`)."),
+           "table row by row (`dashboard.page_data.beside`, the page's layout). " + HEADLINE_NOTE),
         code('''
-from dashboard.page_data.paper_a_tables import paper_a_tables_page_data
+from dashboard.page_data import beside
+from engine.errors import InputError
+from engine.stats import paper_tables
 
-data = paper_a_tables_page_data(frame, OPTIONS["table"], OPTIONS["sample"], OPTIONS["stars"])
-result = data.result
-if data.lacking:
-    print("this table needs", "; and ".join(data.lacking))
-elif data.error:
-    print("cannot compute this table on this selection:", data.error)
+result = None
+lacking = paper_tables.missing_needs(OPTIONS["table"], frame)
+if lacking:
+    print("this table needs", "; and ".join(lacking))
 else:
+    try:
+        result = paper_tables.build(OPTIONS["table"], frame, stars=OPTIONS["stars"], sample=OPTIONS["sample"])
+    except InputError as error:
+        print("cannot compute this table on this selection:", error)
+if result is not None:
     print(f"{result.title}: sample {result.sample}, N = {result.n:,}")
     for title, part in result.parts.items():
         print(title)
         display(part)
 '''),
         code('''
-for table, text in data.compared:
+for table in (beside.beside(result) if result is not None else []):
     print(table.title, table.caption)
-    display(text)
+    display(table.formatted())
 '''),
-        code('page_numbers = {"N": result.n if result else None, "parts": dict(result.parts) if result else {}}'),
+        code('''
+headline = {"N": result.n if result is not None else None, "sample": result.sample if result is not None else None}
+page_numbers = {"parts": dict(result.parts) if result is not None else {}}
+pd.Series(headline, name="value").to_frame()
+'''),
     ]
 
 
@@ -247,7 +356,16 @@ inter
 '''),
         code("data.intra if data is not None else None"),
         code("published_b.diversity_gains()"),
-        code('page_numbers = {"diversity by condition and task": inter}'),
+        code('''
+headline = {"runs the gains rest on": data.headline_rows if data else None}
+for metric, gain in (data.gains.items() if data else []):
+    interval = data.intervals[metric] or {}
+    headline[f"Creative-MAD vs Homo MAD, {metric} (%)"] = gain
+    headline[f"Creative-MAD vs Homo MAD, {metric} (%), 95% low"] = interval.get("low")
+    headline[f"Creative-MAD vs Homo MAD, {metric} (%), 95% high"] = interval.get("high")
+page_numbers = {"diversity by condition and task": inter}
+pd.Series(headline, name="value", dtype=float).to_frame()
+'''),
     ]
 
 
@@ -268,7 +386,10 @@ if have.paper_b_methods and have.final_ideas:
     summary = summary.drop(columns=["method"]).round(3)
 summary
 '''),
-        code('page_numbers = {"quality and diversity per condition": summary}'),
+        code('''
+headline = {"conditions": len(summary) if summary is not None else 0}
+page_numbers = {"quality and diversity per condition": summary}
+'''),
     ]
 
 
@@ -281,15 +402,18 @@ def steering(selection) -> list:
 from dashboard.page_data.steering import steering_page_data
 
 summary = differences = None
-FOLDER = Path(OPTIONS["folder"]) if OPTIONS.get("folder") else None
-if FOLDER is not None and (FOLDER / "manifest.json").exists():
+FOLDER = find_data(OPTIONS["folder"]) if OPTIONS.get("folder") else None
+if FOLDER is not None:
     data = steering_page_data(Dataset.load(FOLDER).conversations, FOLDER)
     summary, differences = data.shown.round(4), data.differences.round(4)
     display(summary)
     display(data.interventions)
 differences
 '''),
-        code('page_numbers = {"summary": summary, "differences": differences}'),
+        code('''
+headline = {"conditions": len(summary) if summary is not None else 0}
+page_numbers = {"summary": summary, "differences": differences}
+'''),
     ]
 
 
@@ -308,7 +432,7 @@ print("pilot settings:", OPTIONS.get("settings"))
 print("run one from a shell: python -m engine run --method", (OPTIONS.get("settings") or {}).get("method", "open"),
       "--model local ...")
 if OPTIONS.get("pilot") and OPTIONS.get("reference"):
-    found = pilot_page_data(Dataset.load(OPTIONS["pilot"]), Dataset.load(OPTIONS["reference"]))
+    found = pilot_page_data(Dataset.load(find_data(OPTIONS["pilot"])), Dataset.load(find_data(OPTIONS["reference"])))
     if found.error:
         print("No diagnosis:", found.error)
     else:
@@ -316,14 +440,17 @@ if OPTIONS.get("pilot") and OPTIONS.get("reference"):
         evidence = found.diagnosis.evidence
 evidence
 '''),
-        code('page_numbers = {"evidence": evidence}'),
+        code('''
+headline = {"Pilot conversations diagnosed": found.diagnosis.n_pilot if evidence is not None else None}
+page_numbers = {"evidence": evidence}
+'''),
     ]
 
 
 def compare(selection) -> list:
     if len(selection.options.get("runs") or {}) < 2:
         return [md("## Compare runs\n\nThe page compares two or more runs; fewer were chosen."),
-                code('page_numbers = {"runs": list((OPTIONS.get("runs") or {}))}')]
+                code('headline = {"runs": len(OPTIONS.get("runs") or {})}\npage_numbers = {"runs": list((OPTIONS.get("runs") or {}))}')]
     return [
         md("## Compare runs\n\nEach run taken whole (no filter): what it holds, what differs in the runs' "
            "manifests, feature and rating summaries, each run minus the reference run (Welch's interval, "
@@ -333,7 +460,7 @@ def compare(selection) -> list:
 from dashboard.figures import charts, compare_runs
 from dashboard.page_data import comparison
 
-runs = {name: Dataset.load(path) for name, path in OPTIONS["runs"].items()}
+runs = {name: Dataset.load(find_data(where)) for name, where in OPTIONS["runs"].items()}
 frames = {name: d.conversations for name, d in runs.items()}
 reference = OPTIONS["reference"]
 data = comparison.compare_page_data(frames, {name: d.manifest for name, d in runs.items()}, reference,
@@ -362,6 +489,7 @@ def without_reference(table):
     return table.drop(columns=["reference"]).round(4) if table is not None and len(table) else None
 
 
+headline = {"runs": len(runs), "features compared": len(features)}
 page_numbers = {"overview": data.overview, "config": data.config, "feature summary": feature_summary,
                 "feature differences": without_reference(data.feature_differences),
                 "rating differences": without_reference(data.rating_differences), "diversity": diversity}
@@ -379,7 +507,11 @@ def rate_ideas(selection) -> list:
         code('''
 from dashboard.page_data.rating import exact_values, rate_ideas_page_data
 
-data = rate_ideas_page_data(dataset, OPTIONS.get("ratings_dir"))
+from engine.judging.human_rating import ratings_root
+
+RATINGS = Path(OPTIONS["ratings_dir"]) if OPTIONS.get("ratings_dir") else ratings_root()  # $CDL_RATINGS_DIR or yours
+print("ratings read from", RATINGS)
+data = rate_ideas_page_data(dataset, RATINGS)
 print(data.items.describe())
 if data.order is not None:
     print(data.order.describe() if data.order_written else "no rating saved yet: no shared order written")
@@ -396,7 +528,10 @@ if data.agreement is not None:
     print(data.agreement.reason or exact_values(data.agreement))
 agreement
 '''),
-        code('page_numbers = {"progress": data.progress, "export": export, "agreement": agreement}'),
+        code('''
+headline = {"ideas to rate": len(data.items.items), "raters": len(data.progress)}
+page_numbers = {"progress": data.progress, "export": export, "agreement": agreement}
+'''),
     ]
 
 
@@ -417,7 +552,10 @@ for item in items:
         tables[item.title] = item.table
         display(item.table)
 '''),
-        code('page_numbers = {"items": [item.title for item in items], "tables": tables}'),
+        code('''
+headline = {"items": len(items), "tables": len(tables)}
+page_numbers = {"items": [item.title for item in items], "tables": tables}
+'''),
     ]
 
 
@@ -431,12 +569,20 @@ from dashboard.page_data.judges import judges_page_data, read_report
 
 summary = per_prompt = None
 if OPTIONS.get("report"):
-    data = judges_page_data(read_report(Path(OPTIONS["report"]).read_bytes(), OPTIONS["report"]))
+    REPORT = find_data(OPTIONS["report"], dataset=False)
+    data = judges_page_data(read_report(REPORT.read_bytes(), str(REPORT)))
     print(data.provenance)
     summary, per_prompt = data.summary.round(4), data.per_prompt.round(4)
+    display(data.people.round(4))
+    print("published anchors (kept apart from ours):")
     display(data.published)
 summary
 '''),
-        code('page_numbers = {"summary": summary, "per prompt": per_prompt}'),
+        code('''
+headline = {"measures checked": len(summary) if summary is not None else 0,
+            "items": int(data.report.get("n", 0)) if summary is not None else None}
+page_numbers = {"summary": summary, "per prompt": per_prompt,
+                "people": data.people.round(4) if summary is not None else None}
+'''),
     ]
 

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from engine import stats
-from engine.errors import InputError
 from engine.measures.trajectory import PAPER_A_FEATURES
+from engine.stats.feature_effects import feature_effects
 from engine.stats.paper_tables import MIN_ROWS, constant_factors  # noqa: F401  (used by the pages)
 
 
@@ -24,24 +24,8 @@ EFFECT_NOTE = ("LLM − human. Difference of means with Welch's 95% interval; We
 def feature_comparison(frame: pd.DataFrame, columns: list[str], groups=("llm", "human")) -> pd.DataFrame:
     """``groups[0]`` minus ``groups[1]`` on each column: means, the Welch difference interval,
     Welch p, and Hedges' g (``g``) with its CI (``ci_low``, ``ci_high``) from Welch's statistic
-    (``engine.stats.guards``; ``EFFECT_NOTE`` says so on the page and in exports)."""
-    rows = []
-    for column in columns:
-        try:
-            result = stats.group_comparison(frame, column, group="source", groups=groups)
-        except InputError:
-            continue
-        overall = result[result["by"] == "overall"].iloc[0]
-        rows.append({"feature": column,
-                     f"{groups[0]}_n": int(overall[f"{groups[0]}_n"]),
-                     f"{groups[0]}_mean": overall[f"{groups[0]}_mean"],
-                     f"{groups[1]}_n": int(overall[f"{groups[1]}_n"]),
-                     f"{groups[1]}_mean": overall[f"{groups[1]}_mean"],
-                     "diff": overall["diff"], "diff_ci_low": overall["diff_ci_low"],
-                     "diff_ci_high": overall["diff_ci_high"],
-                     "welch_p": overall["welch_p"], "g": overall["hedges_g"],
-                     "ci_low": overall["g_ci_low"], "ci_high": overall["g_ci_high"]})
-    return pd.DataFrame(rows)
+    (``engine.stats.feature_effects``; ``EFFECT_NOTE`` says so on the page and in exports)."""
+    return feature_effects(frame, list(columns), group="source", groups=tuple(groups))
 
 
 def manipulability_percent(frame: pd.DataFrame, suffix: str = "", sample: str = "trajectory") -> pd.DataFrame:

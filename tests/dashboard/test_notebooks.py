@@ -1,11 +1,24 @@
-""""Download as notebook": the notebooks of seven pages, each built from the selection the page
-kept (dataset, sidebar filters, sample and options, as the button would write it), executed
-on a kernel of this project's venv (nbclient, ``python3`` from ipykernel), their printed numbers
-compared with the tables and metrics the page showed (AppTest)."""
+""""Download as notebook", executed as a researcher would run it: every page's notebook built
+from the selection the page kept (dataset, sidebar filters, options, as its button writes it),
+saved in a folder OUTSIDE the checkout with a copy of its dataset(s) beside it, executed with
+``python -m jupyter nbconvert --to notebook --execute`` on this venv's ``python3`` kernel, and
+its headline numbers (the JSON its last cell prints) compared with the page's own numbers: the
+metrics AppTest shows and the page's ``page_data`` function called as the page calls it, to 1e-9.
+
+The kernel imports the code under test (``PYTHONPATH`` = this checkout) and finds its dataset by
+the notebook's rule (a folder of the dataset's name beside the notebook); ``CDL_CACHED_RUNS``
+points at an empty folder so nothing else can supply it. The count of numbers compared and the
+largest difference are printed at the end of the module (``pytest -s``)."""
 
 from __future__ import annotations
 
 import json
+import numbers
+import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,27 +30,32 @@ from dashboard import pages
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "dashboard" / "app.py")
-RELEASE = REPO / "cached_runs" / "paper_release"
-LOCAL = REPO / "cached_runs" / "local_smollm2"
-STEERED = REPO / "cached_runs" / "local_smollm2_steered"
+RUNS = REPO / "cached_runs"
+RELEASE, LOCAL, STEERED, PAPER_B = "paper_release", "local_smollm2", "local_smollm2_steered", "local_smollm2_paper_b"
+TOLERANCE = 1e-9
 
-pytestmark = [
-    pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built"),
-]
+pytestmark = [pytest.mark.skipif(not (RUNS / RELEASE / "manifest.json").exists(), reason="paper release not built")]
 
 
-def run_notebook(selection) -> dict:
-    """Execute the page's notebook on this venv's kernel and return its printed page numbers."""
-    import nbclient
+def built(*names: str) -> bool:
+    return all((RUNS / name / "manifest.json").exists() for name in names)
 
-    from dashboard.notebooks import notebook
 
-    nb = notebook(selection, repo=REPO)
-    nbclient.NotebookClient(nb, kernel_name="python3", timeout=900, startup_timeout=600,
-                            resources={"metadata": {"path": str(REPO)}}).execute()
-    cell = next(c for c in nb.cells if "page-numbers" in c.metadata.get("tags", []))
-    text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
-    return json.loads(text)
+# -- comparing numbers, counted --------------------------------------------------------------
+COMPARED = {"numbers": 0, "max_difference": 0.0, "pages": set(), "seconds": {}}
+
+
+def close(page: str, expected, got, what: str) -> None:
+    """One number of the page against the notebook's, to ``TOLERANCE`` (both missing: equal)."""
+    COMPARED["numbers"] += 1
+    COMPARED["pages"].add(page)
+    if expected is None or (isinstance(expected, float) and np.isnan(expected)):
+        assert got is None or (isinstance(got, float) and np.isnan(got)), (page, what, expected, got)
+        return
+    assert isinstance(got, numbers.Real) and not isinstance(got, (bool, np.bool_)), (page, what, got)  # not text
+    difference = abs(float(expected) - float(got))
+    COMPARED["max_difference"] = max(COMPARED["max_difference"], difference)
+    assert difference <= TOLERANCE * max(1.0, abs(float(expected))), (page, what, expected, got)
 
 
 def table(value) -> pd.DataFrame:
@@ -45,25 +63,34 @@ def table(value) -> pd.DataFrame:
     return pd.DataFrame(value["data"], index=value["index"], columns=value["columns"])
 
 
-def same(page: pd.DataFrame, notebook_value: dict, **kwargs) -> None:
+def same_table(page: str, expected: pd.DataFrame, notebook_value: dict, what: str) -> None:
+    """Every numeric cell of ``expected`` against the notebook's table, text cells as text."""
     ours = table(notebook_value)
-    page = page.copy()
-    assert list(map(str, ours.columns)) == list(map(str, page.columns))
-    assert list(map(str, ours.index)) == list(map(str, page.index))
-    for column in page.columns:
-        left, right = page[column], ours[str(column)] if str(column) in ours else ours[column]
-        if pd.api.types.is_numeric_dtype(left):
-            np.testing.assert_allclose(left.to_numpy(float), pd.to_numeric(right, errors="coerce").to_numpy(float),
-                                       rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=str(column))
+    assert list(map(str, ours.columns)) == list(map(str, expected.columns)), what
+    assert len(ours) == len(expected), what
+    for column in expected.columns:
+        left, right = expected[column].reset_index(drop=True), ours[str(column)].reset_index(drop=True)
+        if pd.api.types.is_bool_dtype(left):
+            assert left.tolist() == right.tolist(), (what, column)
+        elif pd.api.types.is_numeric_dtype(left):
+            for position, value in enumerate(left):
+                got = right[position]
+                close(page, None if pd.isna(value) else float(value), None if got is None else got,
+                      f"{what}[{column}][{position}]")
         else:
-            assert left.astype(str).tolist() == right.astype(str).tolist(), column
+            assert left.astype(str).tolist() == right.astype(str).tolist(), (what, column)
 
 
-def shown(at: AppTest, key: str):
-    """What the page showed under ``key`` (``dashboard.widgets.ui`` keeps it for the Export page)."""
-    return at.session_state["shown_items"][key][2]
+@pytest.fixture(scope="module", autouse=True)
+def report():
+    yield
+    if COMPARED["numbers"]:
+        print(f"\nnotebooks: {COMPARED['numbers']} numbers compared on {len(COMPARED['pages'])} pages "
+              f"({', '.join(sorted(COMPARED['pages']))}); largest difference {COMPARED['max_difference']:.3g}; "
+              "seconds per notebook: " + ", ".join(f"{k} {v:.0f}" for k, v in COMPARED["seconds"].items()))
 
 
+# -- the page, its selection and its executed notebook --------------------------------------
 def page(name: str, before=None, widgets=None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=600)
     at.run()
@@ -83,101 +110,421 @@ def selection(at: AppTest, name: str):
     return at.session_state[f"notebook_selection_{name}"]
 
 
-def only_o3_high(at):
-    at.multiselect(key="filter_model").set_value(["o3-high"])
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
 
 
+def shown(at: AppTest, key: str):
+    """What the page showed under ``key`` (``dashboard.widgets.ui`` keeps it for the Export page)."""
+    return at.session_state["shown_items"][key][2]
+
+
+def execute(chosen, tmp_path: Path, datasets: tuple[str, ...]) -> dict:
+    """The page's notebook as its button writes it, saved in ``tmp_path/downloads`` (outside the
+    checkout) with a copy of ``datasets`` beside it, run by ``jupyter nbconvert --execute``; its
+    printed numbers."""
+    from dashboard.notebooks import notebook_bytes
+    from dashboard.notebooks.build import file_name
+
+    folder = tmp_path / "downloads"
+    folder.mkdir(parents=True)
+    assert not folder.resolve().is_relative_to(REPO.resolve())
+    for name in datasets:
+        shutil.copytree((RUNS / name).resolve(), folder / name)
+    written = notebook_bytes(chosen)
+    assert str(REPO) not in written.decode("utf-8") and str(tmp_path) not in written.decode("utf-8")
+    path = folder / file_name(chosen)
+    path.write_bytes(written)
+    (tmp_path / "no_datasets").mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CDL_CACHED_RUNS": str(tmp_path / "no_datasets")}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                           "--output", "executed.ipynb", "--ExecutePreprocessor.kernel_name=python3",
+                           "--ExecutePreprocessor.timeout=900", str(path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=1500, env=env)
+    COMPARED["seconds"][chosen.page] = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr[-4000:]
+    cells = json.loads((folder / "executed.ipynb").read_text())["cells"]
+    printed = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
+                      for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    assert f"({folder / datasets[0]})" in printed  # the copy beside the notebook, by the notebook's rule
+    assert f"engine from {REPO / 'engine'}" in printed  # the code under test
+    cell = next(c for c in cells if "page-numbers" in c["metadata"].get("tags", []))
+    return json.loads("".join("".join(o.get("text", "")) for o in cell["outputs"] if o.get("output_type") == "stream"))
+
+
+def as_int_text(value) -> str:
+    return f"{int(value):,}"
+
+
+# -- the pages ------------------------------------------------------------------------------
 @pytest.mark.slow  # a kernel per notebook, 20-60 s each on 2 cores
-def test_data_and_llm_vs_human_notebooks_on_a_filtered_release(cached_runs_of):
-    cached_runs_of(RELEASE.name)
-    at = page("data_page", before=only_o3_high)
+def test_data_page_notebook_on_a_filtered_release(cached_runs_of, tmp_path):
+    cached_runs_of(RELEASE)
+    at = page("data_page", before=lambda at: at.multiselect(key="filter_model").set_value(["o3-high"]))
     chosen = selection(at, "data_page")
-    assert chosen.filters == {"model": ["o3-high"]} and Path(chosen.dataset).resolve() == RELEASE.resolve()
-    numbers = run_notebook(chosen)
-    metrics = {m.label: m.value for m in at.metric}
-    for label in ("Conversations selected", "LLM conversations", "Human conversations", "Mean turns"):
-        assert numbers[label] == metrics[label]
-    release = pd.read_parquet(RELEASE / "conversations.parquet")
-    assert metrics["Conversations selected"] == f"{(release['model'] == 'o3-high').sum():,}"
-    same(shown(at, "data_counts"), numbers["by model and task"])
-
-    at = page("llm_vs_human")
-    numbers = run_notebook(selection(at, "llm_vs_human"))
-    same(shown(at, "lvh_effects"), numbers["effects"])
-    assert numbers["LLM conversations"] == {m.label: m.value for m in at.metric}["LLM conversations"]
-
-
-@pytest.mark.slow  # a kernel per notebook, 20-60 s each on 2 cores
-def test_design_levers_regression_and_paper_table_notebooks(cached_runs_of):
-    cached_runs_of(RELEASE.name)
-    at = page("design_levers")
-    numbers = run_notebook(selection(at, "design_levers"))
-    same(shown(at, "levers_table_ours"), numbers["Table 24 (R² %)"])
-    assert numbers["N"] == 3574  # the trajectory sample's LLM rows with all nine features (Table 24)
-
-    at = page("regression")
-    chosen = selection(at, "regression")
-    assert chosen.options["blocks"]  # the blocks the page fitted, per team type
-    numbers = run_notebook(chosen)
-    for label in chosen.options["blocks"]:
-        same(shown(at, f"reg_table_{label}"), numbers[f"{label} coefficients"])
-
-    at = page("paper_a_tables", widgets=lambda at: at.selectbox(key="pat_table").set_value("25"))
-    chosen = selection(at, "paper_a_tables")
-    assert chosen.options["table"] == "25"
-    numbers = run_notebook(chosen)
-    for position, title in enumerate(numbers["parts"]):
-        same(shown(at, f"pat_ours_25_{position}"), numbers["parts"][title])
+    assert chosen.filters == {"model": ["o3-high"]}
+    numbers = execute(chosen, tmp_path, (RELEASE,))
+    headline, shown_metrics = numbers["headline"], metrics(at)
+    release = pd.read_parquet(RUNS / RELEASE / "conversations.parquet")
+    rows = release[release["model"] == "o3-high"]
+    for label in ("Conversations selected", "LLM conversations", "Human conversations"):
+        assert as_int_text(headline[label]) == shown_metrics[label]
+    close("data_page", len(rows), headline["Conversations selected"], "conversations")
+    close("data_page", float(rows["n_turns"].mean()), headline["Mean turns"], "mean turns")
+    assert f"{headline['Mean turns']:.1f}" == shown_metrics["Mean turns"]
+    same_table("data_page", shown(at, "data_counts"), numbers["by model and task"], "by model and task")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (LOCAL / "manifest.json").exists() or not (STEERED / "manifest.json").exists(),
-                    reason="local cached runs not built")
-def test_trajectories_and_compare_runs_notebooks(cached_runs_of):
-    cached_runs_of(LOCAL.name, STEERED.name)
+def test_llm_vs_human_notebook(cached_runs_of, tmp_path):
+    from dashboard.page_data.llm_vs_human import llm_vs_human_page_data
+    from engine import samples
 
-    def local_with_clusters(at):
-        at.selectbox(key="dataset_choice").set_value("local_smollm2")
+    cached_runs_of(RELEASE)
+    at = page("llm_vs_human")
+    chosen = selection(at, "llm_vs_human")
+    numbers = execute(chosen, tmp_path, (RELEASE,))
+    rows = samples.sample(chosen.options["sample"]).select(pd.read_parquet(RUNS / RELEASE / "conversations.parquet"))
+    data = llm_vs_human_page_data(rows, chosen.options["features"], chosen.options.get("outcome"))
+    headline = numbers["headline"]
+    close("llm_vs_human", data.n_llm, headline["LLM conversations"], "LLM N")
+    close("llm_vs_human", data.n_human, headline["Human conversations"], "human N")
+    assert as_int_text(headline["LLM conversations"]) == metrics(at)["LLM conversations"]
+    assert str(headline["Features compared"]) == metrics(at)["Features compared"]
+    same_table("llm_vs_human", data.effects, numbers["effects"], "effects")
+    if data.top is None:  # the release holds no ratings until they are joined: no outcome, no top-5% view
+        assert numbers["top 5%"] is None
+    else:
+        same_table("llm_vs_human", data.top.drop(columns="by"), numbers["top 5%"], "top 5%")
 
-    at = page("trajectories", before=local_with_clusters,
-              widgets=lambda at: at.text_input(key="traj_search").input("plastic"))
+
+@pytest.mark.slow
+def test_design_levers_notebook(cached_runs_of, tmp_path):
+    from dashboard.page_data.datasets import availability
+    from dashboard.page_data.design_levers import design_levers_page_data
+    from engine import samples
+    from engine.datasets import Dataset
+
+    cached_runs_of(RELEASE)
+    at = page("design_levers")
+    chosen = selection(at, "design_levers")
+    numbers = execute(chosen, tmp_path, (RELEASE,))
+    dataset = Dataset.load(RUNS / RELEASE)
+    frame = dataset.conversations
+    data = design_levers_page_data(frame, samples.sample(chosen.options["sample"]).select(frame),
+                                   chosen.options["sample"], availability(dataset))
+    headline, fit = numbers["headline"], data.interaction_fit
+    close("design_levers", data.ours.attrs["n"], headline["N"], "N")
+    assert headline["N"] == 3574  # the trajectory sample's LLM rows with all nine features (Table 24)
+    close("design_levers", fit["k"], headline["interaction k"], "k")
+    close("design_levers", fit["df_resid"], headline["interaction N − k"], "N − k")
+    close("design_levers", data.mean_interaction, headline["Mean R², interaction model, %"], "mean R²")
+    close("design_levers", data.mean_interaction_adjusted, headline["Mean adjusted R², interaction model, %"],
+          "mean adjusted R²")
+    close("design_levers", data.published_mean_interaction,
+          headline["Mean R², interaction model (published, Table 2), %"], "published mean R²")
+    assert f"{headline['Mean R², interaction model, %']:.1f}%" in metrics(at).values()
+    same_table("design_levers", data.ours.reset_index(drop=True), numbers["Table 24 (R² %)"], "Table 24")
+
+
+def team_metric(at: AppTest, team: str, what: str) -> str:
+    """The Regression page's metric ``<team> [(model)]: <what>``."""
+    return next(m.value for m in at.metric if m.label.startswith(team) and m.label.endswith(f": {what}"))
+
+
+def without_task(at):  # the trajectory block alone: 18 rated LLM rows, k = 10 (with task k = 15, refused)
+    at.checkbox(key="reg_block_task").uncheck()
+
+
+def mixed_effects(at):
+    at.radio(key="reg_estimator").set_value("mixedlm")
+
+
+def both_teams(at):
+    at.radio(key="reg_sample").set_value("Both (side by side)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, widgets, teams", [
+    (RELEASE, both_teams, ["LLM", "Human"]),  # LLM and human fits side by side; no ratings, no ladder
+    (RELEASE, mixed_effects, ["LLM"]),  # no R² and adjusted R²: marginal and conditional R² (Nakagawa)
+    pytest.param(LOCAL, without_task, ["LLM"], marks=pytest.mark.skipif(not built(LOCAL), reason="local run not built")),
+], ids=["release-both-teams", "release-mixed-effects", "local-with-ratings-and-ladder"])
+def test_regression_notebook_gives_r2_adjusted_r2_n_k_and_p_as_numbers(cached_runs_of, tmp_path, name, widgets, teams):
+    from dashboard.page_data.datasets import availability
+    from dashboard.page_data.regression import regression_page_data
+    from engine import samples
+    from engine.datasets import Dataset
+
+    cached_runs_of(name)
+    at = page("regression", widgets=widgets)
+    chosen = selection(at, "regression")
+    options = chosen.options
+    assert sorted(options["blocks"]) == sorted(teams)
+    numbers = execute(chosen, tmp_path, (name,))
+    dataset = Dataset.load(RUNS / name)
+    have = availability(dataset)
+    data = regression_page_data(samples.sample(options["sample"]).select(dataset.conversations), options["outcome"],
+                                options["teams"], options["estimator"], features=have.features,
+                                ratings=have.ratings, trajectory=options["trajectory"], factors=options["factors"],
+                                star_levels=options["stars"], embedding=options["embedding"])
+    headline = table(numbers["headline"]).set_index("team")
+    assert list(headline.index) == teams
+    for team in data.teams:
+        assert team.fit is not None, team.error
+        s, got = team.fit["summary"], headline.loc[team.label]
+        for key, column in (("n", "N"), ("k", "k"), ("df_resid", "N − k"), ("r2", "R²"), ("adj_r2", "adjusted R²"),
+                            ("marginal_r2", "marginal R²"), ("conditional_r2", "conditional R²")):
+            close("regression", s[key], got[column], f"{team.label} {column}")
+        close("regression", team.r2.value, got["headline value"], f"{team.label} headline R²")
+        assert got["headline"] == team.r2.label
+        assert team_metric(at, team.label, "N") == as_int_text(got["N"])
+        if team.r2.headline:  # the page's R² metric, as the page formats the notebook's number
+            assert team_metric(at, team.label, team.r2.label) == team.r2.text()
+        coefficients = numbers[f"{team.label} coefficients"]
+        same_table("regression", team.fit["table"], coefficients, f"{team.label} coefficients")
+        assert all(isinstance(p, float) for p in table(coefficients)["p"])  # not "<0.001"
+    if data.ladder is None:
+        assert not have.ratings and numbers["ladder"] is None
+        return
+    same_table("regression", data.ladder, numbers["ladder"], "R² ladder")
+    fits = data.ladder_n.set_index("specification")
+    for source, label in (("llm", "LLM"), ("human", "Human")):
+        if f"{label} N" not in fits:
+            assert f"{source} fit" not in numbers["ladder fits"]
+            continue
+        ladder_fit = table(numbers["ladder fits"][f"{source} fit"]).set_index("model")
+        for specification, row in fits.iterrows():
+            close("regression", row[f"{label} N"], ladder_fit.loc[specification, "n"], f"ladder {label} N")
+            close("regression", row[f"{label} k"], ladder_fit.loc[specification, "k"], f"ladder {label} k")
+
+
+@pytest.mark.slow
+def test_paper_a_tables_notebook(cached_runs_of, tmp_path):
+    from dashboard.page_data.paper_a_tables import paper_a_tables_page_data
+
+    cached_runs_of(RELEASE)
+    at = page("paper_a_tables", widgets=lambda at: at.selectbox(key="pat_table").set_value("25"))
+    chosen = selection(at, "paper_a_tables")
+    assert chosen.options["table"] == "25"
+    numbers = execute(chosen, tmp_path, (RELEASE,))
+    frame = pd.read_parquet(RUNS / RELEASE / "conversations.parquet")
+    result = paper_a_tables_page_data(frame, "25", chosen.options["sample"], chosen.options["stars"]).result
+    close("paper_a_tables", result.n, numbers["headline"]["N"], "N")
+    assert list(numbers["parts"]) == list(result.parts)
+    for position, (title, part) in enumerate(result.parts.items()):
+        same_table("paper_a_tables", part, numbers["parts"][title], title)
+        same_table("paper_a_tables", shown(at, f"pat_ours_25_{position}"), numbers["parts"][title], title)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not built(LOCAL), reason="local cached run not built")
+def test_trajectories_notebook(cached_runs_of, tmp_path):
+    cached_runs_of(LOCAL)
+    at = page("trajectories", widgets=lambda at: at.text_input(key="traj_search").input("plastic"))
     chosen = selection(at, "trajectories")
     assert chosen.options["search"] == "plastic" and chosen.options["method"] == "pca"
-    numbers = run_notebook(chosen)
-    same(shown(at, "traj_feature_values"), numbers["feature values"])
-    index = pd.read_parquet(LOCAL / "turn_index.parquet")
-    assert numbers["turns"] == len(index)
-    selected = shown(at, "traj_selected")  # the search's table: every turn holding the phrase
-    assert numbers["search hits"] == len(selected)
+    numbers = execute(chosen, tmp_path, (LOCAL,))
+    headline = numbers["headline"]
+    close("trajectories", len(pd.read_parquet(RUNS / LOCAL / "turn_index.parquet")), headline["turns"], "turns")
+    close("trajectories", len(shown(at, "traj_selected")), headline["search hits"], "search hits")
+    same_table("trajectories", shown(at, "traj_feature_values"), numbers["feature values"], "feature values")
 
-    at = page("compare", widgets=lambda at: at.multiselect(key="compare_datasets").set_value(
-        ["local_smollm2", "local_smollm2_steered"]))
+
+@pytest.mark.slow
+@pytest.mark.skipif(not built(PAPER_B), reason="paper-B cached run not built")
+def test_diversity_and_quality_diversity_notebooks(cached_runs_of, tmp_path):
+    from dashboard.page_data.datasets import availability
+    from dashboard.page_data.diversity import diversity_page_data
+    from engine.datasets import Dataset
+    from engine.embedding.embedder import Embedder
+
+    cached_runs_of(PAPER_B)
+    at = page("diversity")
+    chosen = selection(at, "diversity")
+    numbers = execute(chosen, tmp_path / "diversity", (PAPER_B,))
+    dataset = Dataset.load(RUNS / PAPER_B)
+    have = availability(dataset)
+    data = diversity_page_data(dataset, dataset.conversations, tuple(chosen.options["methods"]), Embedder().encode,
+                               group_size=int(chosen.options["group_size"]), turns=have.turns)
+    headline = numbers["headline"]
+    close("diversity", data.headline_rows, headline["runs the gains rest on"], "runs")
+    shown_gains = {label.split(", ")[1].split(" (")[0]: value for label, value in metrics(at).items()
+                   if label.startswith("Creative-MAD vs Homo MAD")}
+    assert set(shown_gains) == set(data.gains) == {"vendi", "div_bleu"}
+    for metric, gain in data.gains.items():
+        got = headline[f"Creative-MAD vs Homo MAD, {metric} (%)"]
+        close("diversity", gain, got, f"{metric} gain")
+        assert shown_gains[metric] == ("n/a" if got is None else f"{got:+.1f}%")
+        interval = data.intervals[metric] or {}
+        close("diversity", interval.get("low"), headline[f"Creative-MAD vs Homo MAD, {metric} (%), 95% low"], "low")
+        close("diversity", interval.get("high"), headline[f"Creative-MAD vs Homo MAD, {metric} (%), 95% high"], "high")
+    same_table("diversity", data.shown.round(4), numbers["diversity by condition and task"], "diversity")
+
+    at = page("quality_diversity")
+    chosen = selection(at, "quality_diversity")
+    numbers = execute(chosen, tmp_path / "qd", (PAPER_B,))
+    summary = shown(at, "qd_summary")
+    same_table("quality_diversity", summary, numbers["quality and diversity per condition"], "summary")
+    close("quality_diversity", len(summary), numbers["headline"]["conditions"], "conditions")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not built(LOCAL, STEERED), reason="local cached runs not built")
+def test_steering_and_compare_runs_notebooks(cached_runs_of, tmp_path):
+    from dashboard.page_data.steering import steering_page_data
+
+    cached_runs_of(LOCAL, STEERED)
+    at = page("steering")
+    chosen = selection(at, "steering")
+    assert chosen.options["folder"]
+    numbers = execute(chosen, tmp_path / "steering", (LOCAL, STEERED) if Path(chosen.dataset).name == LOCAL
+                      else (STEERED,))
+    data = steering_page_data(pd.read_parquet(RUNS / STEERED / "conversations.parquet"), RUNS / STEERED)
+    same_table("steering", data.shown.round(4), numbers["summary"], "summary")
+    same_table("steering", data.differences.round(4), numbers["differences"], "differences")
+
+    at = page("compare", widgets=lambda at: at.multiselect(key="compare_datasets").set_value([LOCAL, STEERED]))
     chosen = selection(at, "compare")
-    assert set(chosen.options["runs"]) == {"local_smollm2", "local_smollm2_steered"}
-    numbers = run_notebook(chosen)
-    same(shown(at, "compare_feature_differences"), numbers["feature differences"])
-    same(shown(at, "compare_config"), numbers["config"])
-    same(shown(at, "compare_diversity"), numbers["diversity"])
+    assert set(chosen.options["runs"]) == {LOCAL, STEERED}
+    first = Path(chosen.dataset).name
+    numbers = execute(chosen, tmp_path / "compare", (first, *({LOCAL, STEERED} - {first})))
+    same_table("compare", shown(at, "compare_feature_differences"),
+               numbers["feature differences"], "feature differences")
+    same_table("compare", shown(at, "compare_config"), numbers["config"], "config")
+    same_table("compare", shown(at, "compare_diversity"), numbers["diversity"], "diversity")
+    assert numbers["headline"]["runs"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (RUNS / "human_ratings").is_dir(), reason="no people's ratings in cached_runs")
+def test_judges_notebook_reads_the_report_the_page_showed(cached_runs_of, tmp_path):
+    """The report (``cached_runs/human_ratings/<set>/reports/*.json``) is named within the folder
+    of datasets and found beside the notebook, like a dataset."""
+    cached_runs_of(RELEASE, "human_ratings")
+    at = page("judges")
+    chosen = selection(at, "judges")
+    assert chosen.options["report"]
+    numbers = execute(chosen, tmp_path, (RELEASE, "human_ratings"))
+    shown_summary = shown(at, "judges_summary")
+    same_table("judges", shown_summary, numbers["summary"], "summary")
+    if "judges_people" in at.session_state["shown_items"]:
+        same_table("judges", shown(at, "judges_people"), numbers["people"], "people's agreement")
+    else:  # the report holds no people's agreement: the page says so, the notebook's table is empty
+        assert table(numbers["people"]).empty
+    close("judges", len(shown_summary), numbers["headline"]["measures checked"], "measures")
+
+
+@pytest.mark.slow
+def test_export_notebook_lists_the_reports_items_and_tables(cached_runs_of, tmp_path):
+    from dashboard.exports import report
+    from dashboard.page_data.datasets import availability
+    from engine.datasets import Dataset
+
+    cached_runs_of(RELEASE)
+    at = page("export")
+    numbers = execute(selection(at, "export"), tmp_path, (RELEASE,))
+    dataset = Dataset.load(RUNS / RELEASE)
+    items = report.catalog(dataset, dataset.conversations, availability(dataset), selections={})
+    close("export", len(items), numbers["headline"]["items"], "items")
+    assert numbers["items"] == [item.title for item in items]
+    tables = [item for item in items if item.table is not None]
+    assert tables and sorted(numbers["tables"]) == sorted(item.title for item in tables)
+    for item in tables:
+        same_table("export", item.table, numbers["tables"][item.title], item.title)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["pilot", "rate_ideas"])  # pilot: none in this session
+def test_the_session_pages_notebooks_run_outside_the_checkout(cached_runs_of, tmp_path, name):
+    """The pages whose numbers come from a session (a pilot run, ratings typed on the page): on
+    the release alone their notebooks run and agree with the page's function."""
+    cached_runs_of(RELEASE)
+    at = page(name)
+    chosen = selection(at, name)
+    numbers = execute(chosen, tmp_path, (RELEASE,))
+    headline = numbers["headline"]
+    if name == "rate_ideas":
+        from dashboard.page_data.rating import rate_ideas_page_data
+        from engine.datasets import Dataset
+
+        data = rate_ideas_page_data(Dataset.load(RUNS / RELEASE), chosen.options.get("ratings_dir"))
+        close(name, len(data.items.items), headline["ideas to rate"], "ideas")
+        close(name, len(data.progress), headline["raters"], "raters")
+    else:
+        assert headline == {"Pilot conversations diagnosed": None}  # no pilot in this session
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not built("local_smollm2_fidelity"), reason="fidelity run not built")
+def test_pilot_notebook_diagnoses_a_kept_pilot_against_the_reference(cached_runs_of, tmp_path):
+    """A kept pilot takes a real run on a model (the page's background job); the selection its
+    button writes then names the kept folder and the reference (``views/pilot.py``): here a
+    cached local run stands for the kept pilot, and the notebook's diagnosis is compared with
+    ``pilot_page_data``'s."""
+    from dashboard.notebooks import Selection
+    from dashboard.page_data.pilot_diagnosis import pilot_page_data
+    from engine.datasets import Dataset
+
+    pilot = "local_smollm2_fidelity"
+    root = cached_runs_of(RELEASE, pilot)
+    at = page("pilot")
+    kept = selection(at, "pilot")
+    chosen = Selection(page="pilot", dataset=kept.dataset, filters=kept.filters,
+                       options={**kept.options, "pilot": str(root / pilot), "reference": str(root / RELEASE)})
+    numbers = execute(chosen, tmp_path, (RELEASE, pilot))
+    found = pilot_page_data(Dataset.load(RUNS / pilot), Dataset.load(RUNS / RELEASE))
+    assert not found.error
+    close("pilot", found.diagnosis.n_pilot, numbers["headline"]["Pilot conversations diagnosed"], "pilot N")
+    same_table("pilot", found.diagnosis.evidence, numbers["evidence"], "evidence")
+
+
+def test_every_page_s_notebook_is_executed_by_a_test_here():
+    """Every registered page's notebook is run (``execute``) by one of the tests above: a new
+    page's notebook gets a test or this fails."""
+    import ast
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    executed = set()
+    for function in [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]:
+        calls = [n for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+        if not any(c.func.id == "execute" for c in calls):
+            continue
+        named = {c.args[0].value for c in calls if c.func.id == "page" and isinstance(c.args[0], ast.Constant)}
+        for decorator in function.decorator_list:  # @pytest.mark.parametrize("name", [...])
+            if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith("parametrize"):
+                values = decorator.args[1]
+                if isinstance(values, ast.List) and ast.unparse(decorator.args[0]) == "'name'":
+                    named |= {v.value for v in values.elts if isinstance(v, ast.Constant)}
+        executed |= named
+    assert sorted(set(pages.keys()) - executed) == []
 
 
 @pytest.mark.parametrize("name", pages.keys())
 def test_every_page_has_the_button_and_its_notebook_is_valid_python(cached_runs_of, name):
     """Every page keeps its selection and offers "Download as notebook"; the notebook validates
-    (nbformat) and every code cell parses; text from the dataset only in code cells."""
+    (nbformat), every code cell parses, it names its dataset by name (no machine path) and
+    sets ``headline``; text from the dataset only in code cells."""
     import ast
 
     import nbformat
 
     from dashboard.notebooks import notebook_bytes
 
-    cached_runs_of(RELEASE.name)
+    cached_runs_of(RELEASE)
     at = page(name)
     assert any(b.proto.label == "Download as notebook" for b in at.get("download_button")), name
-    written = nbformat.reads(notebook_bytes(selection(at, name)).decode("utf-8"), as_version=4)
+    text = notebook_bytes(selection(at, name)).decode("utf-8")
+    written = nbformat.reads(text, as_version=4)
     nbformat.validate(written)
     assert written.metadata["creativity_dynamics_lab"]["page"] == name
+    assert written.metadata["creativity_dynamics_lab"]["dataset"] == RELEASE
+    assert str(REPO) not in text
+    sources = [cell.source for cell in written.cells if cell.cell_type == "code"]
+    for source in sources:
+        ast.parse(source)
+    assert any("headline = " in source for source in sources)
     for cell in written.cells:
-        if cell.cell_type == "code":
-            ast.parse(cell.source)
-        else:
+        if cell.cell_type != "code":
             assert "paper_release" not in cell.source  # names from files never in markdown

@@ -1,7 +1,8 @@
-"""Round three: a downloaded notebook finds the checkout from where it is (or ``CDL_REPO``),
-never from the absolute path of the checkout that wrote it, and runs under ``jupyter
-nbconvert``; the Trajectories notebook carries what the fragment shows; the Export page's
-report title and file names follow the dataset now selected."""
+"""Round three: a downloaded notebook names its dataset, never a machine path, and finds it
+beside itself, in ``CDL_CACHED_RUNS`` or in the ``cached_runs/`` of the checkout the engine is
+imported from (an error naming every path tried otherwise), and runs under ``jupyter
+nbconvert`` from any folder; the Trajectories notebook carries what the fragment shows; the
+Export page's report title and file names follow the dataset now selected."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.notebooks import Selection, notebook_bytes
-from dashboard.notebooks.build import REPO_VARIABLE
+from dashboard.notebooks.build import DATA_VARIABLE
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "dashboard" / "app.py")
@@ -32,57 +33,65 @@ def _setup_cell(written: bytes) -> str:
 
 
 def _run(code: str, cwd: Path, **env) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k != REPO_VARIABLE and k != "PYTHONPATH"}
+    """``code`` on this venv's Python in ``cwd``, importing this checkout, with ``env`` and no
+    ``CDL_CACHED_RUNS`` unless given."""
+    clean = {k: v for k, v in os.environ.items() if k != DATA_VARIABLE}
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**clean, **env})
+                          env={**clean, "PYTHONPATH": str(REPO), **env})
 
 
 @needs_release
-def test_notebook_names_no_machine_path_and_finds_the_checkout_from_its_folder_or_cdl_repo(tmp_path):
-    """Before: ``REPO = Path('/work/...')`` and ``DATASET = Path('/work/.../cached_runs/...')``
-    were written into every notebook."""
+def test_notebook_names_its_dataset_and_finds_it_beside_itself_in_the_data_folder_or_the_checkout(tmp_path):
+    """Before: ``DATASET = REPO / 'cached_runs/paper_release'`` with ``REPO`` found from the
+    notebook's folder or ``CDL_REPO``: a notebook saved in Downloads did not run."""
     written = notebook_bytes(Selection(page="export", dataset=str(RELEASE), dataset_name="paper_release"))
     assert str(REPO) not in written.decode("utf-8")
     setup = _setup_cell(written)
-    assert "DATASET = REPO / 'cached_runs/paper_release'" in setup
-    assert json.loads(written)["metadata"]["creativity_dynamics_lab"]["dataset"] == "cached_runs/paper_release"
-    probe = setup + "\nprint('REPO', REPO); print('ROWS', len(dataset.conversations))\n"
-    inside = _run(probe, REPO / "docs")  # a notebook saved in a folder of the checkout
-    assert inside.returncode == 0, inside.stderr[-2000:]
-    assert f"REPO {REPO}" in inside.stdout and "ROWS 4010" in inside.stdout
-    outside = _run(probe, tmp_path)  # saved in Downloads: no checkout above it
-    assert outside.returncode != 0
-    last = outside.stderr.strip().splitlines()[-1]
-    assert last.startswith("RuntimeError: the Creativity Dynamics Lab checkout is not at ") and REPO_VARIABLE in last
-    named = _run(probe, tmp_path, **{REPO_VARIABLE: str(REPO)})
-    assert named.returncode == 0 and f"REPO {REPO}" in named.stdout, named.stderr[-2000:]
-    wrong = _run(probe, tmp_path, **{REPO_VARIABLE: str(tmp_path)})
-    assert f"{REPO_VARIABLE}={tmp_path}" in wrong.stderr.strip().splitlines()[-1]
+    assert "DATASET = find_data('paper_release')" in setup and "sys.path" not in setup
+    assert json.loads(written)["metadata"]["creativity_dynamics_lab"]["dataset"] == "paper_release"
+    probe = setup + "\nprint('DATASET', DATASET); print('ROWS', len(dataset.conversations))\n"
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    checkout = _run(probe, downloads)  # nothing beside it, no variable: the checkout's cached_runs/
+    assert checkout.returncode == 0, checkout.stderr[-2000:]
+    assert f"DATASET {RELEASE}" in checkout.stdout and "ROWS 4010" in checkout.stdout
+    data = tmp_path / "data"
+    shutil.copytree(RELEASE, data / "paper_release")
+    named = _run(probe, downloads, **{DATA_VARIABLE: str(data)})  # the variable before the checkout
+    assert f"DATASET {data / 'paper_release'}" in named.stdout, named.stderr[-2000:]
+    shutil.copytree(RELEASE, downloads / "paper_release")
+    beside = _run(probe, downloads, **{DATA_VARIABLE: str(data)})  # beside the notebook first of all
+    assert f"DATASET {downloads / 'paper_release'}" in beside.stdout, beside.stderr[-2000:]
+
+    missing = notebook_bytes(Selection(page="export", dataset=str(tmp_path / "cached_runs" / "not_built")))
+    failed = _run(_setup_cell(missing), downloads, **{DATA_VARIABLE: str(data)})
+    assert failed.returncode != 0
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last.startswith("FileNotFoundError: dataset 'not_built' not found (tried: ")
+    for tried in (tmp_path / "cached_runs" / "not_built", downloads / "not_built", data / "not_built",
+                  REPO / "cached_runs" / "not_built"):
+        assert str(tried) in last
+    assert DATA_VARIABLE in last
 
 
 @needs_release
 @pytest.mark.slow
-def test_jupyter_nbconvert_executes_a_downloaded_notebook(tmp_path):
-    """Before: ``jupyter nbconvert`` was not installed (``No module named nbconvert``)."""
-    jupyter = Path(sys.executable).with_name("jupyter")
-    assert jupyter.exists(), "jupyter (jupyter_core, with nbconvert) is part of the install"
+def test_jupyter_nbconvert_executes_a_downloaded_notebook_outside_the_checkout(tmp_path):
+    """Before: ``jupyter nbconvert`` was not installed (``No module named nbconvert``); then a
+    notebook ran only when saved inside the checkout."""
     written = notebook_bytes(Selection(page="export", dataset=str(RELEASE), dataset_name="paper_release"))
-    folder = REPO / "cached_runs" / f".nbconvert-test-{os.getpid()}"  # a notebook saved inside the checkout
-    folder.mkdir()
-    try:
-        path = folder / "export_paper_release.ipynb"
-        path.write_bytes(written)
-        env = {k: v for k, v in os.environ.items() if k != REPO_VARIABLE}
-        done = subprocess.run([str(jupyter), "nbconvert", "--to", "notebook", "--execute", "--inplace",
-                               "--ExecutePreprocessor.timeout=900", str(path)], capture_output=True, text=True,
-                              timeout=1200, env=env)
-        assert done.returncode == 0, done.stderr[-3000:]
-        cells = json.loads(path.read_text())["cells"]
-        printed = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
-                          for o in c.get("outputs", []))  # a stream's text is stored as a list of lines
-        assert "dataset paper_release: 4,010 of 4,010 conversations selected" in printed
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    path = tmp_path / "export_paper_release.ipynb"
+    path.write_bytes(written)
+    env = {k: v for k, v in os.environ.items() if k != DATA_VARIABLE}
+    done = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
+                           "--ExecutePreprocessor.kernel_name=python3", "--ExecutePreprocessor.timeout=900", str(path)],
+                          capture_output=True, text=True, timeout=1200, env={**env, "PYTHONPATH": str(REPO)},
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cells = json.loads(path.read_text())["cells"]
+    printed = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
+                      for o in c.get("outputs", []))  # a stream's text is stored as a list of lines
+    assert f"dataset paper_release ({RELEASE}): 4,010 of 4,010 conversations selected" in printed
 
 
 def test_trajectories_notebook_button_is_inside_the_fragment_with_the_search():
