@@ -242,6 +242,7 @@ def benchmark_gains(inter: pd.DataFrame, benchmarks: dict[str, str]) -> pd.DataF
         row = {"benchmark": name, "runs (Creative-MAD / Homo MAD) · ours": f"{runs['creative_mad']} / {runs['homo_mad']}"}
         for metric, label in (("vendi", "Vendi gain %"), ("div_bleu", "Div-BLEU gain %")):
             row[f"{label} · ours"] = gain_over(cells, metric) if len(cells) else None
+            row[f"{label} interval · ours"] = _interval_text(gain_interval(cells, metric) if len(cells) else None)
         published = published_b.benchmark_gains(name)
         for _, paper in published.iterrows():
             row[f"Vendi gain % · published ({paper['model']})"] = paper["semantic (Vendi) gain %"]
@@ -249,6 +250,15 @@ def benchmark_gains(inter: pd.DataFrame, benchmarks: dict[str, str]) -> pd.DataF
         row["published scope"] = published["scope"].iat[0] if len(published) else ""
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _interval_text(interval: dict | None) -> str:
+    """A gain's bootstrap interval in words, or why there is none (``gain_interval``)."""
+    if interval is None:
+        return "no gain: a side has no diversity group"
+    if interval["low"] is None:
+        return "none: " + interval.get("reason", f"{interval['single_group_cells']} cell(s) with a single group")
+    return f"{100 * interval['level']:.0f}% [{interval['low']:+.1f}%, {interval['high']:+.1f}%]"
 
 
 # ------------------------------------------------------------------------------ the page

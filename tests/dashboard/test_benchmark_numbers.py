@@ -44,6 +44,9 @@ def test_benchmark_gains_are_ours_per_benchmark_beside_the_published_pooled_gain
     assert gains.loc["arena_hard_creative", "Vendi gain % · ours"] == pytest.approx(-25.0)  # 1.5 vs 2.0
     assert gains.loc["arena_hard_creative", "Div-BLEU gain % · ours"] == pytest.approx(50.0)  # 0.3 vs 0.2
     assert gains.loc["macgyver", "runs (Creative-MAD / Homo MAD) · ours"] == "20 / 20"
+    # 4 groups a side on MacGyver, 2 on Arena-Hard: below the guard's 10 a side, no interval, said so
+    assert gains.loc["macgyver", "Vendi gain % interval · ours"] == \
+        "none: too few groups for a bootstrap interval (4 and 4; at least 10 a side)"
     # paper B, section 6, as printed: +26.2 % / +24.0 % (Qwen3-8B), +23.3 % / +24.0 % (Gemma-3-12B)
     assert gains.loc["macgyver", "Vendi gain % · published (Qwen3-8B)"] == 26.2
     assert gains.loc["arena_hard_creative", "Div-BLEU gain % · published (Gemma-3-12B-Instruct)"] == 24.0
