@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS  := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install dashboard test test-fast bench browser cached-runs cached-runs-paper-b pilot-report
+.PHONY: install dashboard test test-fast bench browser cached-runs cached-runs-paper-b cached-runs-paper-b-benchmarks pilot-report
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -60,6 +60,13 @@ cached-runs-paper-b: install
 	nice -n 10 $(PYTHON) -m engine judge quality runs/local_smollm2_paper_b --per-round --per-round-limit 3 --retries 1 --concurrency 1
 	nice -n 10 $(PYTHON) -m engine judge pairwise runs/local_smollm2_paper_b --max-per-pair 3 --retries 1 --concurrency 1
 	$(PYTHON) -m engine dataset build runs/local_smollm2_paper_b --kind paper-b --out cached_runs/local_smollm2_paper_b
+
+# Paper B's comparison (Direct, Homo MAD, Creative-MAD) on the shipped MacGyver and Arena-Hard v2.0
+# creative-writing items, judged with each benchmark's rubric (resumable; about an hour on a shared CPU)
+cached-runs-paper-b-benchmarks: install
+	nice -n 10 $(PYTHON) -m engine run --grid cached_runs/grids/local_smollm2_paper_b_benchmarks.yaml --out runs/local_smollm2_paper_b_benchmarks --no-progress
+	nice -n 10 $(PYTHON) -m engine judge quality runs/local_smollm2_paper_b_benchmarks --samples 3 --per-round --per-round-limit 1 --retries 1 --concurrency 1
+	$(PYTHON) -m engine dataset build runs/local_smollm2_paper_b_benchmarks --kind paper-b-benchmarks --out cached_runs/local_smollm2_paper_b_benchmarks
 
 # The cached pilot report (docs/tutorial.md, "a pilot that checks its advice"): prescribe and verify on
 # the local model with the small budget (resumable), its report.json and report.html kept.

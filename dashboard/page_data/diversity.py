@@ -9,6 +9,10 @@
   responses (``engine.measures.diversity.intra_session_diversity``);
 * ``final_output_map``: PCA of the final outputs' embeddings, for the inter-session picture;
 * ``consensus_table``: how each condition's final outputs were picked (the bias check);
+* ``task_benchmarks``, ``benchmark_diversity`` and ``benchmark_gains``: the same numbers per
+  paper-B benchmark (section 6: MacGyver, Arena-Hard...) when the dataset says which benchmark
+  each task comes from, Creative-MAD's gain set beside paper B's published gains
+  (``engine.stats.published_b.benchmark_gains``);
 * ``diversity_page_data``: the Diversity page's numbers, which the page and its notebook call.
 
 ``embed`` is any callable texts -> (n, dim) unit vectors (the cached project embedder).
@@ -199,6 +203,64 @@ def consensus_table(conversations: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def task_benchmarks(dataset: Dataset) -> dict[str, str]:
+    """Task id -> paper-B benchmark name, from the dataset manifest's ``benchmark_of_task``
+    (written by ``engine.dataset_builds.paper_b_benchmarks``); empty for other datasets."""
+    mapping = (dataset.manifest or {}).get("benchmark_of_task") or {}
+    return {str(task): str(name) for task, name in mapping.items() if name}
+
+
+def benchmark_diversity(inter: pd.DataFrame, benchmarks: dict[str, str]) -> pd.DataFrame:
+    """Per benchmark and method (each method's own design, ``own_designs``): Vendi and
+    Div-BLEU averaged over the benchmark's task cells with a value, and what they rest on
+    (task cells, diversity groups, runs)."""
+    columns = ["benchmark", "method", "tasks", "groups", "runs", "vendi", "div_bleu"]
+    table = own_designs(inter)
+    table = table[table["task"].isin(benchmarks)].assign(benchmark=lambda t: t["task"].map(benchmarks))
+    table = table[table["n_groups"] > 0]
+    if table.empty:
+        return pd.DataFrame(columns=columns)
+    out = (table.groupby(["benchmark", "method"])
+           .agg(tasks=("task", "nunique"), groups=("n_groups", "sum"), runs=("n_runs", "sum"),
+                vendi=("vendi", "mean"), div_bleu=("div_bleu", "mean"))
+           .reset_index())
+    return out[columns]
+
+
+def benchmark_gains(inter: pd.DataFrame, benchmarks: dict[str, str]) -> pd.DataFrame:
+    """Per benchmark: Creative-MAD's gain over Homo MAD (``gain_over`` on that benchmark's task
+    cells) with the runs it rests on, ours, beside paper B's published gains (section 6, which
+    pools its four benchmarks: ``engine.stats.published_b.benchmark_gains``)."""
+    from engine.stats import published_b
+
+    rows = []
+    for name in sorted(set(benchmarks.values())):
+        cells = inter[inter["task"].map(benchmarks) == name]
+        cells = cells[cells["n_groups"] > 0]
+        runs = {m: int(own_designs(cells).loc[lambda t: t["method"] == m, "n_runs"].sum())
+                for m in ("creative_mad", "homo_mad")}
+        row = {"benchmark": name, "runs (Creative-MAD / Homo MAD) · ours": f"{runs['creative_mad']} / {runs['homo_mad']}"}
+        for metric, label in (("vendi", "Vendi gain %"), ("div_bleu", "Div-BLEU gain %")):
+            row[f"{label} · ours"] = gain_over(cells, metric) if len(cells) else None
+            row[f"{label} interval · ours"] = _interval_text(gain_interval(cells, metric) if len(cells) else None)
+        published = published_b.benchmark_gains(name)
+        for _, paper in published.iterrows():
+            row[f"Vendi gain % · published ({paper['model']})"] = paper["semantic (Vendi) gain %"]
+            row[f"Div-BLEU gain % · published ({paper['model']})"] = paper["lexical (Div-BLEU) gain %"]
+        row["published scope"] = published["scope"].iat[0] if len(published) else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _interval_text(interval: dict | None) -> str:
+    """A gain's bootstrap interval in words, or why there is none (``gain_interval``)."""
+    if interval is None:
+        return "no gain: a side has no diversity group"
+    if interval["low"] is None:
+        return "none: " + interval.get("reason", f"{interval['single_group_cells']} cell(s) with a single group")
+    return f"{100 * interval['level']:.0f}% [{interval['low']:+.1f}%, {interval['high']:+.1f}%]"
+
+
 # ------------------------------------------------------------------------------ the page
 @dataclass(frozen=True)
 class DiversityData:
@@ -209,6 +271,8 @@ class DiversityData:
     made_by: str | None  # the small model that made them, if one did
     consensus: pd.DataFrame  # how the final outputs were picked (``consensus_table``)
     intra: pd.DataFrame | None  # ``intra_session_table``; None without turns
+    by_benchmark: pd.DataFrame | None = None  # ``benchmark_diversity``; None: tasks not from a benchmark
+    benchmark_gains: pd.DataFrame | None = None  # ``benchmark_gains`` (ours beside published)
 
     @property
     def shown(self) -> pd.DataFrame:
@@ -263,5 +327,9 @@ def diversity_page_data(dataset: Dataset, frame: pd.DataFrame, methods, embed: E
     intra = compute.intra_session_table(dataset, frame, methods, embed) if turns else None
     gains = {m: gain_over(inter, m) for m in metrics}
     intervals = {m: gain_interval(inter, m) for m in metrics}
+    benchmarks = task_benchmarks(dataset)
+    shown = set(inter["task"]) & set(benchmarks)
     return DiversityData(inter, gains, intervals, len(headline), small_model(headline),
-                         consensus_table(paper_b_rows(frame, methods)), intra)
+                         consensus_table(paper_b_rows(frame, methods)), intra,
+                         benchmark_diversity(inter, benchmarks) if shown else None,
+                         benchmark_gains(inter, benchmarks) if shown else None)

@@ -16,6 +16,10 @@
   agreement (``engine.judging.quality.rubric_agreement``: ICC(3,k), ICC(2,1) with N outputs and
   k raters), over the selection's sessions; with one rating per output it says "one rating per
   item: agreement cannot be computed", never a number.
+* ``benchmark_summary``: per paper-B benchmark (the dataset's ``benchmark_of_task``) and method,
+  the rubric score over sessions and the diversity over groups; ``benchmark_quality_gap``:
+  Creative-MAD's distance below the best method's rubric score on each benchmark, beside paper
+  B's published one (section 6, pooled over its four benchmarks).
 * ``quality_diversity_page_data``: all of the page's numbers, which the page and its notebook call.
 """
 
@@ -31,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.page_data.analyses import small_model
-from dashboard.page_data.diversity import Embed, consensus_table, paper_b_rows
+from dashboard.page_data.diversity import (Embed, benchmark_diversity, consensus_table, own_designs, paper_b_rows,
+                                           task_benchmarks)
 from dashboard.page_data.diversity import inter_session_table, intra_session_table  # noqa: F401 (``compute``)
 from engine.datasets import Dataset
 from engine.judging.quality import per_round_table, rubric_agreement, rubric_table, win_rates
@@ -159,6 +164,48 @@ def _quality_raters(rubric: pd.DataFrame, sessions: pd.DataFrame) -> dict | None
     return None
 
 
+def benchmark_summary(inter: pd.DataFrame, sessions: pd.DataFrame, rubric: pd.DataFrame,
+                      benchmarks: dict[str, str]) -> pd.DataFrame:
+    """Per benchmark and method (own designs): sessions, mean rubric score (1-10) of the final
+    outputs with how many were rated and unreadable, and Vendi / Div-BLEU over the groups
+    (``diversity.benchmark_diversity``)."""
+    columns = ["benchmark", "method", "sessions", "rubric", "rubric_n", "rubric_missing", "groups", "vendi",
+               "div_bleu"]
+    scored = rubric_table(rubric, sessions)
+    scored = own_designs(scored.assign(k=scored["cond_k"]))  # add_condition's k of the condition
+    scored = scored[scored["task"].isin(benchmarks)].assign(benchmark=lambda t: t["task"].map(benchmarks))
+    if scored.empty:
+        return pd.DataFrame(columns=columns)
+    quality = (scored.groupby(["benchmark", "method"])["rubric_score"]
+               .agg(sessions="size", rubric="mean", rubric_n="count").reset_index())
+    quality["rubric_missing"] = quality["sessions"] - quality["rubric_n"]
+    diversity = benchmark_diversity(inter, benchmarks)[["benchmark", "method", "groups", "vendi", "div_bleu"]]
+    return quality.merge(diversity, on=["benchmark", "method"], how="left")[columns]
+
+
+def benchmark_quality_gap(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per benchmark: how far (percent) Creative-MAD's mean rubric score is below the best
+    method's in ``benchmark_summary`` (0 when it is the best), ours, beside paper B's published
+    distance (``engine.stats.published_b.quality_distance``: pooled, six methods)."""
+    from engine.stats import published_b
+
+    rows = []
+    for name, part in summary.dropna(subset=["rubric"]).groupby("benchmark"):
+        scores = part.set_index("method")["rubric"]
+        best = scores.idxmax()
+        gap = (100 * (scores.max() - scores["creative_mad"]) / scores.max()
+               if "creative_mad" in scores and scores.max() > 0 else None)
+        row = {"benchmark": name, "methods compared · ours": ", ".join(sorted(scores.index)),
+               "best method · ours": best, "Creative-MAD below the best % · ours": gap}
+        published = published_b.quality_distance()
+        for _, paper in published.iterrows():
+            row[f"Creative-MAD below the best · published ({paper['model']})"] = \
+                paper["Creative-MAD below the best quality score"]
+        row["published scope"] = published["scope"].iat[0] + "; its six methods"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 # ------------------------------------------------------------------------------ the page
 GROUP = 5  # runs per diversity group (paper B: 15 runs -> 3 groups of 5)
 
@@ -176,6 +223,8 @@ class QualityDiversityData:
     ablation: pd.DataFrame  # section 7.4
     consensus: pd.DataFrame  # how the final answers were picked
     agreement: dict | None = None  # ``quality_agreement``: judge, ratings per output, agreement
+    by_benchmark: pd.DataFrame | None = None  # ``benchmark_summary``; None: tasks not from a benchmark
+    quality_gap: pd.DataFrame | None = None  # ``benchmark_quality_gap`` (ours beside published)
 
     @property
     def incomplete(self) -> pd.DataFrame:
@@ -201,6 +250,11 @@ def quality_diversity_page_data(dataset: Dataset, frame: pd.DataFrame, methods, 
     if turns:
         intra = compute.intra_session_table(dataset, frame, methods, embed)
         rounds_quality = per_round_table(rubric, sessions) if not rubric.empty else pd.DataFrame()
+    benchmarks = task_benchmarks(dataset)
+    by_benchmark = gap = None
+    if set(sessions["task"]) & set(benchmarks):
+        by_benchmark = benchmark_summary(inter, sessions, rubric, benchmarks)
+        gap = benchmark_quality_gap(by_benchmark)
     return QualityDiversityData(rubric, pairwise, sessions, inter, summary, small_model(sessions), intra,
                                 rounds_quality, ablation_table(summary), consensus_table(sessions),
-                                quality_agreement(rubric, sessions))
+                                quality_agreement(rubric, sessions), by_benchmark, gap)

@@ -124,5 +124,15 @@ if task is not None:
         ui.chart(st, cached.chart("scatter_map", points, "method", f"Final outputs, PCA ({task})"),
                         key="div_map")
 
+if data.by_benchmark is not None:  # tasks from paper B's benchmarks (the dataset's benchmark_of_task)
+    st.subheader("Per benchmark (paper B, section 6)")
+    ui.ours(f"Inter-session diversity per benchmark and method, groups of {int(group_size)} runs")
+    ui.table(st, data.by_benchmark.round(4), key="div_by_benchmark", hide_index=True)
+    ui.beside("Creative-MAD vs Homo MAD per benchmark: ours beside paper B's published gains",
+              published_b.POOLED_SCOPE)
+    ui.table(st, data.benchmark_gains.round(1), key="div_benchmark_gains", hide_index=True)
+    ui.caveat(st, not_comparable(published_b.MODELS, ours_label or "this dataset's model")
+              + "; and paper B's gains are pooled over its four benchmarks.", "caption")
+
 ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
 ui.table(st, published_b.diversity_gains(), key="div_published", hide_index=True)

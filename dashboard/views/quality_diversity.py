@@ -106,6 +106,17 @@ ui.ours("Diversity per condition and task")
 ui.table(st, inter.drop(columns=["vendi_per_group", "div_bleu_per_group"]).round(4), key="qd_inter",
          hide_index=True)
 
+if numbers.by_benchmark is not None:  # tasks from paper B's benchmarks (the dataset's benchmark_of_task)
+    st.subheader("Per benchmark (paper B, section 6)")
+    ui.ours("Quality and diversity per benchmark and method (rubric: that benchmark's criteria)")
+    ui.table(st, numbers.by_benchmark.round(3), key="qd_by_benchmark", hide_index=True)
+    ui.beside("Creative-MAD's distance below the best quality score per benchmark: ours beside paper B's",
+              published_b.POOLED_SCOPE)
+    ui.table(st, numbers.quality_gap.round(1), key="qd_quality_gap", hide_index=True)
+    ui.caveat(st, not_comparable(published_b.MODELS, f"{made_by or 'this dataset'}, {len(data):,} runs")
+              + "; paper B compares six methods over its four benchmarks pooled, ours three per benchmark.",
+              "caption")
+
 if made_by:
     ui.caveat(st, not_comparable(published_b.MODELS, f"{made_by}, {len(data):,} runs"), "caption")
 ui.published("Paper B: headline results (" + published_b.SETUP + ")")

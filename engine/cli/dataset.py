@@ -3,6 +3,8 @@
     python -m engine dataset build runs/local_smollm2 --out cached_runs/local_smollm2
     python -m engine dataset build runs/local_smollm2_paper_b --kind paper-b --out cached_runs/local_smollm2_paper_b
     python -m engine dataset build runs/steered --kind steered --out cached_runs/local_smollm2_steered
+    python -m engine dataset build runs/local_smollm2_paper_b_benchmarks --kind paper-b-benchmarks \
+        --out cached_runs/local_smollm2_paper_b_benchmarks
     python -m engine dataset release --out cached_runs/paper_release
     python -m engine dataset features cached_runs/local_smollm2
 
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from engine.errors import InputError
 
-KINDS = ("run", "paper-b", "steered")
+KINDS = ("run", "paper-b", "steered", "paper-b-benchmarks")
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -40,7 +42,9 @@ def register(subparsers) -> None:
     build.add_argument("--out", type=Path, required=True, help="dataset folder to write (e.g. cached_runs/NAME)")
     build.add_argument("--kind", choices=KINDS, default="run",
                        help="run: all protocols (default); paper-b: paper B's ablation; steered: the "
-                            "steered discussion with final-idea embeddings and interventions")
+                            "steered discussion with final-idea embeddings and interventions; "
+                            "paper-b-benchmarks: paper B's comparison on the shipped MacGyver and Arena-Hard "
+                            "items (engine.dataset_builds.paper_b_benchmarks)")
     build.add_argument("--embedding-model", help="sentence-transformers model (default: the bundled MiniLM)")
     build.add_argument("--grid", type=Path,
                        help="steered only: keep the sessions this grid file plans "
@@ -94,6 +98,11 @@ def _build(args: argparse.Namespace, out: Path) -> Path:
 
         grid = args.grid or REPO / "cached_runs" / "grids" / "steered.yaml"
         folder = steered.build(args.run_dir, out, grid)
+    elif args.kind == "paper-b-benchmarks":
+        from engine.dataset_builds import paper_b_benchmarks
+        from engine.embedding.embedder import DEFAULT_MODEL
+
+        folder = paper_b_benchmarks.build(args.run_dir, out, embedding_model=args.embedding_model or DEFAULT_MODEL)
     else:
         from engine.dataset_builds import run_folder
         from engine.embedding.embedder import DEFAULT_MODEL

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 from engine.cli.checks import seconds, server_url, whole
 from engine.errors import InputError
@@ -54,7 +56,8 @@ def register(subparsers) -> None:
     what.add_argument("--extra-fields", choices=("error", "ignore", "keep"),
                       help="tasks file: fields beyond id/prompt/title/benchmark (default: error)")
     what.add_argument("--benchmark", help="paper B benchmark: liveideabench, aae, macgyver, arena_hard_creative")
-    what.add_argument("--benchmark-file", help="your downloaded copy of the benchmark's file (or folder)")
+    what.add_argument("--benchmark-file", help="your downloaded copy of the benchmark's file (or folder); "
+                      "default for macgyver and arena_hard_creative: the shipped copy")
     what.add_argument("--benchmark-limit", type=whole(1), help="first N items of the benchmark only")
     what.add_argument("--agents", type=int, help="team size N")
     what.add_argument("--rounds", type=int, help="debate rounds R (paper B; self_refine iterations)")
@@ -149,7 +152,8 @@ def register(subparsers) -> None:
                        help="shared (default, paper A): one shuffled order per task for every rater; "
                             "shuffled: each rater its own")
     run = p.add_argument_group("running")
-    run.add_argument("--out", required=True, help="output folder (corpus.jsonl + manifest.json)")
+    run.add_argument("--out", help="output folder (corpus.jsonl + manifest.json); optional with --dry-run "
+                     "(then nothing counts as already done)")
     run.add_argument("--concurrency", type=whole(1, MAX_CONCURRENCY),
                      help=f"sessions in flight (default 4; 1 to {MAX_CONCURRENCY})")
     run.add_argument("--max-requests", type=whole(1, MAX_REQUESTS),
@@ -205,11 +209,13 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         if args.extra_fields:
             grid["tasks_extra"] = args.extra_fields
     if args.benchmark_limit is not None and not args.benchmark:
-        raise InputError("--benchmark-limit applies to --benchmark; add --benchmark NAME --benchmark-file PATH",
+        raise InputError("--benchmark-limit applies to --benchmark; add --benchmark NAME [--benchmark-file PATH]",
                          field="benchmark_limit")
     if args.benchmark:
         if not args.benchmark_file:
-            raise InputError("--benchmark needs --benchmark-file (your downloaded copy)", field="benchmark_file")
+            from engine.tasks.benchmark_tasks import shipped_path
+
+            shipped_path(args.benchmark)  # LiveIdeaBench / AAE: says to give --benchmark-file
         grid["benchmark"] = {"name": args.benchmark, "path": args.benchmark_file,
                              "limit": args.benchmark_limit, "map": mapping}
     if args.task_text:
@@ -279,6 +285,10 @@ def _check_ray_address(given: str | None, in_grid: str | None, *, dry_run: bool)
         check_reachable(address.strip())
 
 
+# a dry run without --out plans against a folder that cannot exist (nothing is done yet)
+NO_OUT = Path(os.devnull) / "no-out-given"
+
+
 def run_command(args: argparse.Namespace) -> int:
     from engine.runs.grid import load_grid
     from engine.runs.runner import run_grid
@@ -308,7 +318,9 @@ def run_command(args: argparse.Namespace) -> int:
     if args.replay and args.no_cache:
         raise InputError("--replay needs the cache (drop --no-cache)", field="replay")
     _check_ray_address(args.ray, grid.ray, dry_run=args.dry_run)
-    result = run_grid(grid, args.out, dry_run=args.dry_run, progress=not args.no_progress,
+    if not args.out and not args.dry_run:
+        raise InputError("the following arguments are required: --out (optional with --dry-run only)", field="out")
+    result = run_grid(grid, args.out or NO_OUT, dry_run=args.dry_run, progress=not args.no_progress,
                       cache=cache, replay=args.replay, max_requests=args.max_requests,
                       command="python -m engine " + " ".join(sys.argv[1:]), ray=args.ray)
     if args.dry_run:

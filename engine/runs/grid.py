@@ -12,7 +12,10 @@ YAML (or a dict) with these keys; anything else is an error naming the key::
                                 #   tasks_map: {id: uid} names its fields; tasks_extra:
                                 #   error|ignore|keep for other fields;
                                 #   task_texts: {my_task: "prompt text"}
-    benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.tasks.benchmark_tasks
+    benchmark: {name: arena_hard_creative, path: question.jsonl, limit: 10}   # engine.tasks.benchmark_tasks;
+                                #   no path: the shipped copy (macgyver, arena_hard_creative);
+                                #   items: [task ids] runs only those (in that order);
+                                #   a list of such mappings reads several benchmarks
     defaults: {max_tokens: 200} # protocol options applied to every condition
     judge: {model: local, max_tokens: 24, rubric: true}   # optional LLM judge of final ideas;
                                 #   samples: raters per judge model (default: 5 samples of one
@@ -144,8 +147,9 @@ class JudgeSpec(BaseModel):
 class BenchmarkSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
-    path: str
+    path: str | None = None  # None: the shipped copy (engine.tasks.benchmark_tasks.shipped_path)
     limit: Whole | None = Field(None, ge=1)
+    items: list[str] | None = Field(None, min_length=1)  # only these task ids (e.g. macgyver-795)
     map: dict[str, str] = Field(default_factory=dict)
 
 
@@ -180,7 +184,7 @@ class GridSpec(BaseModel):
     tasks_file: str | None = None
     tasks_map: dict[str, str] = Field(default_factory=dict)
     tasks_extra: Literal["error", "ignore", "keep"] = "error"
-    benchmark: BenchmarkSpec | None = None
+    benchmark: BenchmarkSpec | list[BenchmarkSpec] | None = None
     task_texts: dict[str, str] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeSpec | None = None
@@ -236,9 +240,8 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
                          field=where or None) from None
     if path is not None and grid.tasks_file and not Path(grid.tasks_file).is_absolute():
         grid = grid.model_copy(update={"tasks_file": str(path.parent / grid.tasks_file)})
-    if path is not None and grid.benchmark and not Path(grid.benchmark.path).is_absolute():
-        bench = grid.benchmark.model_copy(update={"path": str(path.parent / grid.benchmark.path)})
-        grid = grid.model_copy(update={"benchmark": bench})
+    if path is not None and grid.benchmark:
+        grid = grid.model_copy(update={"benchmark": _benchmarks_beside(grid.benchmark, path)})
     if api_key_env:
         grid = grid.model_copy(update={"api_key_env": api_key_env, "judge": grid.judge and
                                        grid.judge.model_copy(update={"api_key_env": api_key_env})})
@@ -350,6 +353,15 @@ def condition_config(grid: GridSpec, index: int) -> ProtocolConfig:
     return config
 
 
+def _benchmarks_beside(benchmark: "BenchmarkSpec | list[BenchmarkSpec]", grid_path: Path):
+    """A grid file's benchmark paths read beside the file (a shipped copy has no path)."""
+    def beside(spec: BenchmarkSpec) -> BenchmarkSpec:
+        if spec.path is None or Path(spec.path).is_absolute():
+            return spec
+        return spec.model_copy(update={"path": str(grid_path.parent / spec.path)})
+    return [beside(b) for b in benchmark] if isinstance(benchmark, list) else beside(benchmark)
+
+
 def grid_tasks(grid: GridSpec) -> dict[str, Task]:
     tasks: dict[str, Task] = {}
     if grid.tasks_file:
@@ -358,8 +370,13 @@ def grid_tasks(grid: GridSpec) -> dict[str, Task]:
     if grid.benchmark:
         from engine.tasks.benchmark_tasks import load_benchmark
 
-        tasks.update({t.id: t for t in load_benchmark(grid.benchmark.name, grid.benchmark.path,
-                                                      mapping=grid.benchmark.map, limit=grid.benchmark.limit)})
+        for index, spec in enumerate(grid.benchmark if isinstance(grid.benchmark, list) else [grid.benchmark]):
+            loaded = {t.id: t for t in load_benchmark(spec.name, spec.path, mapping=spec.map, limit=spec.limit)}
+            for item in spec.items or ():
+                if item not in loaded:
+                    raise InputError(f"no item {item!r} in benchmark {spec.name} (ids look like "
+                                     f"{next(iter(loaded))!r})", field=f"benchmark[{index}].items")
+            tasks.update({i: loaded[i] for i in spec.items} if spec.items else loaded)
     for task_id, text in grid.task_texts.items():
         tasks[task_id] = task_from_text(text, task_id)
     ids = list(TASK_IDS) if grid.tasks == "all" else ([grid.tasks] if isinstance(grid.tasks, str)

@@ -1,9 +1,12 @@
-"""Paper B's four creative benchmarks (section 6) read from a copy the user downloaded.
+"""Paper B's four creative benchmarks (section 6): two shipped, two read from the user's copy.
 
-This project ships none of their data (no network access here, and each has its own
-licence): ``load_benchmark(name, path)`` turns the public file into tasks, each tagged
-with its benchmark so the judge uses that benchmark's rubric (``rubric_for``). Formats,
-as published (a differently named field can be mapped with ``mapping``, e.g. ``{"id": "uid"}``):
+``load_benchmark(name, path)`` turns the public file into tasks, each tagged with its
+benchmark so the judge uses that benchmark's rubric (``rubric_for``). MacGyver and
+Arena-Hard v2.0 are Apache-2.0 and shipped in ``engine/tasks/benchmark_data/<name>/`` (the
+source file as published, its LICENSE and a README with source commit, SHA-256 and
+citation): without ``path`` those are read (``shipped_path``). LiveIdeaBench and the
+Argumentative Essays stay download-yourself. Formats, as published (a differently named
+field can be mapped with ``mapping``, e.g. ``{"id": "uid"}``):
 
 * ``liveideabench`` (scientific ideation; Hugging Face ``6cf/liveideabench``, Apache-2.0
   per its dataset card): a CSV/JSONL/Parquet table with a ``keywords`` (or ``keyword``)
@@ -12,9 +15,11 @@ as published (a differently named field can be mapped with ``mapping``, e.g. ``{
 * ``aae`` (Argumentative Essays, Stab & Gurevych): the corpus folder of ``essayNNN.txt``
   files whose first line is the essay's prompt/title (the ``.ann`` files are not needed),
   or a table with a ``title`` (or ``prompt``) column; task: write an argumentative essay.
-* ``macgyver`` (MacGyver, Tian et al.; GitHub ``allenai/MacGyver``): a table with a
-  ``Problem`` column (case-insensitive) and an optional ``id``; task: solve the problem
-  with the items it lists.
+* ``macgyver`` (MacGyver, Tian et al.; GitHub ``allenai/MacGyver``,
+  ``data/MacGyver/problem_solution_pair.xlsx``): a table (the published Excel file, or
+  CSV/JSONL/Parquet) with a ``Problem`` column (case-insensitive) and an optional ``ID``;
+  one task per row (each row of the published file is a distinct problem); task: solve
+  the problem with the items it lists.
 * ``arena_hard_creative`` (Arena-Hard v2.0 creative writing; GitHub
   ``lmarena/arena-hard-auto``, ``data/arena-hard-v2.0/question.jsonl``): JSON lines with
   ``uid``, ``category`` and ``prompt`` (older files: ``question_id`` and
@@ -59,18 +64,79 @@ class _Rows:
     rows: list[tuple[int, dict]]
 
 
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+TABLE_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", *EXCEL_SUFFIXES)
+SHIPPED_DIR = Path(__file__).with_name("benchmark_data")
+SHIPPED = {"macgyver": "macgyver/problem_solution_pair.xlsx",
+           "arena_hard_creative": "arena_hard_creative/question.jsonl"}
+
+
+def shipped_path(name: str) -> Path:
+    """The shipped copy of a benchmark (see ``benchmark_data/<name>/README.md``); a benchmark
+    that is not shipped is an InputError saying to give the user's own copy."""
+    if name not in SHIPPED:
+        raise InputError(f"{name!r} is not shipped with this project (see its licence); give your "
+                         f"downloaded copy (--benchmark-file PATH, or 'path' in a grid's benchmark)",
+                         field="benchmark_file")
+    return SHIPPED_DIR / SHIPPED[name]
+
+
+def _excel(path: Path) -> _Rows:
+    """The first sheet of an Excel workbook (openpyxl, cached cell values, not formulas): row 1
+    is the header, data row N is spreadsheet row N + 1; wholly empty rows are skipped (they
+    keep their numbers, so every error names the row a person sees in Excel, minus one)."""
+    import zipfile
+
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as error:
+        raise InputError(f"not a readable Excel workbook ({type(error).__name__})", path=str(path)) from None
+    try:
+        sheet = book.worksheets[0]
+        lines = sheet.iter_rows(values_only=True)
+        header = next(lines, None)
+        if header is None or all(cell is None for cell in header):
+            raise InputError(f"sheet {sheet.title!r} has no header row", path=str(path), row=None)
+        columns = [str(cell).strip() if cell is not None else "" for cell in header]
+        rows = []
+        for number, cells in enumerate(lines, start=1):
+            if all(cell is None or (isinstance(cell, str) and not cell.strip()) for cell in cells):
+                continue
+            rows.append((number, {c: v for c, v in zip(columns, cells) if c}))
+    finally:
+        book.close()
+    return _Rows(path, [c for c in columns if c], rows)
+
+
+def excel_row_note(path: Path) -> str:
+    """How an Excel error's row is counted, naming the sheet that was read."""
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(path, read_only=True)
+        title = book.worksheets[0].title
+        book.close()
+    except Exception:  # the note is a courtesy; the error itself already names the file
+        title = "1"
+    return f"sheet {title!r}: row N = data row N, spreadsheet row N+1"
+
+
 def _table(path: Path) -> _Rows:
-    """A CSV/TSV/JSON/JSONL/Parquet table; anything else (another extension, a folder, a FIFO,
-    a device) is an InputError naming it."""
+    """A CSV/TSV/JSON/JSONL/Parquet/Excel table; anything else (another extension, a folder, a
+    FIFO, a device) is an InputError naming it."""
     from engine.storage.files import check_regular
     from engine.importers.records import read_csv_records
 
     suffix = path.suffix.lower()
-    if suffix not in (".csv", ".tsv", ".json", ".jsonl", ".parquet"):
+    if suffix not in TABLE_SUFFIXES:
         if not path.exists():
             raise InputError("no such file", path=str(path))
-        raise InputError("expected a .csv, .tsv, .json, .jsonl or .parquet file", path=str(path))
+        raise InputError("expected a .csv, .tsv, .json, .jsonl, .parquet or .xlsx file", path=str(path))
     check_regular(path)
+    if suffix in EXCEL_SUFFIXES:
+        return _excel(path)
     if suffix in (".csv", ".tsv"):
         header, records = read_csv_records(path, delimiter="," if suffix == ".csv" else "\t")
         return _Rows(path, header, [(r.row, r.values) for r in records])
@@ -269,14 +335,14 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
                "handling of counter-arguments", "organisation and coherence", "originality of the argument"),
               _read_aae),
     Benchmark("macgyver", "MacGyver (creative physical problem solving)",
-              "https://github.com/allenai/MacGyver",
-              "not verified here: read the licence that comes with your copy",
+              "https://github.com/allenai/MacGyver (data/MacGyver/problem_solution_pair.xlsx)",
+              "Apache-2.0 (repository LICENSE; shipped in engine/tasks/benchmark_data/macgyver)",
               ("uses only the items and conditions the problem allows", "physical feasibility",
                "solves the stated problem", "unconventional use of objects", "clarity of the steps"),
               _read_macgyver),
     Benchmark("arena_hard_creative", "Arena-Hard v2.0, creative-writing subset",
               "https://github.com/lmarena/arena-hard-auto (data/arena-hard-v2.0/question.jsonl)",
-              "not verified here: read the licence that comes with your copy",
+              "Apache-2.0 (repository LICENSE; shipped in engine/tasks/benchmark_data/arena_hard_creative)",
               ("follows every instruction of the prompt", "originality", "craft: style, voice, imagery",
                "coherence and structure", "emotional or intellectual impact"), _read_arena_hard_creative),
 )}
@@ -285,17 +351,22 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
 assert tuple(BENCHMARKS) == names.BENCHMARKS  # the names a tasks file may give (engine.names)
 
 
-def load_benchmark(name: str, path: str | Path, *, mapping: dict[str, str] | None = None,
+def load_benchmark(name: str, path: str | Path | None = None, *, mapping: dict[str, str] | None = None,
                    limit: int | None = None) -> list[Task]:
-    """The benchmark's tasks from a downloaded copy (first ``limit`` of them if given)."""
+    """The benchmark's tasks from the user's copy at ``path``, or from the shipped copy when
+    ``path`` is None (MacGyver, Arena-Hard; first ``limit`` of them if given)."""
     if name not in BENCHMARKS:
         raise InputError(f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}",
                          field="benchmark")
     from engine.importers.records import explain_row
 
+    path = shipped_path(name) if path is None else Path(path)
     try:
-        tasks = BENCHMARKS[name].reader(Path(path), dict(mapping or {}))
+        tasks = BENCHMARKS[name].reader(path, dict(mapping or {}))
     except InputError as error:
+        if error.row is not None and error.path and Path(error.path).suffix.lower() in EXCEL_SUFFIXES:
+            raise InputError(f"{error.reason} ({excel_row_note(Path(error.path))})", path=error.path,
+                             row=error.row, field=error.field) from None
         raise explain_row(error) from None  # says how its rows are counted
     seen: dict[str, int] = {}
     for position, task in enumerate(tasks, start=1):
