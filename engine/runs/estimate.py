@@ -9,6 +9,7 @@ as the run would), the judge's calls and the cost at the debaters' endpoint's pr
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -78,8 +79,10 @@ def budget_text(budget: dict[str, Any], grid: GridSpec, out: "str | Path") -> st
     retry_note = (f" (+ at most {budget['retry_calls_max']} calls asking again after "
                   f"unreadable replies)" if budget["retry_calls_max"] else "")
     todo = budget["planned"] - budget["done"]
+    done_where = (f"{budget['done']} already done in {out}" if Path(out).parent != Path(os.devnull)
+                  else "no --out given, so none counts as done")
     return (f"{budget['sessions']} sessions, at most {budget['calls']} chat calls "
             f"(exact for paper B methods){retry_note}, about {budget['prompt_tokens']:,} prompt + "
             f"{budget['completion_tokens']:,} completion tokens at most "
             f"({format_cost(budget['cost_usd'])}){judge_note}; to do: {todo} of {budget['planned']} "
-            f"planned sessions ({budget['done']} already done in {out})")
+            f"planned sessions ({done_where})")
