@@ -385,13 +385,27 @@ def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, look: style.Style, 
                     line=dict(color="#333", width=0.5), showscale=show_scale,
                     colorbar=dict(title=dict(text=PROGRESS_TITLE), x=1.02, xanchor="left", len=0.75, y=0.5)),
         text=hover, hovertemplate="%{text}<extra></extra>"), **where)
-    for label, index, symbol in (("start", 0, "circle-open"), ("end", -1, "x")):
+    for label, index, symbol, text, position in _end_marks(path):
         fig.add_trace(go.Scatter(
             x=[path["x"].iloc[index]], y=[path["y"].iloc[index]], mode="markers+text",
-            text=[label], textposition="top center", name=label, legendgroup=label,
+            text=[text], textposition=position, name=label, legendgroup=label,
             showlegend=show_marks_legend, cliponaxis=False,
             marker=dict(symbol=symbol, size=16, color="#111", line=dict(width=2, color="#111")),
             hoverinfo="skip"), **where)
+
+
+def _end_marks(path: pd.DataFrame) -> list[tuple[str, int, str, str, str]]:
+    """``(name, row, symbol, text, text position)`` of a path's start and end marks. The texts
+    never meet, however short the path: the higher of the two points has its text above it, the
+    lower one below (their texts are then apart by at least the two markers); a path whose
+    start and end are one point (one turn, or a return to the first place) writes one text,
+    "start = end", above the point, where both marks are drawn."""
+    (x0, y0), (x1, y1) = path[["x", "y"]].iloc[0], path[["x", "y"]].iloc[-1]
+    if len(path) == 1 or (x0 == x1 and y0 == y1):
+        return [("start", 0, "circle-open", "start = end", "top center"), ("end", -1, "x", "", "top center")]
+    start_above = y0 >= y1
+    return [("start", 0, "circle-open", "start", "top center" if start_above else "bottom center"),
+            ("end", -1, "x", "end", "bottom center" if start_above else "top center")]
 
 
 def _legend_below(fig: go.Figure) -> None:
