@@ -510,9 +510,9 @@ def trajectory_pair(points: pd.DataFrame, left: str, right: str, title: str = "T
         _add_path(fig, path, _short(cid, 40), looks[str(cid)], show_scale=col == 1,
                   show_marks_legend=col == 1, row=1, col=col)
     x_range, y_range = shared_range(chosen["x"]), shared_range(chosen["y"], pad=0.14)  # room for start/end
-    # at most 5 ticks on each half's x axis: at 1024 px a half is about 200 px wide, and more
-    # ticks would be turned on their side into each other
-    fig.update_xaxes(range=x_range, title="dimension 1", nticks=5)
+    # at most 3 ticks on each half's x axis: at 1024 px a half is about 135 px wide, and more
+    # ticks are turned on their side into each other
+    fig.update_xaxes(range=x_range, title="dimension 1", nticks=3)
     fig.update_yaxes(range=y_range)
     fig.update_yaxes(title="dimension 2", row=1, col=1)
     _layout(fig, title, height=560)
