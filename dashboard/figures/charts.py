@@ -74,7 +74,10 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
         return empty_figure("no data for these columns")
     n_rows = math.ceil(len(columns) / n_cols)
     fig = make_subplots(rows=n_rows, cols=min(n_cols, len(columns)),
-                        subplot_titles=[readable_term(c) for c in columns], vertical_spacing=0.16 if n_rows > 1 else 0.12,
+                        # titles on lines of 16 characters: at 1024 px a third of the chart is about
+                        # 140 px, and a longer line runs over the top tick labels beside it
+                        subplot_titles=[style.wrap_title(readable_term(c), 16) for c in columns],
+                        vertical_spacing=0.16 if n_rows > 1 else 0.12,
                         horizontal_spacing=0.11)
     groups = sorted(frame[group].dropna().astype(str).unique())
     looks = style.series_styles(groups, group)
