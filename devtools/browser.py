@@ -126,6 +126,15 @@ def _grow(page, width: int, height: int) -> None:
     page.wait_for_timeout(800)
 
 
+def resize(page, width: int, height: int) -> None:
+    """The window ``width`` wide and as tall as the page is at that width (at least ``height``):
+    Streamlit lays the page out again and every chart redraws at its new width."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(1200)
+    wait_until_idle(page)
+    _grow(page, width, height)
+
+
 def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000,
                 titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True, inspect=None,
                 at_first_chart: bool = False) -> dict[str, dict]:

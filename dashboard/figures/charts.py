@@ -74,7 +74,10 @@ def distributions_by_group(frame: pd.DataFrame, columns: list[str], group: str =
         return empty_figure("no data for these columns")
     n_rows = math.ceil(len(columns) / n_cols)
     fig = make_subplots(rows=n_rows, cols=min(n_cols, len(columns)),
-                        subplot_titles=[readable_term(c) for c in columns], vertical_spacing=0.16 if n_rows > 1 else 0.12,
+                        # titles on lines of 16 characters: at 1024 px a third of the chart is about
+                        # 140 px, and a longer line runs over the top tick labels beside it
+                        subplot_titles=[style.wrap_title(readable_term(c), 16) for c in columns],
+                        vertical_spacing=0.16 if n_rows > 1 else 0.12,
                         horizontal_spacing=0.11)
     groups = sorted(frame[group].dropna().astype(str).unique())
     looks = style.series_styles(groups, group)
@@ -372,8 +375,15 @@ def _path_styles(conversation_ids) -> dict[str, style.Style]:
     return style._distinct_marks(ids, colours)
 
 
+# the paths chart in a 1024 px window: about this many pixels of plot area (the figure is 564 px
+# wide there, less the y axis and the colour bar); the start/end texts are placed for it
+PATHS_PLOT_WIDTH = 340
+MARK_FONT = 13  # the figure's font size: Plotly writes a trace's text in it
+MARK_OFFSET = 9  # pixels from a mark's centre to its text (half the 16-px marker, and one)
+
+
 def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, look: style.Style, *, show_scale: bool,
-              show_marks_legend: bool, row=None, col=None) -> None:
+              show_marks_legend: bool, marks=None, row=None, col=None) -> None:
     where = {} if row is None else {"row": row, "col": col}
     hover = [f"turn {t} ({100 * p:.0f}% through)<br>{style.plain_text(s)}: {style.plain_text(_short(x))}" for t, p, s, x in zip(
         path["turn"], path_progress(path["turn"]), path.get("speaker", [""] * len(path)),
@@ -385,13 +395,63 @@ def _add_path(fig: go.Figure, path: pd.DataFrame, name: str, look: style.Style, 
                     line=dict(color="#333", width=0.5), showscale=show_scale,
                     colorbar=dict(title=dict(text=PROGRESS_TITLE), x=1.02, xanchor="left", len=0.75, y=0.5)),
         text=hover, hovertemplate="%{text}<extra></extra>"), **where)
-    for label, index, symbol in (("start", 0, "circle-open"), ("end", -1, "x")):
+    for label, index, symbol, text, position in marks if marks is not None else _end_marks(path):
         fig.add_trace(go.Scatter(
             x=[path["x"].iloc[index]], y=[path["y"].iloc[index]], mode="markers+text",
-            text=[label], textposition="top center", name=label, legendgroup=label,
+            text=[text], textposition=position, name=label, legendgroup=label,
             showlegend=show_marks_legend, cliponaxis=False,
             marker=dict(symbol=symbol, size=16, color="#111", line=dict(width=2, color="#111")),
-            hoverinfo="skip"), **where)
+            hovertext=[f"{label} of {style.plain_text(name)}"], hoverinfo="text"), **where)
+
+
+def _end_marks(path: pd.DataFrame) -> list[tuple[str, int, str, str, str]]:
+    """``(name, row, symbol, text, text position)`` of a path's start and end marks. The higher
+    of the two points has its text above it, the lower one below (their texts are then apart by
+    at least the two markers, however short the path); a path whose start and end are one point
+    (one turn, or a return to the first place) writes one text, "start = end", above it, where
+    both marks are drawn."""
+    (x0, y0), (x1, y1) = path[["x", "y"]].iloc[0], path[["x", "y"]].iloc[-1]
+    if len(path) == 1 or (x0 == x1 and y0 == y1):
+        return [("start", 0, "circle-open", "start = end", "top center"), ("end", -1, "x", "", "top center")]
+    start_above = y0 >= y1
+    return [("start", 0, "circle-open", "start", "top center" if start_above else "bottom center"),
+            ("end", -1, "x", "end", "bottom center" if start_above else "top center")]
+
+
+def path_marks(paths: list[pd.DataFrame], x_range, y_range, width: float = PATHS_PLOT_WIDTH,
+               height: float = 400) -> list[list[tuple[str, int, str, str, str]]]:
+    """``_end_marks`` of each path, with the texts of different paths kept apart: path by path,
+    each text goes where ``_end_marks`` puts it, or to the other side of its mark when that
+    meets a text already written (boxes estimated at ``width`` × ``height`` pixels of plot
+    showing ``x_range`` × ``y_range``; a text is as wide as ``label_layout.text_box`` says);
+    a text with no free side is left out: its mark keeps its symbol, which the legend names,
+    and its hover. Above and below keep a text's centre over its mark, so texts apart at
+    ``width`` stay apart on a wider plot."""
+    from dashboard.figures.label_layout import text_box
+
+    (x0, x1), (y0, y1) = x_range, y_range
+    written: list[tuple[float, float, float, float]] = []
+    out = []
+    for path in paths:
+        marks = []
+        for label, index, symbol, text, position in _end_marks(path):
+            if not text:
+                marks.append((label, index, symbol, text, position))
+                continue
+            px = (float(path["x"].iloc[index]) - x0) / (x1 - x0) * width
+            py = (y1 - float(path["y"].iloc[index])) / (y1 - y0) * height
+            w, h = text_box([text], MARK_FONT)
+            chosen = None
+            for side in (position, "bottom center" if position == "top center" else "top center"):
+                top = py - MARK_OFFSET - h if side == "top center" else py + MARK_OFFSET
+                box = (px - w / 2, top, px + w / 2, top + h)
+                if all(box[2] <= b[0] or b[2] <= box[0] or box[3] <= b[1] or b[3] <= box[1] for b in written):
+                    chosen = side
+                    written.append(box)
+                    break
+            marks.append((label, index, symbol, text if chosen else "", chosen or position))
+        out.append(marks)
+    return out
 
 
 def _legend_below(fig: go.Figure) -> None:
@@ -416,17 +476,21 @@ def trajectory_paths(points: pd.DataFrame, conversation_ids: list[str], title: s
         fig.add_trace(go.Scattergl(x=behind["x"], y=behind["y"], mode="markers",
                                    name="all turns" if background_points is None else "drawn turns",
                                    marker=dict(color="#d0d4dc", size=4), hoverinfo="skip"))
-    drawn = 0
     looks = _path_styles(conversation_ids)
-    for cid in conversation_ids:
-        path = points[points["conversation_id"] == cid].sort_values("turn")
-        if path.empty:
-            continue
-        _add_path(fig, path, _short(cid, 40), looks[str(cid)],
+    paths = {cid: points[points["conversation_id"] == cid].sort_values("turn") for cid in conversation_ids}
+    paths = {cid: path for cid, path in paths.items() if not path.empty}
+    everything = pd.concat([points[["x", "y"]], behind[["x", "y"]]]) if len(points) else behind
+    # fixed ranges (room above and below for the marks' texts), so the texts' places hold
+    x_range, y_range = (shared_range(everything["x"]), shared_range(everything["y"], pad=0.12)) \
+        if len(everything) else ([0, 1], [0, 1])
+    height = style.height_for_legend(560, [_short(c, 40) for c in conversation_ids] + ["start", "end"])
+    marks = path_marks(list(paths.values()), x_range, y_range, height=height - 220)
+    for drawn, (cid, path) in enumerate(paths.items()):
+        _add_path(fig, path, _short(cid, 40), looks[str(cid)], marks=marks[drawn],
                   show_scale=drawn == 0, show_marks_legend=drawn == 0)
-        drawn += 1
-    _layout(fig, title, xaxis_title="dimension 1", yaxis_title="dimension 2",
-            height=style.height_for_legend(560, [_short(c, 40) for c in conversation_ids] + ["start", "end"]))
+    _layout(fig, title, xaxis_title="dimension 1", yaxis_title="dimension 2", height=height)
+    fig.update_xaxes(range=x_range, autorange=False)
+    fig.update_yaxes(range=y_range, autorange=False)
     _legend_below(fig)
     return fig
 
@@ -449,7 +513,9 @@ def trajectory_pair(points: pd.DataFrame, left: str, right: str, title: str = "T
         _add_path(fig, path, _short(cid, 40), looks[str(cid)], show_scale=col == 1,
                   show_marks_legend=col == 1, row=1, col=col)
     x_range, y_range = shared_range(chosen["x"]), shared_range(chosen["y"], pad=0.14)  # room for start/end
-    fig.update_xaxes(range=x_range, title="dimension 1")
+    # at most 3 ticks on each half's x axis: at 1024 px a half is about 135 px wide, and more
+    # ticks are turned on their side into each other
+    fig.update_xaxes(range=x_range, title="dimension 1", nticks=3)
     fig.update_yaxes(range=y_range)
     fig.update_yaxes(title="dimension 2", row=1, col=1)
     _layout(fig, title, height=560)

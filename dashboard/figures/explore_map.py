@@ -29,7 +29,7 @@ import pandas as pd
 import plotly.colors as pc
 import plotly.graph_objects as go
 
-from dashboard.figures import raster, style
+from dashboard.figures import label_layout, raster, style
 
 SVG_LIMIT = 5_000
 HOVER_CHARS = 280  # characters of a turn on hover; the reader has the whole text
@@ -37,6 +37,16 @@ DENSITY_BINS = 60
 PROGRESS_SCALE = "Viridis"
 MAP_HEIGHT = 620
 UI_REVISION = "trajectories-map"  # keeps the user's zoom and pan across reruns
+# the map's width in a 1024 px window (measured 564 px, tests/browser/test_browser_layout.py):
+# the cluster names are placed for this width; a wider map moves them apart, never together
+NARROWEST_WIDTH = 560
+MARGIN_LEFT = 70
+MARGIN_RIGHT = 30  # categorical colours: the legend is below
+MARGIN_RIGHT_SCALE = 120  # a number's colour bar on the right
+AXIS_ROOM = 62  # pixels under the plot for the x tick labels and the axis title
+TITLE_LINE = 20  # pixels a line of the title (or its subtitle) takes above the plot
+LABEL_FONT = 12
+LABEL_WRAP = 24  # characters per line of a cluster's name
 
 
 
@@ -70,16 +80,61 @@ def _scatter(n_points: int):
 
 
 def cluster_centres(points: pd.DataFrame, column: str = "cluster") -> pd.DataFrame:
-    """``label, x, y, n`` per cluster: the median position of its drawn points (a label sits
-    inside its cluster even when the cluster is not round), largest cluster first."""
-    rows = points.dropna(subset=[column]).groupby(column).agg(x=("x", "median"), y=("y", "median"),
-                                                              n=("x", "size"))
+    """``label, x, y, n, x_low, x_high, y_low, y_high`` per cluster: the median position of its
+    points (a label's leader line points inside its cluster even when the cluster is not round)
+    and its dense core, the middle half of its points on each axis (quartiles), largest
+    cluster first."""
+    grouped = points.dropna(subset=[column]).groupby(column)
+    rows = grouped.agg(x=("x", "median"), y=("y", "median"), n=("x", "size"))
+    low, high = grouped[["x", "y"]].quantile(0.25), grouped[["x", "y"]].quantile(0.75)
+    rows = rows.assign(x_low=low["x"], x_high=high["x"], y_low=low["y"], y_high=high["y"])
     return rows.reset_index().rename(columns={column: "label"}).sort_values("n", ascending=False,
                                                                                kind="stable")
 
 
-def _label_text(label: str, width: int = 28) -> str:
-    return "<br>".join(style.plain_text(line) for line in textwrap.wrap(str(label), width)[:3])
+def _label_lines(label: str, width: int = LABEL_WRAP, most: int = 3) -> list[str]:
+    """A cluster's name on at most ``most`` lines of ``width`` characters ("…" when cut)."""
+    lines = textwrap.wrap(str(label), width) or [""]
+    if len(lines) > most:
+        lines = [*lines[: most - 1], textwrap.shorten(" ".join(lines[most - 1:]), width, placeholder="…")]
+    return lines
+
+
+def _label_text(label: str) -> str:
+    return "<br>".join(style.plain_text(line) for line in _label_lines(label))
+
+
+def axis_ranges(points: pd.DataFrame, pad: float = 0.05) -> tuple[list[float], list[float]]:
+    """The map's x and y ranges: the points' extent and ``pad`` of it on each side (fixed, so
+    the cluster names' places, computed for these ranges, hold in the browser)."""
+    out = []
+    for axis in ("x", "y"):
+        values = points[axis].to_numpy(float)
+        values = values[np.isfinite(values)]
+        low, high = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+        margin = (high - low) * pad or 1.0
+        out.append([low - margin, high + margin])
+    return out[0], out[1]
+
+
+def cluster_labels(centres: pd.DataFrame, x_range, y_range, plot_width: float, plot_height: float):
+    """``label_layout.place`` of the clusters' names (``cluster_centres``) on a plot area of
+    ``plot_width`` × ``plot_height`` pixels."""
+    clusters = [label_layout.Cluster(str(row.label), float(row.x), float(row.y), int(row.n),
+                                     (float(row.x_low), float(row.x_high), float(row.y_low), float(row.y_high)),
+                                     label_layout.text_box(_label_lines(row.label), LABEL_FONT))
+                for row in centres.itertuples()]
+    return label_layout.place(clusters, x_range, y_range, plot_width, plot_height)
+
+
+def _add_cluster_labels(fig: go.Figure, placed) -> None:
+    """Each placed name in its box, a leader line from it to its cluster's centre (the
+    annotation's ``x, y``; the box's centre is ``ax, ay`` in data coordinates)."""
+    for p in placed:
+        fig.add_annotation(x=p.x, y=p.y, ax=p.label_x, ay=p.label_y, axref="x", ayref="y", text=_label_text(p.name),
+                           showarrow=True, arrowhead=0, arrowwidth=1, arrowcolor="#555", standoff=2,
+                           font=dict(size=LABEL_FONT, color="#111"), bgcolor="rgba(255,255,255,0.85)",
+                           bordercolor="#555", borderwidth=1, borderpad=3, name="cluster label")
 
 
 def _levels(frame: pd.DataFrame, colour: str) -> pd.Series:
@@ -156,24 +211,38 @@ def turn_map(points: pd.DataFrame, colour: str, title: str, *, hits: pd.Series |
             customdata=found["point_id"], marker=dict(size=13, color="rgba(0,0,0,0)", symbol="circle-open",
                                                       line=dict(color="#d55e00", width=2)),
             text=found["_hover"], hovertemplate="%{text}<extra></extra>"))
+    image = image_of(every, colour, coded) if every is not None else None
+    x_range, y_range = (list(image.x_range), list(image.y_range)) if image is not None else axis_ranges(whole)
+    title = style.wrap_title(title)
+    right = MARGIN_RIGHT_SCALE if numeric else MARGIN_RIGHT
+    plot_width = NARROWEST_WIDTH - MARGIN_LEFT - right
+    left_off = ()
     if cluster_column and cluster_column in whole:
-        for row in cluster_centres(whole, cluster_column).itertuples():
-            fig.add_annotation(x=row.x, y=row.y, text=_label_text(row.label), showarrow=False,
-                               font=dict(size=12, color="#111"), bgcolor="rgba(255,255,255,0.78)",
-                               bordercolor="#555", borderwidth=1, borderpad=3, name="cluster label")
-    style.finish(fig, title, height=height, xaxis_title="dimension 1", yaxis_title="dimension 2",
+        top = TITLE_LINE * (title.count("<br>") + 2) + 20  # room for a subtitle line too
+        names = cluster_labels(cluster_centres(whole, cluster_column), x_range, y_range, plot_width,
+                               height - top - AXIS_ROOM)
+        _add_cluster_labels(fig, names.placed)
+        left_off = names.left_off
+    else:
+        top = TITLE_LINE * (title.count("<br>") + 1) + 20
+    # fixed margins (with automargin Plotly draws every point again for each margin it grows):
+    # the legend's rows at the narrowest width below the axis, the figure taller by as much, so
+    # the plot area keeps its size and the legend never reaches the axis
+    legend = style.legend_height([t.name for t in fig.data if t.showlegend is not False], plot_width)
+    style.finish(fig, title, height=height + legend, xaxis_title="dimension 1", yaxis_title="dimension 2",
                  dragmode="pan", clickmode="event+select", hovermode="closest", uirevision=UI_REVISION)
-    if every is not None:
-        image = image_of(every, colour, coded)
+    if left_off:
+        shown = len(fig.layout.annotations)
+        fig.update_layout(title_subtitle=dict(
+            text=f"{shown} of {shown + len(left_off)} cluster names written on the map; {len(left_off)} left off "
+                 "(no room): the smallest clusters", font=dict(size=12, color="#444")))
+    fig.update_layout(meta={"cluster_labels": {"shown": len(fig.layout.annotations), "left_off": list(left_off)}})
+    if image is not None:
         fig.add_layout_image(image.layout_image())
-        fig.update_xaxes(range=list(image.x_range))
-        fig.update_yaxes(range=list(image.y_range))
-    # fixed margins: with automargin Plotly draws every point again for each margin it grows
-    fig.update_xaxes(automargin=False)
-    fig.update_yaxes(automargin=False)
+    fig.update_xaxes(range=x_range, autorange=False, automargin=False)
+    fig.update_yaxes(range=y_range, autorange=False, automargin=False)
     fig.update_layout(legend=style.LEGEND_BELOW, title_automargin=False,
-                      margin=dict(l=70, r=120, t=60, b=70 + 22 * min(6, style.n_legend_rows(
-                          [t.name for t in fig.data if t.showlegend is not False], 900))))
+                      margin=dict(l=MARGIN_LEFT, r=right, t=top, b=AXIS_ROOM + legend))
     return fig
 
 

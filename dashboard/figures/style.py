@@ -295,20 +295,35 @@ def legend_right(fig: go.Figure) -> go.Figure:
     return fig
 
 
+LEGEND_CHAR = 0.62  # a legend character's width in font sizes (generous for a sans-serif)
+LEGEND_ENTRY = 40  # pixels of an entry besides its text: the symbol and the gaps around it
+LEGEND_GAP = 5  # pixels between two entries
+LEGEND_ROW = 22  # pixels a row of 12-px entries takes (Plotly draws about 19)
+LEGEND_PAD = 12  # pixels above and below the rows
+
+
 def n_legend_rows(names, width_px: int = 450, font_px: int = 12) -> int:
-    """About how many rows a horizontal legend of ``names`` takes in ``width_px``."""
-    widths = [40 + 0.6 * font_px * len(str(n)) for n in names]
-    rows, used = 1, 0.0
-    for w in widths:
-        if used and used + w > width_px:
-            rows, used = rows + 1, 0.0
-        used += w
-    return rows if widths else 0
+    """How many rows a horizontal legend of ``names`` takes in a plot ``width_px`` wide, laid out
+    as Plotly lays it out: one row when every entry fits side by side, else a grid whose
+    columns are all as wide as the widest entry."""
+    widths = [LEGEND_ENTRY + LEGEND_CHAR * font_px * len(str(n)) for n in names]
+    if not widths:
+        return 0
+    if sum(widths) + LEGEND_GAP * (len(widths) - 1) < width_px:
+        return 1
+    per_row = max(1, math.ceil((width_px + LEGEND_GAP) / (max(widths) + LEGEND_GAP)) - 1)
+    return math.ceil(len(widths) / per_row)
+
+
+def legend_height(names, width_px: int = 450, font_px: int = 12) -> int:
+    """Pixels a horizontal legend of ``names`` takes in a plot ``width_px`` wide (0 without names)."""
+    rows = n_legend_rows(names, width_px, font_px)
+    return LEGEND_ROW * rows + LEGEND_PAD if rows else 0
 
 
 def height_for_legend(base: int, names, width_px: int = 450) -> int:
     """``base`` plus room for the legend rows below the plot."""
-    return int(base + 22 * max(0, n_legend_rows(names, width_px) - 1))
+    return int(base + LEGEND_ROW * max(0, n_legend_rows(names, width_px) - 1))
 
 
 def finite(values) -> list[float]:
