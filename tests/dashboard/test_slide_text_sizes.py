@@ -6,8 +6,9 @@ the codes' key) at least 18 px, each measured twice: the font size Chromium comp
 rendered text, and the height of its rendered box. No two texts overlap and none is cut at
 the slide's edge (``devtools.text_overlaps``). The same holds for the slides of every chart
 the pages show (the deck's "also include the figures shown on the pages"), read as the browser
-gets them, over every cached dataset (the map with cluster labels written on it aside: those
-labels are placed for the page's size by ``dashboard.figures.explore_map``)."""
+gets them, over every cached dataset, the Trajectories map with its 8 cluster names written on
+it included (``dashboard.figures.label_layout`` places them for the page; the slide's larger
+plot keeps them apart at its larger font)."""
 
 from __future__ import annotations
 
@@ -161,7 +162,7 @@ def test_every_chart_the_pages_show_is_readable_as_a_slide(every_dataset, datase
     items = [export.ReportItem(f"{page} {number}: " + str(((shown.get("layout") or {}).get("title") or {})
                                                        .get("text", ""))[:50].replace("<br>", " "),
                                figure=go.Figure(shown), provenance=f"dataset {dataset}")
-             for page, figures in page_figures(dataset, cluster_ks=()).items()
+             for page, figures in page_figures(dataset, cluster_ks=(8,)).items()
              for number, shown in enumerate(figures)]
     assert len(items) >= 8
     found = slide_problems(dataset, measure(render(items)))
