@@ -244,7 +244,9 @@ def _umap(x: np.ndarray, fit_mask: np.ndarray, params: dict, progress, report, w
         raise InputError(f"UMAP needs at least {UMAP_MIN_TURNS} turns to fit, got {int(fit_mask.sum())}; "
                          "PCA draws as few as 3")
     report("projection: loading UMAP (the first call compiles numba code)")
-    import umap
+    from engine.maps.compiled_cache import import_umap
+
+    umap = import_umap()
 
     reducer = umap.UMAP(n_components=2, n_neighbors=params["n_neighbors"], min_dist=params["min_dist"],
                         metric=params["metric"], random_state=params["seed"], verbose=bool(progress is True),
