@@ -289,8 +289,8 @@ def placement_name(fitted) -> str:
     if uses_own_placement(fitted):
         from engine.maps.placement import SEARCH_EPSILON
 
-        return (f"weighted mean of the 15 nearest fitted turns' positions (engine.maps.placement, "
-                f"search epsilon {SEARCH_EPSILON})")
+        return (f"nearest fitted turns (search epsilon {SEARCH_EPSILON}), their weighted mean, then "
+                f"umap-learn's transform epochs (engine.maps.placement)")
     return "umap-learn transform"
 
 
