@@ -3,9 +3,12 @@
 A fresh process that draws its first UMAP map loads umap-learn and its compiled numba code
 (from the on-disk cache of ``engine.maps.compiled_cache``, or compiling it the first time on
 a machine). ``warm_up_in_background`` does that once per process in a daemon thread while the
-first page renders, with a small seeded fit and placement that call the same compiled
-functions as ``engine.maps.projection`` (cosine metric, 15 neighbours, the nndescent path
-above 4,096 rows), so the page's own UMAP finds them loaded.
+first page renders, with a small seeded fit and transform that call the same compiled
+functions as ``engine.maps.projection`` on a dataset of the cached runs' size (cosine metric,
+15 neighbours, fewer than 4,096 turns: umap-learn's exact-distance path), so the page's own
+UMAP finds them loaded. Larger fits also need pynndescent's graph construction, which numba
+cannot keep on disk ("uses dynamic globals") and which takes tens of seconds to compile: the
+warm-up does not compile it, so that it never holds numba's compiler lock while a page waits.
 """
 
 from __future__ import annotations
@@ -15,10 +18,9 @@ import threading
 import warnings
 
 from engine.maps.compiled_cache import import_umap
-from engine.maps.placement import place_turns
 
 _LOCK = threading.Lock()
-WARM_UP_TURNS = 4_200  # above umap-learn's 4,096-row exact-distance shortcut: the fit takes the nndescent path
+WARM_UP_TURNS = 300  # below umap-learn's 4,096-row exact-distance shortcut, as the cached datasets
 
 
 def warm_up(dim: int = 16, seed: int = 0) -> float:
@@ -38,7 +40,6 @@ def warm_up(dim: int = 16, seed: int = 0) -> float:
         fitted = umap.UMAP(n_components=2, n_neighbors=15, min_dist=0.1, metric="cosine",
                            random_state=seed, n_epochs=20).fit(points[:WARM_UP_TURNS])
         fitted.transform(points[WARM_UP_TURNS:])
-    place_turns(fitted, points[WARM_UP_TURNS:])
     return time.perf_counter() - started
 
 
