@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -43,6 +44,7 @@ def _child(mode: str, cache_root: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # three fresh processes, the first compiling UMAP's code: 1-2 minutes
 def test_a_second_process_loads_the_compiled_code_and_places_turns_identically(tmp_path):
     first = _child("cached", tmp_path)
     index_files = list((tmp_path / "numba").rglob("*.nbi"))
