@@ -274,6 +274,8 @@ def fit_umap(rows: np.ndarray, params: dict, progress=False):
                         tqdm_kwds={"disable": progress is not True, "file": sys.stderr})
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*n_jobs value.*")
+        # pynndescent's graph construction is compiled in every process (engine.maps.compiled_cache)
+        warnings.filterwarnings("ignore", message=".*Cannot cache compiled function.*")
         return reducer.fit(rows)
 
 

@@ -37,6 +37,7 @@ def warm_up(dim: int = 16, seed: int = 0) -> float:
     points = rng.normal(size=(WARM_UP_TURNS + 64, dim)).astype(np.float32)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*n_jobs value.*")
+        warnings.filterwarnings("ignore", message=".*Cannot cache compiled function.*")
         fitted = umap.UMAP(n_components=2, n_neighbors=15, min_dist=0.1, metric="cosine",
                            random_state=seed, n_epochs=20).fit(points[:WARM_UP_TURNS])
         fitted.transform(points[WARM_UP_TURNS:])
