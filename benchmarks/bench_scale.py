@@ -1,6 +1,7 @@
 """Benchmark: how time and memory grow from 1k to 64k conversations (paper A has ~4.7k).
 
     python -m benchmarks.bench_scale [--sizes 1000 4000 16000 64000] [--stages ...]
+    python -m benchmarks.bench_scale --sizes 4000 16000 64000 --stages umap   (120k, 480k, 1.92M turns)
     python -m benchmarks.bench_scale --ray [--texts 1000] [--conversations 2000]   (benchmarks.bench_ray)
 
 Synthetic conversations of 30 turns x 384 dims (``benchmarks.synthetic``: topic-hopping
@@ -12,8 +13,11 @@ Imports and first calls (UMAP's numba compilation) happen in a small untimed war
 * ``cache``: a fully cached ``embed`` pass (the CLI's ``embed_texts``: hash every turn,
   read its vector from the SQLite embedding cache, assemble the array); filling the cache
   beforehand is not timed;
-* ``pca`` and ``umap``: ``engine.maps.projection.project_turns`` on every turn, uncached (UMAP is
-  fitted on a seeded sample of ``engine.maps.projection.MAX_FIT_TURNS`` turns, every turn placed);
+* ``pca``: ``engine.maps.projection.project_turns`` on every turn, uncached;
+* ``umap``: UMAP as ``project_turns`` runs it (fitted on a seeded sample of
+  ``engine.maps.projection.MAX_FIT_TURNS`` turns, every other turn placed by
+  ``engine.maps.placement``), timed per placed turn beside umap-learn's own ``transform`` on a
+  seeded subset of placed turns, with the trustworthiness of both (``_umap_stage``);
 * ``table24``: the 45 Table 24 fits (``engine.stats.manipulability``) on N conversations
   whose design factors and features are rows of the paper release drawn with replacement;
 * ``dashboard``: every page rendered by a new AppTest session on a dataset of N such
@@ -113,22 +117,21 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
         input_mb = (workdir / f"cache_{n}.sqlite").stat().st_size / 2**20
         for suffix in ("", "-wal", "-shm"):
             (workdir / f"cache_{n}.sqlite{suffix}").unlink(missing_ok=True)
-    elif stage in ("pca", "umap"):
+    elif stage == "pca":
         from engine.maps.projection import project_turns
 
         turns = np.load(data, mmap_mode="r").reshape(-1, DIM)
         index = _turn_index(n)
-        warm = min(len(index), 600)  # warm-up (imports; UMAP's numba compilation), not timed
+        warm = min(len(index), 600)  # warm-up (imports), not timed
         project_turns(np.asarray(turns[:warm]), index.iloc[:warm], method=stage, use_cache=False)
         start_rss = _rss_mb()
         started = time.perf_counter()
-        projected = project_turns(turns, index, method=stage, use_cache=False,
-                                  transform_workers=int(os.environ.get("CDL_UMAP_WORKERS", "1")))
+        projected = project_turns(turns, index, method=stage, use_cache=False)
         seconds = time.perf_counter() - started
         extra["rows"] = len(projected)
-        if stage == "umap":  # fitted on a seeded sample of at most MAX_FIT_TURNS turns, the rest placed
-            extra["fitted_turns"] = projected.attrs["fitted_turns"]
-            extra["transform_workers"] = int(os.environ.get("CDL_UMAP_WORKERS", "1"))
+        input_mb = data.stat().st_size / 2**20
+    elif stage == "umap":
+        seconds, extra, start_rss = _umap_stage(n, data)
         input_mb = data.stat().st_size / 2**20
     elif stage == "table24":
         from engine.stats import manipulability
@@ -149,6 +152,74 @@ def run_stage(stage: str, n: int, workdir: Path) -> dict:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"stage": stage, "n": n, "seconds": seconds, "start_rss_mb": start_rss,
             "peak_rss_mb": peak, "input_mb": input_mb, **extra}
+
+
+UMAP_REFERENCE_TURNS = 65_536  # umap-learn's transform is timed on this many placed turns (one block)
+TRUST_CONVERSATIONS = 170  # trustworthiness on 170 x 30 = 5,100 turns of seeded conversations
+
+
+def _umap_stage(n: int, data: Path):
+    """UMAP at ``n`` conversations, as ``project_turns`` runs it: fit on the seeded sample of
+    ``MAX_FIT_TURNS`` turns, every other turn placed by ``engine.maps.placement`` in blocks of
+    ``TRANSFORM_CHUNK`` (timed: seconds per placed turn); umap-learn's own ``transform`` with the
+    same fitted map on a seeded subset of ``UMAP_REFERENCE_TURNS`` placed turns (one block: the
+    whole corpus would take it about 40 minutes at 1.92 million turns); trustworthiness at
+    k = 15 (``sklearn.manifold.trustworthiness``, cosine on the embeddings) of both on the turns of
+    ``TRUST_CONVERSATIONS`` seeded conversations (their fitted turns at their fitted positions)."""
+    import warnings
+
+    from sklearn.manifold import trustworthiness
+
+    from engine.maps import projection
+    from engine.maps.warm_up import warm_up
+
+    warm_up()  # imports, compiled code loaded: not timed
+    small = np.random.default_rng(0).normal(size=(4_300, 16)).astype(np.float32)  # and the nndescent
+    projection.place(projection.fit_umap(small[:4_200], {"seed": 0, "n_neighbors": 15, "min_dist": 0.1,
+                                                         "metric": "cosine"}), small[4_200:])  # path compiled
+    turns = np.load(data, mmap_mode="r").reshape(-1, DIM)
+    start_rss = _rss_mb()
+    params = {"seed": 42, "n_neighbors": 15, "min_dist": 0.1, "metric": "cosine"}
+    fit_mask = projection.fit_sample(np.ones(len(turns), dtype=bool), projection.MAX_FIT_TURNS, 42)
+    started = time.perf_counter()
+    fitted = projection.fit_umap(np.asarray(turns[fit_mask]), params)
+    fit_s = time.perf_counter() - started
+    rest = np.flatnonzero(~fit_mask)
+    ours = np.full((len(turns), 2), np.nan)
+    ours[fit_mask] = fitted.embedding_
+    started = time.perf_counter()
+    for first in range(0, len(rest), projection.TRANSFORM_CHUNK):
+        block = rest[first:first + projection.TRANSFORM_CHUNK]
+        ours[block] = projection.place(fitted, turns[block])
+    place_s = time.perf_counter() - started
+    rng = np.random.default_rng(7)
+    trust_rows = (rng.choice(n, TRUST_CONVERSATIONS, replace=False)[:, None] * N_TURNS
+                  + np.arange(N_TURNS)).ravel()
+    trust_rows.sort()
+    trust_placed = trust_rows[~fit_mask[trust_rows]]
+    others = np.setdiff1d(rest, trust_placed)
+    subset = np.sort(np.concatenate([trust_placed, rng.choice(others, min(len(others), UMAP_REFERENCE_TURNS
+                                                                           - len(trust_placed)), replace=False)]))
+    reference = np.full((len(turns), 2), np.nan)
+    reference[fit_mask] = fitted.embedding_
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*n_jobs value.*")
+        started = time.perf_counter()
+        reference[subset] = fitted.transform(np.asarray(turns[subset]))
+        reference_s = time.perf_counter() - started
+    started = time.perf_counter()
+    ours_subset = projection.place(fitted, np.asarray(turns[subset]))
+    ours_subset_s = time.perf_counter() - started
+    sample = np.asarray(turns[trust_rows])
+    trust = {name: float(trustworthiness(sample, coordinates[trust_rows], n_neighbors=15, metric="cosine"))
+             for name, coordinates in (("ours", ours), ("umap_transform", reference))}
+    extra = {"fitted_turns": int(fit_mask.sum()), "placed_turns": len(rest), "fit_s": fit_s, "place_s": place_s,
+             "ours_ms_per_turn": place_s / len(rest) * 1e3, "reference_turns": len(subset),
+             "umap_transform_ms_per_turn": reference_s / len(subset) * 1e3,
+             "ours_ms_per_turn_on_reference_turns": ours_subset_s / len(subset) * 1e3,
+             "trust_ours": trust["ours"], "trust_umap_transform": trust["umap_transform"],
+             "trust_turns": len(trust_rows), "placement": projection.placement_name(fitted)}
+    return fit_s + place_s, extra, start_rss
 
 
 def _dashboard(n: int, workdir: Path, data: Path):
@@ -199,14 +270,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES))
-    parser.add_argument("--max-umap", type=int, default=16000, help="largest N for UMAP (default 16000)")
+    parser.add_argument("--max-umap", type=int, default=64000, help="largest N for UMAP (default 64000)")
     parser.add_argument("--max-dashboard", type=int, default=16000,
                         help="largest N for the dashboard pages (default 16000)")
     parser.add_argument("--max-cache", type=int, default=64000, help="largest N for the cache pass")
     parser.add_argument("--workdir", default=str(Path(os.environ.get("TMPDIR", "/tmp")) / "cdl_bench_scale"))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per stage")
-    parser.add_argument("--umap-workers", type=int, default=1,
-                        help="processes placing UMAP's blocks outside the fit (default 1)")
     parser.add_argument("--child", nargs=2, metavar=("STAGE", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
@@ -216,8 +285,6 @@ def main(argv=None) -> int:
         return 0
 
     from benchmarks.synthetic import write_synthetic_npy
-
-    os.environ["CDL_UMAP_WORKERS"] = str(args.umap_workers)  # read by the stages' child processes
 
     limits = {"umap": args.max_umap, "dashboard": args.max_dashboard, "cache": args.max_cache}
     results: list[dict] = []
@@ -243,6 +310,16 @@ def main(argv=None) -> int:
             print(f"{stage:<10} {n:>7} {row['seconds']:9.2f} {row['seconds'] / n * 1e3:8.3f} "
                   f"{row['peak_rss_mb']:12.0f} {row['start_rss_mb']:9.0f} {row['input_mb']:9.0f}"
                   + (f"  slowest page: {row['slowest_page']}" if "slowest_page" in row else ""), flush=True)
+            if stage == "umap":
+                print(f"{'':<18} fit {row['fit_s']:.0f} s on {row['fitted_turns']:,} turns; ours placed "
+                      f"{row['placed_turns']:,} turns in {row['place_s']:.0f} s = {row['ours_ms_per_turn']:.3f} ms a turn; "
+                      f"umap-learn transform {row['umap_transform_ms_per_turn']:.3f} ms a turn on a seeded subset of "
+                      f"{row['reference_turns']:,} placed turns (ours on the same: "
+                      f"{row['ours_ms_per_turn_on_reference_turns']:.3f}; ratio umap-learn / ours "
+                      f"{row['umap_transform_ms_per_turn'] / row['ours_ms_per_turn_on_reference_turns']:.1f}); "
+                      f"trustworthiness k=15 on {row['trust_turns']:,} turns of {TRUST_CONVERSATIONS} seeded "
+                      f"conversations: ours {row['trust_ours']:.4f}, umap-learn {row['trust_umap_transform']:.4f} "
+                      f"(difference {row['trust_ours'] - row['trust_umap_transform']:+.4f})", flush=True)
             if "pages_cold_warm_s" in row:
                 print(f"{'':<18} pages (cold s, warm s): {row['pages_cold_warm_s']}", flush=True)
     print("\ngrowth exponents (slope of log time on log N; 1 = linear):")
@@ -252,6 +329,14 @@ def main(argv=None) -> int:
         sizes = ", ".join(f"{r['n'] // 1000}k" for r in rows)
         target = "  (target <= 1.1)" if stage == "features" else ""
         print(f"  {stage:<10} {exponent:5.2f}  over N = {sizes}{target}")
+    umap_rows = [r for r in results if r["stage"] == "umap"]
+    if len(umap_rows) > 1:
+        placed = [r["placed_turns"] for r in umap_rows]
+        print(f"  umap placement (ours, seconds vs placed turns) "
+              f"{growth_exponent(placed, [r['place_s'] for r in umap_rows]):5.2f}; per placed turn (ms): "
+              + ", ".join(f"{r['n'] * N_TURNS:,} turns {r['ours_ms_per_turn']:.3f}" for r in umap_rows)
+              + "; umap-learn transform (ms, its subset): "
+              + ", ".join(f"{r['umap_transform_ms_per_turn']:.3f}" for r in umap_rows))
     if skipped:
         print("skipped (too slow or too big for this machine by default): " + "; ".join(skipped))
     (workdir / "results.json").write_text(json.dumps(results, indent=1))

@@ -18,6 +18,12 @@ import streamlit as st  # noqa: E402
 
 from dashboard import pages  # noqa: E402
 from dashboard.widgets import sidebar  # noqa: E402
+from engine.maps.warm_up import warm_up_in_background  # noqa: E402
+
+# UMAP's compiled code loaded (or compiled once, into the on-disk cache) while the first page
+# renders, so switching the map to UMAP does not wait for it; once per process, off with
+# CDL_UMAP_WARMUP=0
+warm_up_in_background()
 
 st.set_page_config(page_title="Creativity Dynamics Lab", page_icon=":material/hub:", layout="wide")
 

@@ -39,7 +39,7 @@ import pandas as pd
 from engine.errors import InputError
 
 METHODS = ("pca", "umap")
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: turns outside a fit with a search index placed by engine.maps.placement
 TRANSFORM_CHUNK = 65_536  # turns placed per step once a fit is made
 MAX_FIT_TURNS = 20_000  # UMAP is fitted on at most this many turns (a seeded sample above it)
 
@@ -84,7 +84,7 @@ def project_turns(embeddings, index_df: pd.DataFrame, method: str = "pca", fit_o
         if int(max_fit_turns) < 3:
             raise InputError(f"max_fit_turns must be at least 3, got {max_fit_turns}", field="max_fit_turns")
         if fit_set_turns > max_fit_turns:
-            fit_mask = _fit_sample(fit_mask, int(max_fit_turns), int(seed))
+            fit_mask = fit_sample(fit_mask, int(max_fit_turns), int(seed))
             params["max_fit_turns"] = int(max_fit_turns)  # only when it binds: under it, results are unchanged
         params.update(n_neighbors=int(min(n_neighbors, int(fit_mask.sum()) - 1)), min_dist=float(min_dist), metric=metric)
     key = _cache_key(x, index, fit_mask, params) if use_cache else None
@@ -184,7 +184,7 @@ def _fit_mask(index: pd.DataFrame, fit_on) -> np.ndarray:
     return mask
 
 
-def _fit_sample(fit_mask: np.ndarray, cap: int, seed: int) -> np.ndarray:
+def fit_sample(fit_mask: np.ndarray, cap: int, seed: int) -> np.ndarray:
     """``cap`` turns of the fit set drawn uniformly without replacement (``numpy`` generator
     seeded with ``seed``), as a mask over every turn."""
     rows = np.flatnonzero(fit_mask)
@@ -243,32 +243,71 @@ def _umap(x: np.ndarray, fit_mask: np.ndarray, params: dict, progress, report, w
     if fit_mask.sum() < UMAP_MIN_TURNS:  # its spectral layout solves for 3 eigenvectors of n x n
         raise InputError(f"UMAP needs at least {UMAP_MIN_TURNS} turns to fit, got {int(fit_mask.sum())}; "
                          "PCA draws as few as 3")
-    report("projection: loading UMAP (the first call compiles numba code)")
-    import umap
-
-    reducer = umap.UMAP(n_components=2, n_neighbors=params["n_neighbors"], min_dist=params["min_dist"],
-                        metric=params["metric"], random_state=params["seed"], verbose=bool(progress is True),
-                        tqdm_kwds={"disable": progress is not True, "file": sys.stderr})
+    report("projection: loading UMAP (compiled code from its disk cache, or compiled on the machine's first call)")
+    report("projection: nearest neighbours and layout")
+    fitted = fit_umap(x[fit_mask], params, progress)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*n_jobs value.*")
-        report("projection: nearest neighbours and layout")
-        fitted = reducer.fit(x[fit_mask])
         coordinates = np.empty((len(x), 2), dtype=np.float64)
         coordinates[fit_mask] = fitted.embedding_
         rest = np.flatnonzero(~fit_mask)
         if len(rest):
             report(f"projection: placing {len(rest):,} turns outside the fit")
             if len(rest) <= TRANSFORM_CHUNK:  # one call, as before the cap existed
-                coordinates[rest] = fitted.transform(x[rest])
+                coordinates[rest] = place(fitted, x[rest])
             else:  # bounded memory: one block of rows (and its neighbour graph) at a time
                 blocks = [rest[first:first + TRANSFORM_CHUNK] for first in range(0, len(rest), TRANSFORM_CHUNK)]
                 place_blocks(fitted, x, blocks, coordinates, workers, report)
-    return coordinates, {}
+    return coordinates, {"placement": placement_name(fitted) if len(rest) else "none (every turn fitted)"}
+
+
+def fit_umap(rows: np.ndarray, params: dict, progress=False):
+    """``umap.UMAP`` (2 components, the projection's neighbours, distance, metric and seed)
+    fitted on ``rows``; umap-learn imported with its compiled code cached on disk."""
+    import warnings
+
+    from engine.maps.compiled_cache import import_umap
+
+    umap = import_umap()
+    reducer = umap.UMAP(n_components=2, n_neighbors=params["n_neighbors"], min_dist=params["min_dist"],
+                        metric=params["metric"], random_state=params["seed"], verbose=bool(progress is True),
+                        tqdm_kwds={"disable": progress is not True, "file": sys.stderr})
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*n_jobs value.*")
+        # pynndescent's graph construction is compiled in every process (engine.maps.compiled_cache)
+        warnings.filterwarnings("ignore", message=".*Cannot cache compiled function.*")
+        return reducer.fit(rows)
+
+
+def uses_own_placement(fitted) -> bool:
+    """A map fitted on 4,096 turns or more has a neighbour search index: its other turns are
+    placed by ``engine.maps.placement``; smaller fits by umap-learn's ``transform`` (which
+    then compares every placed turn with every fitted one)."""
+    return hasattr(fitted, "_knn_search_index")
+
+
+def placement_name(fitted) -> str:
+    """How the turns outside the fit were placed, for the result's ``attrs``."""
+    if uses_own_placement(fitted):
+        from engine.maps.placement import SEARCH_EPSILON
+
+        return (f"nearest fitted turns (search epsilon {SEARCH_EPSILON}), their weighted mean, then "
+                f"umap-learn's transform epochs (engine.maps.placement)")
+    return "umap-learn transform"
+
+
+def place(fitted, rows: np.ndarray) -> np.ndarray:
+    """Map positions of ``rows`` (see ``uses_own_placement``)."""
+    if uses_own_placement(fitted):
+        from engine.maps.placement import place_turns
+
+        return place_turns(fitted, rows)
+    return fitted.transform(rows)
 
 
 def place_blocks(fitted, x: np.ndarray, blocks: list[np.ndarray], coordinates: np.ndarray,
                  workers: int, report: Callable[[str], None]) -> None:
-    """``coordinates[block] = fitted.transform(x[block])`` for every block, in this process
+    """``coordinates[block] = place(fitted, x[block])`` for every block, in this process
     or over ``workers`` processes (started fresh, ``spawn``: a fork after numba's threads
     started is unsafe), at most two blocks per worker in flight so memory stays bounded;
     a message per block placed. Blocks a worker that died did not return are placed in this
@@ -277,7 +316,7 @@ def place_blocks(fitted, x: np.ndarray, blocks: list[np.ndarray], coordinates: n
     workers = min(workers, len(blocks))
     if workers <= 1:
         for block in blocks:
-            coordinates[block] = fitted.transform(x[block])
+            coordinates[block] = place(fitted, x[block])
             placed += len(block)
             report(f"projection: placed {placed:,} of {total:,} turns")
         return
@@ -316,7 +355,7 @@ def place_blocks(fitted, x: np.ndarray, blocks: list[np.ndarray], coordinates: n
         report(f"projection: a worker process ended abruptly; the {len(queue)} blocks not yet "
                f"returned are placed in this process")
         for block in queue:
-            coordinates[block] = fitted.transform(x[block])
+            coordinates[block] = place(fitted, x[block])
             placed += len(block)
             report(f"projection: placed {placed:,} of {total:,} turns")
 
@@ -333,4 +372,4 @@ def _worker_receives(fitted_bytes: bytes) -> None:
 
 
 def _worker_places(block: np.ndarray) -> np.ndarray:
-    return _WORKER_MAP["fitted"].transform(block)
+    return place(_WORKER_MAP["fitted"], block)

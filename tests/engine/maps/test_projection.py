@@ -201,6 +201,7 @@ def test_umap_fitted_on_a_sample_places_every_turn_and_keeps_clusters_apart(monk
     assert [m for m in messages if m.startswith("projection: placed")] == [
         "projection: placed 150 of 400 turns", "projection: placed 300 of 400 turns",
         "projection: placed 400 of 400 turns"]
+    assert out.attrs["placement"] == "umap-learn transform"  # a fit under 4,096 turns has no search index
     points = out[["x", "y"]].to_numpy()
     assert len(points) == 600 and np.isfinite(points).all()
     # separation, by hand: every pair of cluster centroids further apart than twice the

@@ -1,0 +1,62 @@
+"""umap-learn's compiled code on disk: a second process loads it instead of compiling, and the
+coordinates are the same bit for bit as without the cache (engine.maps.compiled_cache)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+# One UMAP projection in a fresh process; prints the coordinates and, for two functions
+# umap-learn declares without cache=True, numba's count of loads from the cache and of
+# compilations in that process.
+CHILD = """
+import json, sys
+import numpy as np, pandas as pd
+if sys.argv[1] == "plain":
+    import umap  # imported before the project's importer: its functions stay uncached
+from engine.maps.projection import project_turns
+rng = np.random.default_rng(3)
+x = rng.normal(size=(300, 12)).astype(np.float32)
+index = pd.DataFrame({"conversation_id": [f"c{i // 10}" for i in range(300)], "turn": np.arange(300) % 10})
+out = project_turns(x, index, method="umap", use_cache=False, max_fit_turns=200)
+import umap.umap_ as umap_module
+stats = {name: list(getattr(umap_module, name).stats[1:]) for name in ("smooth_knn_dist", "fuzzy_simplicial_set")
+         if hasattr(getattr(umap_module, name), "stats")}
+print(json.dumps({"xy": out[["x", "y"]].to_numpy().tolist(), "stats": {k: [sum(v[0].values()), sum(v[1].values())]
+                  for k, v in stats.items()}}))
+"""
+
+
+def _child(mode: str, cache_root: Path) -> dict:
+    env = {**os.environ, "CDL_CACHE_DIR": str(cache_root), "PYTHONPATH": str(REPO)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    done = subprocess.run([sys.executable, "-c", CHILD, mode], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow  # three fresh processes, the first compiling UMAP's code: 1-2 minutes
+def test_a_second_process_loads_the_compiled_code_and_places_turns_identically(tmp_path):
+    first = _child("cached", tmp_path)
+    index_files = list((tmp_path / "numba").rglob("*.nbi"))
+    # umap-learn itself declares ~10 functions cacheable; the project's importer makes every one it runs so
+    assert len(index_files) > 20
+    assert any("smooth_knn_dist" in f.name for f in index_files)
+    second = _child("cached", tmp_path)
+    # smooth_knn_dist is jitted without cache=True in umap-learn: loaded from disk, not compiled
+    hits, misses = second["stats"]["smooth_knn_dist"]
+    assert (hits, misses) == (1, 0)
+    assert first["stats"]["smooth_knn_dist"][1] == 1  # the first process compiled it
+    plain = _child("plain", tmp_path / "unused")
+    assert plain["stats"]["smooth_knn_dist"] == [0, 1]  # the plain import compiles it, loads nothing
+    assert np.array_equal(np.array(first["xy"]), np.array(plain["xy"]))
+    assert np.array_equal(np.array(second["xy"]), np.array(plain["xy"]))
