@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m pip install --quiet torch==2.13.0
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PYTHON) -m pip install --quiet --no-cache-dir llama-cpp-python==$(LLAMA_CPP_VERSION)
 	$(PYTHON) -m pip install --quiet -e '.[dev]'
+	# UMAP's numba code compiled once into the machine's cache (engine.maps.compiled_cache)
+	$(PYTHON) -m engine.maps.warm_up
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -27,12 +27,17 @@ _LOCK = threading.Lock()
 
 
 def compiled_cache_dir() -> Path:
-    """``$NUMBA_CACHE_DIR`` if set, else ``$CDL_CACHE_DIR/numba`` or
-    ``~/.cache/creativity-dynamics-lab/numba``."""
+    """``$NUMBA_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/creativity-dynamics-lab/numba``
+    (``~/.cache/...`` without it).
+
+    Not under ``$CDL_CACHE_DIR``, the folder of the data caches (embeddings, projections,
+    model answers) that a session or a test points elsewhere: this one holds machine code
+    keyed by the library's source files, the same for every dataset, so every process of the
+    machine shares it (``make install`` fills it once)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return Path(os.environ["NUMBA_CACHE_DIR"])
-    root = os.environ.get("CDL_CACHE_DIR") or Path.home() / ".cache" / "creativity-dynamics-lab"
-    return Path(root) / "numba"
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root / "creativity-dynamics-lab" / "numba"
 
 
 def import_umap():

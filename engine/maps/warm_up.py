@@ -68,3 +68,11 @@ def warm_up_in_background() -> threading.Thread:
             thread.start()
         _BACKGROUND.append(thread)
         return thread
+
+
+if __name__ == "__main__":  # ``make install``: fill the machine's compiled-code folder once
+    from engine.maps.compiled_cache import cached_function_files, compiled_cache_dir
+
+    seconds = warm_up()
+    print(f"UMAP's compiled code: {len(cached_function_files())} functions in {compiled_cache_dir()} "
+          f"({seconds:.0f} s)")

@@ -36,8 +36,7 @@ print(json.dumps({"xy": out[["x", "y"]].to_numpy().tolist(), "stats": {k: [sum(v
 
 
 def _child(mode: str, cache_root: Path) -> dict:
-    env = {**os.environ, "CDL_CACHE_DIR": str(cache_root), "PYTHONPATH": str(REPO)}
-    env.pop("NUMBA_CACHE_DIR", None)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_root / "numba"), "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", CHILD, mode], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -60,3 +59,16 @@ def test_a_second_process_loads_the_compiled_code_and_places_turns_identically(t
     assert plain["stats"]["smooth_knn_dist"] == [0, 1]  # the plain import compiles it, loads nothing
     assert np.array_equal(np.array(first["xy"]), np.array(plain["xy"]))
     assert np.array_equal(np.array(second["xy"]), np.array(plain["xy"]))
+
+
+def test_the_compiled_code_folder_is_the_machines_not_the_data_caches(monkeypatch, tmp_path):
+    """A test or a session pointing $CDL_CACHE_DIR elsewhere keeps the machine's compiled code:
+    $NUMBA_CACHE_DIR first, else $XDG_CACHE_HOME/creativity-dynamics-lab/numba."""
+    from engine.maps.compiled_cache import compiled_cache_dir
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compiled_cache_dir() == tmp_path / "xdg" / "creativity-dynamics-lab" / "numba"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    assert compiled_cache_dir() == tmp_path / "numba"
