@@ -1,7 +1,7 @@
 """Benchmark: how long every dashboard page takes to settle in a real browser.
 
     python -m benchmarks.bench_browser [--dataset NAME ...] [--page TITLE ...] [--repeat 2]
-                                       [--size 1440x900]
+                                       [--size 1440x900] [--selections]
 
 ``streamlit run`` on localhost and headless Debian Chromium through Playwright, software
 rendering as in the browser tests (``devtools.browser.CHROMIUM_ARGS``: no GPU, WebGL through
@@ -112,6 +112,37 @@ def bench_dataset(browser, name: str, titles, repeat: int, size: tuple[int, int]
             return tour(browser, url, titles, repeat, size)
 
 
+def selections(browser, datasets, size: tuple[int, int], bare: float) -> int:
+    """A box and a lasso on each dataset's Trajectories map, PCA then UMAP, after an untimed
+    first box (``devtools.browser.selection_settle_times``): settle seconds and / bare."""
+    from dashboard.page_data.datasets import cached_runs_root
+    from devtools.browser import selection_settle_times, served_dashboard
+
+    print(f"{'dataset':<34} {'map':<5} {'selection':<9} {'turns':>6} {'settle s':>8} {'/bare':>6}  "
+          f"target <= {TARGET_S:.0f} s warm", flush=True)
+    worst = 0.0
+    for name in datasets:
+        if not (cached_runs_root() / name / "turn_embeddings.npy").exists():
+            continue
+        with tempfile.TemporaryDirectory(prefix="cdl-bench-select-") as folder:
+            root = Path(folder) / "cached_runs"
+            root.mkdir()
+            (root / name).symlink_to(cached_runs_root() / name, target_is_directory=True)
+            env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(Path(folder) / "cache")}
+            with served_dashboard(env=env) as url:
+                page = _open_tab(browser, url, size)
+                try:
+                    for (method, tool), (seconds, turns) in selection_settle_times(page).items():
+                        worst = max(worst, seconds)
+                        print(f"{name:<34} {method:<5} {tool:<9} {turns:6d} {seconds:8.2f} {seconds / bare:6.1f}  "
+                              f"{'ok' if seconds <= TARGET_S else 'SLOW'}", flush=True)
+                finally:
+                    page.close()
+    print(f"\nslowest selection: {worst:.2f} s ({worst / bare:.1f} x bare); "
+          f"{'meets' if worst <= TARGET_S else 'MISSES'} the {TARGET_S:.0f} s target")
+    return 0 if worst <= TARGET_S else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
     from devtools.browser import CHROMIUM_ARGS, PAGE_TITLES, chromium_path
@@ -121,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", action="append", choices=PAGE_TITLES, help="page title(s) (default: all)")
     parser.add_argument("--repeat", type=int, default=2, help="warm visits per page (median reported)")
     parser.add_argument("--size", default="1440x900", help="browser window WIDTHxHEIGHT")
+    parser.add_argument("--selections", action="store_true",
+                        help="time a box and a lasso on the Trajectories map (PCA, UMAP) instead of the pages")
     args = parser.parse_args(argv)
     if chromium_path() is None:
         print("chromium is not installed (make browser)")
@@ -143,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             bare = bare_reference(browser, size)
             print(f"reference: bare two-page Streamlit app, link click to settled {bare:.2f} s warm; "
                   f"window {size[0]}x{size[1]}; load average {load:.1f} on {os.cpu_count()} cores\n", flush=True)
+            if args.selections:
+                return selections(browser, datasets, size, bare)
             print(f"{'dataset':<22} {'page':<18} {'cold s':>7} {'warm s':>7} {'warm/bare':>9}  "
                   f"target <= {TARGET_S:.0f} s warm", flush=True)
             worst = (0.0, "", "")

@@ -249,3 +249,34 @@ def selection_counts(page) -> tuple[int, int]:
     found = re.search(r"([\d,]+) turns\s+of\s+([\d,]+) conversations\s+in the selection", text)
     assert found, text[:2000]
     return int(found.group(1).replace(",", "")), int(found.group(2).replace(",", ""))
+
+
+# boxes and a lasso on the Trajectories map, as fractions of the plot area from its centre
+FIRST_BOX = [(-0.3, -0.3), (0.05, 0.1)]
+SECOND_BOX = [(-0.05, -0.2), (0.35, 0.3)]
+LASSO = [(-0.35, -0.1), (0.0, -0.35), (0.3, -0.05), (0.1, 0.3), (-0.25, 0.25), (-0.35, -0.1)]
+
+
+def selection_settle_times(page, methods=("pca", "umap")) -> dict[tuple[str, str], tuple[float, int]]:
+    """``{(projection, "box" | "lasso"): (settle seconds, turns selected)}`` on the Trajectories
+    map of the dashboard open in ``page``. Per projection the map is drawn first (its fit is not
+    timed), a first box is drawn untimed (the selection's own caches filled), then a second box
+    elsewhere and a lasso are timed by ``settle_time`` from the drag until the page stayed idle."""
+    nav_link(page, "Trajectories").click()
+    page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=600_000)
+    wait_until_idle(page, timeout_ms=600_000)
+    measured = {}
+    for method in methods:
+        if method != "pca":
+            page.locator("[data-testid='stRadio'] label", has_text=method).first.click()
+            page.wait_for_function("(name) => document.querySelector(\"[data-testid='stMain']\")"
+                                   ".innerText.includes(name)", arg=method.upper(), timeout=600_000)
+            wait_until_idle(page, timeout_ms=600_000)
+            page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=600_000)
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        drag_on_map(page, "select", FIRST_BOX, steps=10)
+        selection_counts(page)
+        for tool, name, path in (("select", "box", SECOND_BOX), ("lasso", "lasso", LASSO)):
+            seconds = settle_time(page, lambda: drag_on_map(page, tool, path, steps=10), heading="Trajectories")
+            measured[(method, name)] = (seconds, selection_counts(page)[0])
+    return measured
