@@ -350,7 +350,7 @@ def _ladder_axis_title(columns, negative: bool) -> str:
     return f"{what} (%)" + (", < 0: worse than the mean" if negative and what == "adjusted R²" else "")
 
 
-SUBPLOT_TITLE_WIDTH = 32  # characters per line of a side-by-side title (two fit at 1024 px)
+SUBPLOT_TITLE_WIDTH = 24  # characters per line of a side-by-side title (two fit side by side in the 564-px chart at 1024 px)
 PROGRESS_SCALE = "Viridis"  # sequential, perceptually uniform, readable with colour-vision deficiencies
 PROGRESS_TITLE = "progress<br>(first turn 0,<br>last turn 1)"
 
