@@ -647,7 +647,7 @@ def load_texts(path: Path, text_column: str, choice: str,
                          **{key: c.meta.get(key) for key in CONDITION_META}, "text": text})
         table = pd.DataFrame(rows)
     else:
-        from engine.importers.records import read_records
+        from engine.storage.records import read_records
 
         records = read_records(path)
         for record in records:

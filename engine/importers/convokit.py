@@ -25,7 +25,7 @@ from typing import Any
 
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.importers.records import (as_int, as_text, is_blank, number_from_text, read_jsonl_records,
+from engine.storage.records import (as_int, as_text, is_blank, number_from_text, read_jsonl_records,
                                      read_text, rows_explained)
 
 UTTERANCES = "utterances.jsonl"

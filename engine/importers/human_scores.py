@@ -15,7 +15,7 @@ Two shapes, CSV/TSV, JSONL or Parquet:
 ``read_human_scores`` returns one row per item: ``item``, ``prompt``, ``group`` (what "per
 prompt" groups by: the prompt, or the task id), ``response``, ``human`` (mean of the readable
 ratings), the rater columns ``human_1..k`` when there are several, and ``row`` (the file's row,
-``engine.importers.records``'s numbering). Numbers must be plain decimals (``1_000``, ``0x10``
+``engine.storage.records``'s numbering). Numbers must be plain decimals (``1_000``, ``0x10``
 or ``inf`` are refused, naming the row and column); a row with no rating at all is an error.
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.importers.records import PLAIN_NUMBER, Record, explain_row, is_blank, read_records
+from engine.storage.records import PLAIN_NUMBER, Record, explain_row, is_blank, read_records
 
 PARQUET = ".parquet"
 RATER = re.compile(r"^human_(\d+)$")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from engine.errors import InputError
-from engine.importers.records import read_jsonl_records
+from engine.storage.records import read_jsonl_records
 
 PROMPT = re.compile(r"^AUT Prompt:(?P<object>.*?)\nResponse:(?P<response>.*)\nScore:\s*$", re.DOTALL)
 COMPLETION = re.compile(r"^\s*(\d{1,3})\s*$")

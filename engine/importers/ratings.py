@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.importers.records import is_blank, number_from_text, read_csv_records, rows_explained
+from engine.storage.records import is_blank, number_from_text, read_csv_records, rows_explained
 
 KEY_COLUMNS = ("file_id", "question_id")
 AVERAGE_COLUMNS = {"avg_novelty_rating": "novelty", "avg_usefulness_rating": "usefulness",

@@ -20,7 +20,7 @@ column that the file lacks or leaves empty (``read_transcripts(p, source="human"
 Every problem is an ``InputError`` naming the file, the row and the column. Rows are
 counted as a person reads them: in a CSV, row 1 is the first data row under the header;
 in a JSONL file, row N is line N. The helpers ``read_csv_records`` and
-``read_jsonl_records`` live in ``engine.importers.records``, shared with the other importers; ``read_any`` opens whatever a
+``read_jsonl_records`` live in ``engine.storage.records``, shared with the other importers; ``read_any`` opens whatever a
 user hands the dashboard (corpus, transcripts, ConvoKit folder or .zip, paper release).
 """
 
@@ -32,7 +32,7 @@ from typing import Any, Mapping
 
 from engine.corpus import SOURCES, Conversation, Corpus, Turn
 from engine.errors import InputError
-from engine.importers.records import (CSV_SUFFIXES, JSONL_SUFFIXES, Record, as_float, as_int,  # noqa: F401
+from engine.storage.records import (CSV_SUFFIXES, JSONL_SUFFIXES, Record, as_float, as_int,  # noqa: F401
                                       as_text, is_blank, number_or_none, read_csv_records,
                                       read_jsonl_records, read_records, read_text, rows_explained)
 

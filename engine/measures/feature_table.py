@@ -31,7 +31,7 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
 
 def feature_value(value: Any, *, path: str | Path | None, row: int | None, field: str) -> float:
     """One feature cell as a float: blank -> NaN; not a finite, plausible number -> InputError."""
-    from engine.importers.records import is_blank, number_or_none
+    from engine.storage.records import is_blank, number_or_none
 
     if is_blank(value):
         return math.nan
@@ -67,7 +67,7 @@ def read_feature_table(path: str | Path) -> pd.DataFrame:
     if suffix == ".parquet":
         table = read_parquet_table(path)
     elif suffix in TABLE_SUFFIXES:
-        from engine.importers.records import read_records
+        from engine.storage.records import read_records
 
         records = read_records(path)
         table = _infer_numbers(pd.DataFrame([r.values for r in records]))
@@ -93,7 +93,7 @@ def read_parquet_table(path: str | Path) -> pd.DataFrame:
 def _infer_numbers(table: pd.DataFrame) -> pd.DataFrame:
     """Text columns whose every non-blank cell is a number become numeric (as pandas would
     read them); feature columns are left for ``check_features``; blanks become missing."""
-    from engine.importers.records import is_blank
+    from engine.storage.records import is_blank
 
     features = set(feature_names())
     for name in table.columns:

@@ -10,7 +10,7 @@ So that every file the project writes reads back as the text it held, the prefix
 to a cell that already starts with quotes before one of those characters (``'=x`` is written
 ``''=x``). Reading back (``unescape_cell``) removes exactly one quote from a cell of that shape:
 ``unescape_cell(escape_cell(text)) == text`` for every text. The project's CSV readers
-(``engine.importers.records.read_csv_records``, the paper release's and the dashboard's uploads'
+(``engine.storage.records.read_csv_records``, the paper release's and the dashboard's uploads'
 readers) apply it, so a cell ``'=x`` in any CSV they read is taken as ``=x``, as a spreadsheet
 takes it.
 """

@@ -127,7 +127,7 @@ def _table(path: Path) -> _Rows:
     """A CSV/TSV/JSON/JSONL/Parquet/Excel table; anything else (another extension, a folder, a
     FIFO, a device) is an InputError naming it."""
     from engine.storage.files import check_regular
-    from engine.importers.records import read_csv_records
+    from engine.storage.records import read_csv_records
 
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
@@ -141,7 +141,7 @@ def _table(path: Path) -> _Rows:
         header, records = read_csv_records(path, delimiter="," if suffix == ".csv" else "\t")
         return _Rows(path, header, [(r.row, r.values) for r in records])
     if suffix == ".jsonl":
-        from engine.importers.records import read_jsonl_records
+        from engine.storage.records import read_jsonl_records
 
         rows = [(r.row, r.values) for r in read_jsonl_records(path)]
     elif suffix == ".json":
@@ -358,7 +358,7 @@ def load_benchmark(name: str, path: str | Path | None = None, *, mapping: dict[s
     if name not in BENCHMARKS:
         raise InputError(f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}",
                          field="benchmark")
-    from engine.importers.records import explain_row
+    from engine.storage.records import explain_row
 
     path = shipped_path(name) if path is None else Path(path)
     try:

@@ -70,7 +70,7 @@ def test_dashboard_csv_download_escapes_cells_names_and_index_and_reads_back():
     assert not [c for c in cells if _evaluated(c)], [c for c in cells if _evaluated(c)]
     assert cells[:3] == ["'@name", "'=cmd|x", "value"]
     # the project's reader of uploads and feature tables gives the original text back
-    from engine.importers.records import read_csv_records
+    from engine.storage.records import read_csv_records
 
     path = Path(os.environ.get("TMPDIR", "/tmp")) / f"round_three_{os.getpid()}.csv"
     path.write_text(text, encoding="utf-8", newline="")
@@ -119,7 +119,7 @@ def test_import_table_output_escapes_formulas_and_reads_back(hostile_ideas, tmp_
     # a cell typed with a quote before a formula ("'=already quoted") is read as a spreadsheet
     # reads it (the text "=already quoted"), and written escaped again
     assert {"'=1+1", "'-2+3", "'=already quoted", "''-twice"} <= set(cells)
-    from engine.importers.records import read_csv_records
+    from engine.storage.records import read_csv_records
 
     _, records = read_csv_records(out)  # the reader of analyze and the uploads: the ideas as typed
     texts = {r.values["final_idea"] for r in records}

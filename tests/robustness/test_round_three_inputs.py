@@ -19,7 +19,7 @@ import pytest
 
 from engine.errors import InputError
 from engine.importers.ratings import read_ratings
-from engine.importers.records import number_or_none
+from engine.storage.records import number_or_none
 from engine.importers.transcripts import read_transcripts
 from engine.runs.grid import load_grid
 from engine.tasks import load_tasks_file

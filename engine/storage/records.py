@@ -1,9 +1,9 @@
 """Rows of a CSV or JSONL file, read for people: every problem names the file, row and field.
 
-The generic half of the importers: ``engine.importers.transcripts`` and
-``engine.importers.convokit`` (and the ratings and feature-table readers) build on it, and it
-imports none of them. Rows are counted as a person reads them: in a CSV, row 1 is the first
-data row under the header; in a JSONL file, row N is line N.
+The strict reader every file of rows builds on: the importers (``engine.importers``), the
+tasks and benchmark files (``engine.tasks``) and the feature tables (``engine.measures``).
+Rows are counted as a person reads them: in a CSV, row 1 is the first data row under the
+header; in a JSONL file, row N is line N.
 """
 
 from __future__ import annotations
