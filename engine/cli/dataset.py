@@ -77,7 +77,7 @@ def build_command(args: argparse.Namespace) -> int:
     """Never into a run folder nor over files no build wrote; built beside ``--out`` and
     swapped in whole, one writer at a time (``engine.dataset_builds.output_folder``)."""
     from engine.dataset_builds.output_folder import staged
-    from engine.storage.run_folder import CORPUS_FILE, MANIFEST_FILE
+    from engine.runs.run_folder import CORPUS_FILE, MANIFEST_FILE
 
     for name in (CORPUS_FILE, MANIFEST_FILE):
         if not (args.run_dir / name).is_file():

@@ -75,7 +75,7 @@ def register(subparsers) -> None:
 def judge_command(args: argparse.Namespace) -> int:
     """One writer per run folder: the judge holds the folder's lock while it writes
     ``quality.jsonl`` and the response cache (``--dry-run`` only reads)."""
-    from engine.storage.run_folder import CORPUS_FILE
+    from engine.runs.run_folder import CORPUS_FILE
 
     if getattr(args, "per_round_limit", None) is not None and not args.per_round:
         raise InputError("applies to the round answers: add --per-round",
@@ -94,7 +94,7 @@ def judge_command(args: argparse.Namespace) -> int:
 def _judge(args: argparse.Namespace, folder: Path) -> int:
     from engine.judging import quality
     from engine.llm import make_backend, run_sync
-    from engine.storage.run_folder import MANIFEST_FILE, read_manifest, read_run_corpus, recorded_tasks
+    from engine.runs.run_folder import MANIFEST_FILE, read_manifest, read_run_corpus, recorded_tasks
 
     corpus = read_run_corpus(folder)
     manifest = read_manifest(folder / MANIFEST_FILE)

@@ -4,7 +4,7 @@ Each session is one task (spread over the nodes, at most the grid's ``concurrenc
 once). On its worker it builds its backends from the grid, as one machine does (replicas and
 their limits included), and runs the session and its judge; it returns the finished
 ``Conversation`` and its usage. The driver appends it through the run folder's own store
-(``engine.storage.run_folder``: corpus, failed sessions, manifest), exactly as on one machine.
+(``engine.runs.run_folder``: corpus, failed sessions, manifest), exactly as on one machine.
 
 The response cache stays on the driver's machine. Workers ask a ``ResponseBroker`` actor
 placed there: it answers from the cache file (opened read-only) and from the replies that

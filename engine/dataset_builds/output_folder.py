@@ -1,7 +1,7 @@
 """Where a dataset build writes: a folder it made itself, replaced whole.
 
 A build (``python -m engine dataset build|release``) never writes into a run folder of
-``python -m engine run`` (``engine.storage.run_folder``: ``corpus.jsonl``, ``failed.jsonl``, its
+``python -m engine run`` (``engine.runs.run_folder``: ``corpus.jsonl``, ``failed.jsonl``, its
 ``manifest.json``) nor over files it did not write. Every folder a build writes holds a marker,
 ``dataset-build.json``, naming the files the build wrote; ``check_target`` accepts a new or
 empty folder, or one whose every file its marker names, and refuses anything else in one line
@@ -26,7 +26,7 @@ from typing import Iterator
 
 from engine.errors import InputError, write_error
 from engine.storage.folder_lock import LOCK_FILE, FolderLock
-from engine.storage.run_folder import CORPUS_FILE, FAILED_FILE, MANIFEST_FILE
+from engine.runs.run_folder import CORPUS_FILE, FAILED_FILE, MANIFEST_FILE
 
 MARKER = "dataset-build.json"
 RUN_FILES = (CORPUS_FILE, FAILED_FILE)  # a folder holding either is a run's, whatever else it holds

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from engine.dataset_builds import run_folder
 from engine.errors import InputError
-from engine.storage.run_folder import read_run_corpus
+from engine.runs.run_folder import read_run_corpus
 
 DATASET_NAME = "local_smollm2_paper_b_benchmarks"
 REGENERATE = "make cached-runs-paper-b-benchmarks"
@@ -51,7 +51,7 @@ def benchmark_sources() -> dict[str, dict]:
 
 def build(run_dir: Path, out_dir: Path, *, embedding_model: str) -> Path:
     """The dataset; a run whose sessions name no shipped benchmark's task is refused."""
-    from engine.storage.run_folder import MANIFEST_FILE, read_manifest, recorded_tasks
+    from engine.runs.run_folder import MANIFEST_FILE, read_manifest, recorded_tasks
 
     tasks = recorded_tasks(run_dir, read_manifest(run_dir / MANIFEST_FILE), read_run_corpus(run_dir))
     benchmark_of_task = {task_id: task.benchmark for task_id, task in sorted(tasks.items()) if task.benchmark}

@@ -33,7 +33,7 @@ from engine.embedding.embedder import DEFAULT_MODEL, Embedder
 from engine.errors import InputError
 from engine.judging.judge import attach_ratings, scale_within_task
 from engine.judging.quality import QUALITY_FILE, QualityStore
-from engine.storage.run_folder import FAILED_FILE, MANIFEST_FILE, read_manifest, read_run_corpus
+from engine.runs.run_folder import FAILED_FILE, MANIFEST_FILE, read_manifest, read_run_corpus
 
 REGENERATE = "make cached-runs"
 QUALITY_TABLE = "quality.parquet"

@@ -71,7 +71,7 @@ def planned_run(run_dir: Path, grid: Path, into: Path) -> tuple[Path, int]:
     from engine.runs.grid import load_grid, plan
     from engine.storage import durable
     from engine.storage.jsonl import to_json_line
-    from engine.storage.run_folder import read_run_corpus
+    from engine.runs.run_folder import read_run_corpus
 
     wanted = {spec.conversation_id for spec in plan(load_grid(grid))}
     corpus = read_run_corpus(run_dir)
@@ -95,10 +95,10 @@ def build(run_dir: Path, out_dir: Path, grid: Path | None = None) -> Path:
     from engine.datasets import Dataset
     from engine.embedding.embedder import Embedder
 
-    from engine.storage.run_folder import read_manifest
+    from engine.runs.run_folder import read_manifest
 
     from engine.dataset_builds.run_folder import check_finished, is_local_smollm_run
-    from engine.storage.run_folder import read_run_corpus
+    from engine.runs.run_folder import read_run_corpus
 
     run_manifest = read_manifest(run_dir / "manifest.json")
     extra = {"judge_summary": run_manifest.get("judge_summary")}

@@ -68,7 +68,7 @@ from engine.errors import InputError
 from engine.measures.trajectory import PAPER_A, PAPER_A_FEATURES
 from engine.stats.guards import MIN_SESSIONS_TO_DIAGNOSE
 
-RUN_CORPUS = "corpus.jsonl"  # what `engine run` writes (engine.storage.run_folder)
+RUN_CORPUS = "corpus.jsonl"  # what `engine run` writes (engine.runs.run_folder)
 
 # Table 23, LLM column: sign of the significant (p < .05) trajectory + task coefficients.
 CREATIVITY_DIRECTION = {"global_coherence": -1, "semantic_spread": +1, "path_length": -1,
@@ -620,7 +620,7 @@ def load_pilot(path, embedder_factory=None) -> Pilot:
         raise InputError("no such file or folder", path=str(path))
     if path.is_dir():
         if (path / RUN_CORPUS).exists():
-            from engine.storage.run_folder import read_run_corpus
+            from engine.runs.run_folder import read_run_corpus
 
             corpus = read_run_corpus(path)
             return _pilot_from_corpus(corpus, path, embedder_factory, "run folder")

@@ -158,7 +158,7 @@ def stage_features(run_dir: Path, embedder_factory: Callable[[], Any], cache: Pa
     """Table 19 features of every finished session of a run folder, one row each, with its
     ``design`` (the protocol) and task; cached in ``cache`` keyed by the sessions' ids."""
     from engine.datasets import dataset_from_corpus
-    from engine.storage.run_folder import read_run_corpus
+    from engine.runs.run_folder import read_run_corpus
 
     corpus = read_run_corpus(run_dir).filter(lambda c: c.status == "ok")
     ids = sorted(c.conversation_id for c in corpus)
@@ -526,7 +526,7 @@ def _refuse_other_settings(out: Path, settings: dict[str, Any]) -> None:
     """A pilot folder keeps one model, server, budget, baseline and seed: its stages' sessions,
     features and prediction belong to them. Another value is refused, never written over
     (``pilot_settings.json``; a folder of an older version: its ``report.json``)."""
-    from engine.storage.run_folder import read_manifest
+    from engine.runs.run_folder import read_manifest
 
     recorded = read_manifest(out / SETTINGS_FILE) or read_manifest(out / "report.json")
     for name in SETTINGS_KEYS:

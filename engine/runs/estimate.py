@@ -18,7 +18,7 @@ from engine.llm.providers import endpoint_price
 from engine.protocols import expected_calls
 from engine.runs.grid import GridSpec, SessionSpec, model_endpoint
 from engine.runs.resume import check_folder
-from engine.storage.run_folder import MANIFEST_FILE, read_manifest, session_prompts_in
+from engine.runs.run_folder import MANIFEST_FILE, read_manifest, session_prompts_in
 
 
 def estimate(specs: Sequence[SessionSpec]) -> dict[str, Any]:

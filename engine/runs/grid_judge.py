@@ -21,7 +21,7 @@ from engine.llm.base import Backend, run_sync
 from engine.llm.secrets import scrub
 from engine.runs.grid import GridSpec
 from engine.runs.run_backends import paraphraser
-from engine.storage.run_folder import RunStore
+from engine.runs.run_folder import RunStore
 
 
 def finish_judging(store: RunStore, grid: GridSpec, judges: list[Backend], tasks: dict, *,

@@ -25,7 +25,7 @@ from engine.protocols.reask import reply_summary
 from engine.runs.grid import GridSpec, SessionSpec, embed_endpoint
 from engine.runs.resume import storable_config
 from engine.runs.run_backends import RunBackends
-from engine.storage.run_folder import RunStore, task_record
+from engine.runs.run_folder import RunStore, task_record
 
 
 def versions() -> dict[str, str]:

@@ -38,7 +38,7 @@ from engine.runs.grid_judge import finish_judging
 from engine.runs.resume import check_folder
 from engine.runs.run_backends import RunBackends, needs_embeddings, server_embedder
 from engine.runs.run_manifest import base_manifest, final_manifest, now, write_manifest_unless_failing
-from engine.storage.run_folder import RunStore, session_prompts_in
+from engine.runs.run_folder import RunStore, session_prompts_in
 from engine.tasks import Task, get_task
 
 OnTurn = Callable[[str, Turn], None]

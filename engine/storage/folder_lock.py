@@ -1,7 +1,7 @@
 """One writer per folder: every command that writes a run, pilot or dataset folder holds it.
 
 ``FolderLock(folder, "judge quality")`` takes an exclusive ``flock`` on ``FOLDER/.run.lock``
-(the lock ``engine.storage.run_folder`` has always used, so ``run``, ``judge``, ``pilot`` and
+(the lock ``engine.runs.run_folder`` has always used, so ``run``, ``judge``, ``pilot`` and
 ``dataset build`` exclude each other on one folder) without waiting; a second writer is
 refused in one line naming the command and process that holds the folder. The lock goes
 with the process: a killed writer leaves no stale lock behind.

@@ -106,7 +106,7 @@ def test_a_grid_runs_the_plugins_method_through_the_plugins_backend(plugin_site,
     out = tmp_path / "run"
     done = engine(plugin_site, "run", "--grid", str(grid), "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
-    from engine.storage.run_folder import read_run_corpus
+    from engine.runs.run_folder import read_run_corpus
 
     corpus = read_run_corpus(out)
     assert len(corpus) == 2

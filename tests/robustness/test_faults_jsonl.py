@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from engine.corpus import Conversation, Corpus, Turn
 from engine.storage.jsonl import iter_json_objects, to_json_line
 from engine.llm import ScriptedBackend
-from engine.storage.run_folder import RunStore
+from engine.runs.run_folder import RunStore
 from engine.runs.runner import run_grid
 
 NASTY = "line\u2028sep para\u2029sep next\u0085line end"

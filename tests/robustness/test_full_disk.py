@@ -245,7 +245,7 @@ def test_a_torn_last_line_is_reported_never_fatal(reference, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"line {SESSIONS + 2}: a record cut short" in err and "at the end of the file" in err
     assert f"{SESSIONS} rubric calls" in err and "not valid JSON" not in err
-    from engine.storage.run_folder import read_run_corpus
+    from engine.runs.run_folder import read_run_corpus
 
     assert {c.conversation_id for c in read_run_corpus(folder)} == set(ideas)
 

@@ -208,7 +208,7 @@ def test_whole_study_on_a_scripted_backend_resumes_without_calls(tmp_path, monke
     assert [d["fidelity"] for d in report["plan"]["designs"]] == ["release", "release", None, "release"]
     assert report["pilot"]["by_design"] == {"creative_mad": 2, "iterative": 2, "open": 2}
     # the sessions record it: the run folder's corpus says release for paper A's designs
-    from engine.storage.run_folder import read_run_corpus
+    from engine.runs.run_folder import read_run_corpus
 
     made = {(c.protocol, c.meta.get("fidelity"), c.meta.get("prompts_revision"))
             for c in read_run_corpus(tmp_path / "pilot")}

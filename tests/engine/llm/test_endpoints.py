@@ -29,7 +29,7 @@ from engine.llm.secrets import base64_forms
 from engine.registry import GROUPS, Registry
 from engine.runs.grid import judge_endpoint, load_grid, model_endpoint
 from engine.runs.runner import run_grid
-from engine.storage.run_folder import read_run_corpus
+from engine.runs.run_folder import read_run_corpus
 from engine.tasks import get_task
 from tests.support.cli_run import cli, refused
 from tests.engine.llm.test_secrets_stored import EchoServer

@@ -89,7 +89,7 @@ def test_errors_naming_the_server_hide_url_credentials():
 
 def test_manifest_is_scrubbed_as_a_whole(tmp_path):
     from engine.llm.secrets import remember_secret
-    from engine.storage.run_folder import RunStore
+    from engine.runs.run_folder import RunStore
 
     remember_secret("tok-registered-4242")
     with RunStore(tmp_path) as store:

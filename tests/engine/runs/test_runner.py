@@ -287,7 +287,7 @@ def test_a_folder_of_another_model_or_a_busy_folder_is_refused(tmp_path):
     run_grid(grid, tmp_path, backend=echo_backend(), progress=False, cache=False)
     with pytest.raises(InputError, match="holds a run of model 'scripted'"):
         run_grid({**grid, "model": "other"}, tmp_path, backend=echo_backend(), progress=False, cache=False)
-    from engine.storage.run_folder import RunStore
+    from engine.runs.run_folder import RunStore
 
     with RunStore(tmp_path / "busy"):
         with pytest.raises(InputError, match="another run"):

@@ -48,7 +48,7 @@ class Holder:
     """Another process writing ``folder``: it sits inside ``RunStore`` until stopped."""
 
     def __init__(self, folder: Path):
-        code = ("import sys, time\nfrom engine.storage.run_folder import RunStore\n"
+        code = ("import sys, time\nfrom engine.runs.run_folder import RunStore\n"
                 "with RunStore(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(120)\n")
         self.process = subprocess.Popen([sys.executable, "-c", code, str(folder)], cwd=ROOT,
                                         stdout=subprocess.PIPE, text=True)
