@@ -571,7 +571,7 @@ def _short(text, limit: int = 140) -> str:
 
 
 def _is_condition(levels) -> bool:
-    """True when the levels are conditions (``engine.runs.conditions`` labels) or method names:
+    """True when the levels are conditions (``engine.protocols.conditions`` labels) or method names:
     they are drawn by code, with a key."""
     from engine.protocols.registry import is_method
 

@@ -1,6 +1,6 @@
 """Short, stable codes for experimental conditions, and the key that spells them out.
 
-A condition (``engine.runs.conditions.condition_label``: ``creative_mad [CLA, distant k=2] N=5 R=2
+A condition (``engine.protocols.conditions.condition_label``: ``creative_mad [CLA, distant k=2] N=5 R=2
 T=1 Qwen3-8B``) is far too long for a legend or an axis. Its code is made from the condition
 alone, so one condition has one code on every page:
 
@@ -49,7 +49,7 @@ _LABEL = re.compile(
 
 @dataclass(frozen=True)
 class Condition:
-    """The factors of one condition, as ``engine.runs.conditions`` defines them."""
+    """The factors of one condition, as ``engine.protocols.conditions`` defines them."""
 
     method: str
     lenses: bool | None = None
@@ -63,7 +63,7 @@ class Condition:
 
 
 def parse(label) -> Condition:
-    """A condition label (``engine.runs.conditions.condition_label``) back into its factors; a
+    """A condition label (``engine.protocols.conditions.condition_label``) back into its factors; a
     plain method name (``homo_mad``) is a condition with only its method."""
     text = "" if label is None else str(label).strip()
     match = _LABEL.match(text)

@@ -118,8 +118,8 @@ def demonstration(manifest: dict) -> str | None:
 
 def custom_debates(frame: pd.DataFrame) -> tuple[str, ...]:
     """Protocol names of imported debates kept as conditions of their own
-    (``debate_as == "custom"``, ``engine.runs.conditions``), sorted."""
-    from engine.runs.conditions import CUSTOM, DEBATE_AS
+    (``debate_as == "custom"``, ``engine.protocols.conditions``), sorted."""
+    from engine.protocols.conditions import CUSTOM, DEBATE_AS
 
     if DEBATE_AS not in frame.columns or "discussion" not in frame.columns:
         return ()

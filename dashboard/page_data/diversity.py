@@ -1,7 +1,7 @@
 """Paper B's diversity measures on a dataset (section 6 and Figures of section 7).
 
 * ``inter_session_table``: per full condition (method, lenses, peers, k, N, R, model,
-  temperature, consensus: ``engine.runs.conditions``) and task, Vendi Score and Div-BLEU of the
+  temperature, consensus: ``engine.protocols.conditions``) and task, Vendi Score and Div-BLEU of the
   final outputs of independent sessions, in groups of 5 runs (paper B's protocol: 15 runs
   -> 3 groups of 5), mean and SD across groups (``engine.measures.diversity.inter_session_diversity``);
   a cell with fewer runs than one group is kept with a ``warning``;
@@ -29,8 +29,9 @@ import pandas as pd
 
 from dashboard.page_data.analyses import small_model
 from engine.datasets import Dataset
-from engine.measures.diversity import diversity_by_condition, intra_session_diversity
-from engine.runs.conditions import add_condition
+from engine.measures.diversity import intra_session_diversity
+from engine.protocols.conditions import add_condition
+from engine.stats.condition_diversity import diversity_by_condition
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -48,7 +49,7 @@ def paper_b_rows(frame: pd.DataFrame, methods) -> pd.DataFrame:
 
 def inter_session_table(frame: pd.DataFrame, methods, embed: Embed, group_size: int = 5) -> pd.DataFrame:
     """One row per (condition, task) of the paper-B sessions of ``methods``
-    (``engine.measures.diversity.diversity_by_condition``)."""
+    (``engine.stats.condition_diversity.diversity_by_condition``)."""
     return diversity_by_condition(paper_b_rows(frame, methods), embed, group_size=group_size)
 
 

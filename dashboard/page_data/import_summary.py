@@ -7,7 +7,7 @@
   trajectory, so paper A's nine features (Table 19) and the map leave them out.
 * ``apply_debate_as``: debates whose protocol is none of the papers' methods, read as a
   paper-B method the user names (the file's name kept in ``protocol_in_file``) or as a
-  ``custom`` debate of their own; ``engine.runs.conditions`` then assumes no factor the file
+  ``custom`` debate of their own; ``engine.protocols.conditions`` then assumes no factor the file
   did not record.
 * ``summarise`` / ``summary_lines``: rows read, conversations and turns kept, turns set
   aside and why, turns kept outside the trajectory by phase, renumbering, the debate reading.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from engine.runs.conditions import CUSTOM, DEBATE_AS
+from engine.protocols.conditions import CUSTOM, DEBATE_AS
 from engine.corpus import Corpus, is_trajectory_turn
 from engine.names import METHODS, PAPER_B
 

@@ -3,7 +3,7 @@
 * ``load_quality``: the dataset's judge records (``quality.parquet``, written by
   ``engine.dataset_builds.run_folder`` from ``python -m engine judge``): rubric scores (final and
   per round) and pairwise comparisons.
-* ``condition_summary``: per condition (``engine.runs.conditions``), over tasks: Vendi and
+* ``condition_summary``: per condition (``engine.protocols.conditions``), over tasks: Vendi and
   Div-BLEU over the diversity groups (paper B: groups of 5 runs), the rubric score over
   sessions, each with a 95% interval inside the score's range (``engine.stats.guards``:
   Vendi in [1, group size], Div-BLEU in [0, 1], rubric in [1, 10]; Student t on the logit of

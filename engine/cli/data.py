@@ -572,7 +572,7 @@ def run_diversity(args: argparse.Namespace) -> int:
         raise InputError("must be at least 2", field="--group-size")
     table = load_texts(Path(args.input), args.text_column, args.text, column_mapping(args.map))
     if any(c in table.columns for c in ("protocol", "method", "discussion")):
-        from engine.runs.conditions import add_condition
+        from engine.protocols.conditions import add_condition
 
         table = add_condition(table)
     wanted = [c.strip() for c in args.group_by.split(",") if c.strip()]

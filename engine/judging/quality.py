@@ -36,7 +36,7 @@ import pandas as pd
 from engine import prompts
 
 from engine.storage import durable
-from engine.runs.conditions import add_condition
+from engine.protocols.conditions import add_condition
 from engine.corpus import Conversation, Corpus
 from engine.errors import InputError
 from engine.storage.jsonl import to_json_line

@@ -7,9 +7,9 @@
   non-zero spectrum).
 * Div-BLEU = 1 - Self-BLEU: 1 - mean_i BLEU-4(text_i; references = every other text).
 * Paper-B protocol helpers: intra-session diversity per debate round and inter-session
-  diversity over G independent runs split into groups (15 runs -> 3 groups of 5), and
-  ``diversity_by_condition``: that measure for every full condition and task of a table of
-  sessions (``engine.runs.conditions``), never pooling runs that differ.
+  diversity over G independent runs split into groups (15 runs -> 3 groups of 5); that
+  measure for every full condition and task of a table of sessions is
+  ``engine.stats.condition_diversity``.
 """
 
 from __future__ import annotations
@@ -234,47 +234,3 @@ def intra_session_diversity(rounds: Sequence[int], texts: Sequence[str],
                      "vendi": vendi_score(embeddings[members]),
                      "div_bleu": div_bleu([texts[i] for i in members])})
     return pd.DataFrame(rows, columns=["round", "n_responses", "vendi", "div_bleu"])
-
-
-INTER_COLUMNS = ["method", "condition", "ablation", "k", "task", "n_runs", "n_groups", "vendi", "vendi_sd",
-                 "div_bleu", "div_bleu_sd", "vendi_per_group", "div_bleu_per_group", "warning"]
-
-
-def diversity_by_condition(frame, embed: Callable[[list[str]], np.ndarray], group_size: int = 5):
-    """Paper B's inter-session diversity of the final outputs, one row per full condition and task.
-
-    ``frame``: one row per session with ``final_idea``, ``task`` and the method
-    (``discussion``/``protocol``/``method``) plus whatever run options it has
-    (``engine.runs.conditions``), in run order. Sessions that differ in any factor are never pooled.
-    Each (condition, task) cell is split into groups of ``group_size`` (paper B: 15 runs -> 3
-    groups of 5); a cell with fewer runs gets no value and a ``warning``, as does a partial
-    last group (left out).
-    """
-    import pandas as pd
-
-    from engine.runs.conditions import add_condition
-
-    rows = []
-    data = add_condition(frame)
-    keys = ["condition", "task"]
-    for (condition, task), part in data.groupby(keys, sort=True, dropna=False):
-        texts = part["final_idea"].astype(str).tolist()
-        base = {"method": part["method"].iat[0], "condition": condition,
-                "ablation": part["ablation"].iat[0], "k": part["cond_k"].iat[0], "task": task,
-                "n_runs": len(texts)}
-        if len(texts) < group_size:
-            rows.append({**base, "n_groups": 0, "vendi": np.nan, "vendi_sd": np.nan, "div_bleu": np.nan,
-                         "div_bleu_sd": np.nan, "vendi_per_group": [], "div_bleu_per_group": [],
-                         "warning": (f"{len(texts)} run(s): fewer than one group of {group_size}"
-                                     if len(texts) >= 2 else f"{len(texts)} text: diversity undefined")})
-            continue
-        result = inter_session_diversity(texts, embed(texts), group_size=group_size)
-        dropped = result["n_runs"] - result["n_groups"] * group_size
-        rows.append({**base, "n_groups": result["n_groups"], "vendi": result["vendi"],
-                     "vendi_sd": float(np.std(result["vendi_per_group"])),
-                     "div_bleu": result["div_bleu"],
-                     "div_bleu_sd": float(np.std(result["div_bleu_per_group"])),
-                     "vendi_per_group": list(result["vendi_per_group"]),
-                     "div_bleu_per_group": list(result["div_bleu_per_group"]),
-                     "warning": f"last {dropped} run(s) left out (not a full group)" if dropped else ""})
-    return pd.DataFrame(rows, columns=INTER_COLUMNS)

@@ -8,6 +8,8 @@ One module per job:
 * ``effects``: ``simple_effects`` of discussion within model from an interaction fit (Table 8)
 * ``compare``: ``compare_results`` (Table 23)
 * ``collinearity``: ``vif``
+* ``condition_diversity``: ``diversity_by_condition``, paper B's inter-session diversity per
+  full condition and task (section 3.2)
 * ``manipulability``: ``manipulability`` and ``interaction_share`` (Tables 2, 24, 25)
 * ``groups``: ``group_comparison``, ``top_share``, ``group_effect_robustness`` (Fig. 1, A.5)
 * ``reference``: the paper release's location and trajectory sample (N = 3,574)

@@ -14,7 +14,7 @@ from dashboard.page_data import uploads
 from dashboard.page_data.datasets import availability
 from dashboard.page_data.import_summary import summary_lines
 from dashboard.page_data.trajectories import transcript
-from engine.runs.conditions import add_condition
+from engine.protocols.conditions import add_condition
 from tests.support.hash_embedder import HashEmbedder
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Diversity grouped by the full condition (engine.runs.conditions, dashboard.page_data.diversity)."""
+"""Diversity grouped by the full condition (engine.protocols.conditions, dashboard.page_data.diversity)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dashboard.page_data import diversity as diversity_data
-from engine.runs.conditions import ablation_name, add_condition
+from engine.protocols.conditions import ablation_name, add_condition
 from engine.measures.diversity import vendi_score
 
 
