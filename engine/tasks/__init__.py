@@ -27,6 +27,10 @@ from pathlib import Path
 from engine.errors import InputError
 from engine.storage.jsonl import iter_json_objects, refuse_lone_surrogates
 
+# paper B's four benchmarks, the names a tasks file may give (``engine.tasks.benchmark_tasks``
+# reads them; kept here so reading a tasks file loads none of its readers)
+BENCHMARK_NAMES = ("liveideabench", "aae", "macgyver", "arena_hard_creative")
+
 CLOSING = ("You are collaborating with other team members to come up with one creative idea to "
            "{goal}. The idea will be evaluated on its creativity (i.e., it should be both novel "
            "and useful).")
@@ -159,10 +163,8 @@ def load_tasks_file(path: str | Path, *, mapping: dict[str, str] | None = None,
                 raise InputError(f"expected text, got {type(value).__name__}", path=str(path), row=row,
                                  field=mapping.get(name, name))
         if record.get("benchmark"):
-            from engine.names import BENCHMARKS
-
-            if record["benchmark"] not in BENCHMARKS:  # a typo would silently pick the general rubric
-                raise InputError(f"unknown benchmark {record['benchmark']!r}; one of: {', '.join(BENCHMARKS)} "
+            if record["benchmark"] not in BENCHMARK_NAMES:  # a typo would silently pick the general rubric
+                raise InputError(f"unknown benchmark {record['benchmark']!r}; one of: {', '.join(BENCHMARK_NAMES)} "
                                  "(or leave it out for the general rubric)", path=str(path), row=row,
                                  field=mapping.get("benchmark", "benchmark"))
         kept = {name: raw[name] for name in unknown} if extra == "keep" else {}

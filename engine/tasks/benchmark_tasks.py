@@ -36,10 +36,9 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from engine import names
 from engine.errors import InputError
 from engine.prompts import RUBRIC
-from engine.tasks import Task
+from engine.tasks import BENCHMARK_NAMES, Task
 
 GENERAL_RUBRIC = tuple(RUBRIC)
 
@@ -348,7 +347,7 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
 )}
 
 
-assert tuple(BENCHMARKS) == names.BENCHMARKS  # the names a tasks file may give (engine.names)
+assert tuple(BENCHMARKS) == BENCHMARK_NAMES  # the names a tasks file may give (engine.tasks)
 
 
 def load_benchmark(name: str, path: str | Path | None = None, *, mapping: dict[str, str] | None = None,
