@@ -1,8 +1,9 @@
 """The rules of ARCHITECTURE.md, checked on the source with ``ast`` (nothing is imported):
 Streamlit only in the views, the widgets and the app's entry; no import circle in ``engine/``
-or ``dashboard/``; the dashboard's computing folders never import a page or a widget; the
-engine never imports the dashboard; one page list (``dashboard/pages.py``). Imports inside
-functions count as much as top-level ones.
+or ``dashboard/``, between modules or between the engine's parts; each part of the engine
+imports only its own layer or those below; the dashboard's computing folders never import a
+page or a widget; the engine never imports the dashboard; one page list
+(``dashboard/pages.py``). Imports inside functions count as much as top-level ones.
 """
 
 from __future__ import annotations
@@ -193,6 +194,89 @@ def test_root_counter_counts_files_not_packages(tmp_path):
     _write(tmp_path, {"engine/__init__.py": "", "engine/__main__.py": "", "engine/a.py": "",
                       "engine/b.py": "", "engine/pkg/__init__.py": "", "engine/pkg/c.py": ""})
     assert root_modules(tmp_path) == ["a", "b"]
+
+
+# ----------------------------------------------------------------------------- the engine's parts
+# The engine's layers, lowest first (ARCHITECTURE.md, "Layers"): a part imports only parts of its
+# own layer or of layers below it, and no two parts import each other, even through others.
+# A part is a subpackage (``storage`` for ``engine/storage``) or a root module (``corpus`` for
+# ``engine/corpus.py``); ``engine`` is the package's own ``__init__``.
+LAYERS = (
+    ("base", ("engine", "errors", "fields", "registry", "prompts")),
+    ("data", ("storage", "corpus", "llm", "tasks")),
+    ("measures", ("embedding", "measures", "maps", "importers")),
+    ("methods", ("protocols",)),
+    ("analysis", ("names", "samples", "stats", "datasets", "judging")),
+    ("runs", ("cluster", "runs")),
+    ("builds", ("dataset_builds", "diagnosis")),
+    ("commands", ("cli", "__main__")),
+)
+
+
+def engine_part(module: str) -> str:
+    """The part a module of the engine belongs to: ``engine.storage.files`` -> ``storage``,
+    ``engine.corpus`` -> ``corpus``, ``engine`` -> ``engine``."""
+    return module.split(".")[1] if "." in module else module
+
+
+def part_graph(root: Path) -> dict[str, set[str]]:
+    """Edges between the engine's parts: ``a -> b`` when a module of ``a`` imports one of ``b``."""
+    graph: dict[str, set[str]] = {}
+    for module, edges in import_graph(root, ("engine",)).items():
+        part = engine_part(module)
+        graph.setdefault(part, set()).update(engine_part(e) for e in edges if engine_part(e) != part)
+    return graph
+
+
+def layer_violations(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """Every import of a part from a higher layer, and every part no layer names."""
+    level = {part: i for i, (_, parts) in enumerate(layers) for part in parts}
+    name = {part: layer for layer, parts in layers for part in parts}
+    found = [f"engine/{part} is in no layer: add it to LAYERS and to ARCHITECTURE.md"
+             for part in sorted(graph) if part not in level]
+    found += [f"{part} ({name[part]}) imports {other} ({name[other]}), a higher layer"
+              for part in sorted(graph) if part in level
+              for other in sorted(graph[part]) if other in level and level[other] > level[part]]
+    return found
+
+
+def test_no_two_engine_parts_import_each_other():
+    assert import_cycles(part_graph(REPO)) == []
+
+
+def test_engine_parts_import_only_their_own_layer_or_below():
+    assert layer_violations(part_graph(REPO)) == []
+
+
+def test_every_layered_part_exists():
+    """A part renamed or removed leaves no stale name in LAYERS."""
+    parts = {p.stem for p in (REPO / "engine").glob("*.py")} | \
+            {p.parent.name for p in (REPO / "engine").glob("*/__init__.py")}
+    layered = [part for _, members in LAYERS for part in members]
+    assert len(layered) == len(set(layered))
+    assert set(layered) - {"engine"} == parts - {"__init__"}
+
+
+def test_part_rule_refuses_a_two_way_import_the_module_rule_misses(tmp_path):
+    """corpus imports storage at the top; a function of storage imports corpus: no two modules
+    import each other, but the two parts do."""
+    _write(tmp_path, {"engine/__init__.py": "", "engine/corpus.py": "from engine.storage.files import write\n",
+                      "engine/storage/__init__.py": "", "engine/storage/files.py": "def write():\n    pass\n",
+                      "engine/storage/run_folder.py": "def append():\n    from engine.corpus import Corpus\n"})
+    assert import_cycles(import_graph(tmp_path, ("engine",))) == []
+    graph = part_graph(tmp_path)
+    assert graph == {"engine": set(), "corpus": {"storage"}, "storage": {"corpus"}}
+    assert import_cycles(graph) == [["corpus", "storage"]]
+
+
+def test_layer_rule_refuses_an_upward_import_and_an_unplaced_part(tmp_path):
+    _write(tmp_path, {"engine/__init__.py": "", "engine/storage/__init__.py": "",
+                      "engine/storage/files.py": "def read():\n    from engine.measures.registry import FEATURES\n",
+                      "engine/measures/__init__.py": "", "engine/measures/registry.py": "FEATURES = ()\n",
+                      "engine/rooms/__init__.py": "from engine.storage import files\n"})
+    assert layer_violations(part_graph(tmp_path)) == [
+        "engine/rooms is in no layer: add it to LAYERS and to ARCHITECTURE.md",
+        "storage (data) imports measures (measures), a higher layer"]
 
 
 def cli_importers(graph: dict[str, set[str]]) -> dict[str, list[str]]:
