@@ -125,7 +125,7 @@ st.subheader("The paper's text or the authors' code: does the implementation mov
 st.caption("Paper A's open, instructed and iterative structures run twice with the same task, team, "
            "turn limits and token budget: as the paper describes them (fidelity = paper) and as the "
            "authors' released code ran them (fidelity = release: how replies are read and re-asked, "
-           "what each turn sees, who picks and who summarises; docs/fidelity.md lists every "
+           "what each turn sees, who picks and who summarises; docs/reference/fidelity.md lists every "
            "difference). Each feature: release − paper, Welch's 95% interval, Holm's adjustment over "
            "the nine features, Hedges' g. Neither paper reports this comparison.")
 shown = cached.cached_fidelity_view(everything, dataset.name, str(datasets.cached_runs_root()))

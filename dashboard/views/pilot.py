@@ -123,7 +123,7 @@ with st.container(border=True):
                             format_func=pilot_settings.FIDELITY_LABELS.get, horizontal=True, disabled=busy,
                             help="Paper A's structures as the authors' released code ran them (the paper "
                                  "release's conversations were made so: a diagnosis against it compares "
-                                 "like with like) or as the paper's text describes them (docs/fidelity.md).")
+                                 "like with like) or as the paper's text describes them (docs/reference/fidelity.md).")
     b1, b2, _ = st.columns([1, 1, 4])
     start = b1.button("Run pilot", key="pilot_run", type="primary", disabled=busy)
     cancel = b2.button("Cancel", key="pilot_cancel", disabled=not busy,

@@ -186,7 +186,7 @@ def guess_kind(source: Path) -> str:
 def _add_map_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS[,...]",
                    help="rename transcript columns, e.g. --map dialog_id=conversation_id,utterance=text "
-                        "(comma-separated or repeated; see docs/transcripts.md)")
+                        "(comma-separated or repeated; see docs/reference/transcripts.md)")
 
 
 def _typed(values: dict[str, str]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """``python -m engine analyze fidelity``: the nine trajectory features when paper A's
 structures run as the paper describes them and as the authors' code ran them
-(``engine.stats.mode_differences``; the modes: ``engine.protocols.fidelity_modes``, ``docs/fidelity.md``).
+(``engine.stats.mode_differences``; the modes: ``engine.protocols.fidelity_modes``, ``docs/reference/fidelity.md``).
 
 Prints, per structure, what each mode did (turns, calls, replies asked again or read as
 Agree) and, per feature, N and mean per mode, release − paper with Welch's 95% interval,

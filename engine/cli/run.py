@@ -101,7 +101,7 @@ def register(subparsers) -> None:
     options.add_argument("--refine-top", type=int, help="progressive: ideas carried forward")
     options.add_argument("--fidelity", choices=("paper", "release"),
                          help="paper A's structures as the paper describes them (default) or as the "
-                              "authors' code ran them (docs/fidelity.md)")
+                              "authors' code ran them (docs/reference/fidelity.md)")
     options.add_argument("--reply-attempts", type=whole(1, 100),
                          help="instructed: asks per turn before a reply counts as unreadable "
                               "(default 3; 50 with --fidelity release)")

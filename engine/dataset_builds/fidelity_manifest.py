@@ -18,7 +18,7 @@ GRID = "cached_runs/grids/fidelity.yaml"
 LOCAL = "the local SmolLM2-135M-Instruct (Q4_1, llama.cpp, CPU)"
 DESCRIPTION = ("Paper A's open, instructed and iterative structures in both fidelities: as the paper's "
                "text describes them (fidelity = paper) and as the authors' released code ran them "
-               "(fidelity = release; docs/fidelity.md), with the same task, team, turn limits and token "
+               "(fidelity = release; docs/reference/fidelity.md), with the same task, team, turn limits and token "
                "budget, on {model}; no judge. Turn "
                "embeddings: all-MiniLM-L6-v2, and the nine Table 19 features. Compared by `python -m "
                "engine analyze fidelity` and on the Design levers page.")

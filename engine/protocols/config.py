@@ -10,7 +10,7 @@ with a message naming them.
 ``fidelity`` (paper A's structures only): ``paper`` follows paper A's text (appendix A.1.2),
 ``release`` the authors' generation code (GitHub ``pitehu/llm_multiagent_creativity``,
 ``generation/*.py``) where the two disagree (``engine.protocols.fidelity_modes``; the differences are
-listed in ``docs/fidelity.md``). ``reply_attempts``: how many times an instructed turn is
+listed in ``docs/reference/fidelity.md``). ``reply_attempts``: how many times an instructed turn is
 asked before its reply counts as unreadable (default: 3 in ``paper`` mode, the release's 50
 in ``release`` mode).
 

@@ -33,7 +33,7 @@ What ``release`` changes (each protocol's docstring cites the release function i
    the last bidder, as the release's bookkeeping does); Agree is offered from turn
    ``min_rounds`` and counted whenever it is said.
 
-``docs/fidelity.md`` lists these and every remaining difference between the two modes.
+``docs/reference/fidelity.md`` lists these and every remaining difference between the two modes.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from engine.stats.reference import default_release_path
 
 REPO = Path(__file__).resolve().parents[2]
 RELEASE = default_release_path()  # the paper release beside the repository (or $CDL_PAPER_RELEASE)
-EXAMPLE = REPO / "docs" / "example_transcripts.csv"
+EXAMPLE = REPO / "docs" / "reference" / "example_transcripts.csv"
 
 
 def run_cli(argv, capsys) -> tuple[int, str, str]:
