@@ -9,6 +9,7 @@ page or a widget; the engine never imports the dashboard; one page list
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -246,6 +247,22 @@ def test_no_two_engine_parts_import_each_other():
 
 def test_engine_parts_import_only_their_own_layer_or_below():
     assert layer_violations(part_graph(REPO)) == []
+
+
+def documented_layers(architecture: Path) -> list[tuple[str, list[str]]]:
+    """The layers ARCHITECTURE.md draws, lowest first: ``(layer, [part, ...])`` from each line
+    ``name   engine/part, engine/module.py (notes), ...`` of its layer diagram."""
+    found = []
+    for line in architecture.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([a-z]+) {2,}(engine/.*)$", line)
+        if match:
+            found.append((match.group(1), re.findall(r"engine/(\w+)", re.sub(r"\([^)]*\)", "", match.group(2)))))
+    return found[::-1]
+
+
+def test_architecture_md_draws_the_layers_the_test_checks():
+    drawn = [(layer, set(parts)) for layer, parts in documented_layers(REPO / "ARCHITECTURE.md")]
+    assert drawn == [(layer, set(parts) - {"engine"}) for layer, parts in LAYERS]
 
 
 def test_every_layered_part_exists():
