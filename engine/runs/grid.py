@@ -130,11 +130,12 @@ class ModelServerKeys(BaseModel):
     def _known_provider(cls, value):
         return _provider(value)
 
-    @model_validator(mode="after")
-    def _embed_model_has_a_server(self):
-        if self.embed_model is not None and self.embed_base_url is None:
+    @field_validator("embed_model")
+    @classmethod
+    def _embed_model_has_a_server(cls, value, info):
+        if value is not None and info.data.get("embed_base_url") is None:
             raise ValueError("embed_model names a model of the embeddings server: give embed_base_url too")
-        return self
+        return value
 
 
 class JudgeServerKeys(BaseModel):
