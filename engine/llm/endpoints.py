@@ -190,6 +190,9 @@ class Endpoint:
         object.__setattr__(self, "provider", provider.strip())
         if not isinstance(self.api_key_env, str) or not self.api_key_env.strip():
             raise InputError("name the environment variable that holds the key", field="api_key_env")
+        for name in ("azure_api_version", "reasoning_effort"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise InputError(f"expected text, got {type(getattr(self, name)).__name__}", field=name)
         timeout = self.timeout
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
                 or not 0 < timeout <= MAX_TIMEOUT_S:

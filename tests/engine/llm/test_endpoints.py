@@ -286,3 +286,10 @@ def test_the_manifest_names_the_key_variable_and_no_file_holds_the_key(tmp_path,
     for path in files:
         data = path.read_bytes()
         assert not [form for form in forms if form.encode() in data], path.name
+
+
+@pytest.mark.parametrize("field", ["azure_api_version", "reasoning_effort"])
+def test_an_endpoints_optional_text_must_be_text(field):
+    with pytest.raises(InputError, match="expected text, got int") as caught:
+        Endpoint(model="m", **{field: 3})
+    assert caught.value.field == field
