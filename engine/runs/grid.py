@@ -412,11 +412,15 @@ def grid_record(grid: GridSpec) -> dict[str, Any]:
         return {GRID_KEY_OF.get(name, name): value for name, value in endpoint.record(taken).items()
                 if GRID_KEY_OF.get(name, name) in keys}
 
-    timing = {k: v for e in (grid.endpoint, grid.judge and grid.judge.endpoint, grid.embedder) if e
-              for k, v in server(e, ("request_timeout", "max_attempts")).items()}
     config = grid.model_dump(mode="json", exclude={"endpoint", "embedder", "judge"})
-    record = {"name": config.pop("name"), **server(grid.endpoint, MODEL_KEYS), **timing}
+    record = {"name": config.pop("name"), **server(grid.endpoint, MODEL_KEYS)}
+    # the grid's keys the other servers share: the embeddings server's key variable is the
+    # model's, the deadline and attempts everyone's (each kept when any server takes it)
+    shared = {"request_timeout", "max_attempts"}
+    if grid.judge is not None:
+        record.update(server(grid.judge.endpoint, shared))
     if grid.embedder is not None:
+        record.update(server(grid.embedder, shared | {"api_key_env"}))
         record.update({EMBED_KEY_OF[k]: v for k, v in server(grid.embedder, ("model", "base_url")).items()})
     judge = None
     if grid.judge is not None:

@@ -124,3 +124,12 @@ def test_a_bad_server_key_is_refused_naming_the_file_and_the_key(tmp_path, keys,
     with pytest.raises(InputError) as caught:
         load_grid(path)
     assert (caught.value.path, caught.value.field) == (str(path), field)
+
+
+def test_an_embeddings_server_keeps_the_key_variable_in_the_record_of_a_local_grid():
+    grid = load_grid({"model": "local", "api_key_env": "GROQ_API_KEY", "embed_base_url": EMBED_URL,
+                      "conditions": DIRECT})
+    record = grid_record(grid)
+    assert (record["api_key_env"], record["embed_base_url"], record["embed_model"]) == (
+        "GROQ_API_KEY", EMBED_URL, "all-MiniLM-L6-v2")
+    assert embed_endpoint(load_grid(record)) == embed_endpoint(grid)
