@@ -138,8 +138,9 @@ def provider_choices() -> dict[str, str]:
 
 
 # the Endpoint fields a pilot's form asks for; the others (deadline, attempts, price) keep
-# the Endpoint's defaults
-FORM_FIELDS = ("model", "base_url", "api_key_env", "azure_api_version", "reasoning_effort")
+# the Endpoint's defaults. Never the key's variable: whoever uses the page must not pick
+# which of this machine's secrets leaves it (a key is typed in, or $OPENAI_API_KEY is used)
+FORM_FIELDS = ("model", "base_url", "azure_api_version", "reasoning_effort")
 
 
 def backend_form(provider: str) -> list:
@@ -153,14 +154,17 @@ def backend_form(provider: str) -> list:
 def takes_key(provider: str) -> bool:
     """Whether the provider's backend reads a key (it declares ``api_key_env``): the form then
     offers a key field, kept in memory only."""
-    return any(field.name == "api_key_env" for field in backend_form(provider))
+    from engine.llm.providers import backend_fields
+
+    return any(field.name == "api_key_env" for field in backend_fields(provider))
 
 
 def pilot_endpoint(provider: str, values: dict[str, str]):
     """The ``Endpoint`` of the form's text ``values`` (field name -> text; empty: not given)."""
     from engine.llm.endpoints import Endpoint
 
-    given = {name: text.strip() for name, text in values.items() if isinstance(text, str) and text.strip()}
+    given = {name: text.strip() for name, text in values.items()
+             if name in FORM_FIELDS and isinstance(text, str) and text.strip()}
     if provider == "openai" and "base_url" not in given:  # an empty field never means api.openai.com
         raise InputError("an OpenAI-compatible backend needs a base URL", field="base_url")
     if "model" not in given:

@@ -84,7 +84,7 @@ with st.container(border=True):
     if pilot_settings.takes_key(kind):
         api_key = c1.text_input("API key", type="password", key="pilot_api_key", disabled=busy,
                                 help="Kept only in this browser session's memory; never saved. "
-                                     "Leave empty to use the key variable's value.")
+                                     "Leave empty to use $OPENAI_API_KEY.")
     methods = pilot_settings.method_choices()  # the registry's, plugins' included
     method = c2.selectbox("Method", methods, index=methods.index("open"), key="pilot_method", disabled=busy)
     task = c2.selectbox("Task", TASK_IDS, key="pilot_task", disabled=busy)

@@ -54,3 +54,12 @@ def test_the_forms_text_makes_the_endpoint(team_server):
     with pytest.raises(InputError, match="needs a base URL") as caught:  # never api.openai.com by omission
         settings.pilot_endpoint("openai", {"model": "gpt-4.1-mini", "base_url": ""})
     assert caught.value.field == "base_url"
+
+
+def test_the_form_never_picks_the_key_variable():
+    """Whoever uses the page must not choose which of this machine's secrets leaves it: the
+    key variable is no form field, and a value given for it is not read."""
+    assert all(f.name != "api_key_env" for name in BACKENDS.names() for f in settings.backend_form(name))
+    endpoint = settings.pilot_endpoint("openai", {"model": "m", "base_url": "http://127.0.0.1:9/v1",
+                                                  "api_key_env": "AWS_SECRET_ACCESS_KEY"})
+    assert endpoint.api_key_env == "OPENAI_API_KEY"
