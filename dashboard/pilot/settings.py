@@ -127,12 +127,46 @@ def protocol_config(settings: dict[str, Any]):
 
 
 def provider_choices() -> dict[str, str]:
-    """``{provider: label}`` of the backends a pilot can use: the local model, an
-    OpenAI-compatible server, then every backend a plugin registered (labelled with its
-    package and version; ``engine.llm.providers``)."""
-    from engine.llm.providers import BACKENDS
+    """``{provider: label}`` of every registered backend, built-in or plugin, in the registry's
+    order: each factory's ``label`` (``engine.llm.providers``), a plugin's with its package and
+    version."""
+    from engine.llm.providers import BACKENDS, backend_label
 
-    choices = {"local": "Local model (SmolLM2, in-process)", "openai": "OpenAI-compatible server"}
-    for name, source in BACKENDS.from_plugins().items():
-        choices[name] = f"{name} (plugin {source.label})"
-    return choices
+    plugins = BACKENDS.from_plugins()
+    return {name: f"{backend_label(name)} (plugin {plugins[name].label})" if name in plugins
+            else backend_label(name) for name in BACKENDS.names()}
+
+
+# the Endpoint fields a pilot's form asks for; the others (deadline, attempts, price) keep
+# the Endpoint's defaults. Never the key's variable: whoever uses the page must not pick
+# which of this machine's secrets leaves it (a key is typed in, or $OPENAI_API_KEY is used)
+FORM_FIELDS = ("model", "base_url", "azure_api_version", "reasoning_effort")
+
+
+def backend_form(provider: str) -> list:
+    """The fields the form shows for ``provider``: those of ``FORM_FIELDS`` its factory declares
+    (``engine.llm.endpoints.EndpointField``), in its order."""
+    from engine.llm.providers import backend_fields
+
+    return [field for field in backend_fields(provider) if field.name in FORM_FIELDS]
+
+
+def takes_key(provider: str) -> bool:
+    """Whether the provider's backend reads a key (it declares ``api_key_env``): the form then
+    offers a key field, kept in memory only."""
+    from engine.llm.providers import backend_fields
+
+    return any(field.name == "api_key_env" for field in backend_fields(provider))
+
+
+def pilot_endpoint(provider: str, values: dict[str, str]):
+    """The ``Endpoint`` of the form's text ``values`` (field name -> text; empty: not given)."""
+    from engine.llm.endpoints import Endpoint
+
+    given = {name: text.strip() for name, text in values.items()
+             if name in FORM_FIELDS and isinstance(text, str) and text.strip()}
+    if provider == "openai" and "base_url" not in given:  # an empty field never means api.openai.com
+        raise InputError("an OpenAI-compatible backend needs a base URL", field="base_url")
+    if "model" not in given:
+        raise InputError("name the model to call", field="model")
+    return Endpoint(provider=provider, **given)

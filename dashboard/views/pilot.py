@@ -35,24 +35,20 @@ st.caption("Try a model on a small pilot before a full grid: a few replicates of
 
 
 @st.cache_resource(show_spinner="Loading the local model…")
-def local_backend():
+def local_backend(model: str = "local"):
     from engine import llm
 
-    return llm.make_backend(llm.Endpoint(provider="local", model="local"))
+    return llm.make_backend(llm.Endpoint(provider="local", model=model))
 
 
-def make_backend(kind: str, model: str, base_url: str, api_key: str):
+def make_backend(kind: str, values: dict[str, str], api_key: str):
     """The backend of the form's endpoint; a key typed in the form stays in memory (never in
-    the Endpoint, which names only ``$OPENAI_API_KEY``, used when the field is empty)."""
+    the Endpoint, which names only the key's variable, used when the field is empty)."""
     from engine import llm
 
-    if kind == "local":
-        return local_backend()
-    if kind == "openai" and not base_url.strip():
-        raise InputError("an OpenAI-compatible backend needs a base URL", field="base_url")
-    if not model.strip():
-        raise InputError("name the model to call", field="model")
-    endpoint = llm.Endpoint(provider=kind, model=model.strip(), base_url=base_url.strip() or None)
+    endpoint = pilot_settings.pilot_endpoint(kind, values)
+    if endpoint.provider == "local":
+        return local_backend(endpoint.model)
     return llm.make_backend(endpoint, api_key=api_key or None)
 
 
@@ -78,14 +74,14 @@ def number(where, name: str, value, step, *, disabled: bool = False, help: str =
 
 with st.container(border=True):
     c1, c2 = st.columns(2)
-    providers = pilot_settings.provider_choices()  # local, openai, then plugins' backends
+    providers = pilot_settings.provider_choices()  # every registered backend, plugins' included
     kind = c1.radio("Backend", list(providers), key="pilot_backend", horizontal=True, disabled=busy,
                     format_func=providers.get)
-    model = base_url = api_key = ""
-    if kind != "local":
-        base_url = c1.text_input("Base URL", placeholder="https://api.openai.com/v1", key="pilot_base_url",
-                                 disabled=busy)
-        model = c1.text_input("Model", placeholder="gpt-4.1-mini", key="pilot_model", disabled=busy)
+    values = {field.name: c1.text_input(field.label, value=field.default, help=field.help or None,
+                                        key=f"pilot_{field.name}", disabled=busy)
+              for field in pilot_settings.backend_form(kind)}  # the fields the backend declares
+    api_key = ""
+    if pilot_settings.takes_key(kind):
         api_key = c1.text_input("API key", type="password", key="pilot_api_key", disabled=busy,
                                 help="Kept only in this browser session's memory; never saved. "
                                      "Leave empty to use $OPENAI_API_KEY.")
@@ -133,8 +129,8 @@ if cancel and job is not None:
     job.cancel()
 
 if start:
-    settings = {"backend": kind, "model": "local" if kind == "local" else model.strip(),
-                "base_url": base_url.strip() or None, "method": method, "task": task,
+    settings = {"backend": kind, "model": values.get("model", "").strip(),
+                "base_url": values.get("base_url", "").strip() or None, "method": method, "task": task,
                 "agents": agents, "rounds": rounds, "turn_limit": turn_limit,
                 "replicates": replicates, "max_tokens": max_tokens, "temperature": temperature,
                 "judge": judge, "fidelity": fidelity}
@@ -144,7 +140,7 @@ if start:
         start = False
 if start:
     try:
-        backend = make_backend(kind, model, base_url, api_key)
+        backend = make_backend(kind, values, api_key)
         judge_backend = None if judge == "none" else backend if judge == "same" else local_backend()
     except InputError as error:
         st.error(f"Cannot start: {ui.escape(error)}")

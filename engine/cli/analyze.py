@@ -591,11 +591,11 @@ def run_diagnose(args) -> int:
                          field="--embed-model")
 
     def embedder():
+        from engine.cli.judge_options import embed_server
         from engine.embedding.openai_endpoint import make_embedder
 
-        model = (args.embed_model or args.embedding_model) if args.embed_base_url else args.embedding_model
-        return make_embedder(model, base_url=args.embed_base_url, api_key_env=args.embed_api_key_env,
-                             cache=args.cache)
+        return make_embedder(args.embedding_model, cache=args.cache,
+                             server=embed_server(args, args.embed_model or args.embedding_model))
 
     pilot = load_pilot(args.pilot, embedder)
     reference = load_reference_for_diagnosis(args.reference)

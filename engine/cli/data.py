@@ -383,10 +383,10 @@ def embedder_from_args(args: argparse.Namespace, cluster=None):
 
         return Embedder(args.model, cache=args.cache, batch_size=args.batch_size,
                         progress=not getattr(args, "no_progress", False), backend=args.embed_backend)
+    from engine.cli.judge_options import embed_server
     from engine.embedding.openai_endpoint import make_embedder
 
-    model = args.embed_model or args.model if args.embed_base_url else args.model
-    return make_embedder(model, base_url=args.embed_base_url, api_key_env=args.embed_api_key_env,
+    return make_embedder(args.model, server=embed_server(args, args.embed_model or args.model),
                          cache=args.cache, batch_size=args.batch_size,
                          concurrency=args.embed_concurrency,
                          progress=not getattr(args, "no_progress", False))

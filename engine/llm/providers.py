@@ -24,7 +24,9 @@ A plugin adds a provider from its own installed package, with no edit to this pr
     def build(endpoint, *, api_key=None, concurrency=16):
         return MyBackend(model=endpoint.model, concurrency=concurrency)
 
-    MY_BACKEND = BackendFactory("mybackend", build, price=lambda endpoint: (0.5, 1.5))
+    MY_BACKEND = BackendFactory("mybackend", build, price=lambda endpoint: (0.5, 1.5),
+                                label="My server", fields=(endpoint_field("model"),
+                                                           endpoint_field("base_url")))
 
 The object the entry point names (or each object of a list it names) is a factory:
 
@@ -39,6 +41,11 @@ The object the entry point names (or each object of a list it names) is a factor
   passes beyond those (the local model's ``n_ctx``, ``n_threads``);
 * optionally ``price(endpoint)``: (input, output) USD per 1M tokens, or None when unknown
   (the default: the endpoint's own ``price``, i.e. the grid's ``prices:`` entry for the model);
+* optionally ``label`` (str): how the Pilot page names it (default: the name), and
+  ``fields``: the ``Endpoint`` fields it takes, each an ``engine.llm.endpoints.EndpointField``
+  (``endpoint_field("base_url")`` gives the usual label and help). The Pilot page shows those
+  fields (and a key field when ``api_key_env`` is one of them), and a manifest records only
+  them besides the provider and model; not given: every field;
 * optionally ``model_name(endpoint)``: the model name the built backend will report (the
   default: ``endpoint.model``), and ``in_process`` (bool): the model runs on this machine's
   CPU (a Ray task then asks for a whole CPU).
@@ -58,7 +65,7 @@ from typing import Any, Callable
 from engine.errors import InputError
 from engine.llm.base import Backend
 from engine.llm.cache import CachedBackend
-from engine.llm.endpoints import ENDPOINT_FIELDS, Endpoint
+from engine.llm.endpoints import ENDPOINT_FIELDS, FIELD_TEXT, Endpoint, EndpointField, endpoint_field
 from engine.registry import GROUPS, Registry
 
 Price = tuple[float, float]
@@ -82,6 +89,8 @@ class BackendFactory:
     model_name: Callable[[Endpoint], str] = field(default=_given_model)
     in_process: bool = False
     description: str = ""
+    label: str = ""  # how the Pilot page names it; "": the name
+    fields: tuple[EndpointField, ...] | None = None  # the Endpoint fields it takes; None: all
 
 
 def factory_problem(obj: object) -> str | None:
@@ -94,6 +103,15 @@ def factory_problem(obj: object) -> str | None:
     for optional in ("price", "model_name"):
         if getattr(obj, optional, None) is not None and not callable(getattr(obj, optional)):
             return f".{optional} must be a function of the endpoint"
+    fields = getattr(obj, "fields", None)
+    if fields is not None:
+        if not isinstance(fields, (tuple, list)) or not all(
+                getattr(f, "name", None) in FIELD_TEXT
+                and isinstance(getattr(f, "label", None), str) for f in fields):
+            return (".fields must be EndpointField values (engine.llm.endpoints.endpoint_field) "
+                    f"naming Endpoint fields ({', '.join(FIELD_TEXT)})")
+    if not isinstance(getattr(obj, "label", ""), str):
+        return ".label must be a str"
     return None
 
 
@@ -138,9 +156,24 @@ def runs_in_process(endpoint: Endpoint) -> bool:
     return bool(getattr(backend_factory(endpoint.provider), "in_process", False))
 
 
+def backend_label(provider: str) -> str:
+    """How the Pilot page names the provider's backend: its factory's ``label``, else its name."""
+    return getattr(backend_factory(provider), "label", "") or provider
+
+
+def backend_fields(provider: str) -> tuple[EndpointField, ...]:
+    """The ``Endpoint`` fields the provider's backend takes (a factory that does not say: all)."""
+    fields = getattr(backend_factory(provider), "fields", None)
+    if fields is None:
+        return tuple(endpoint_field(name) for name in FIELD_TEXT)
+    return tuple(fields)
+
+
 def endpoint_record(endpoint: Endpoint) -> dict[str, Any]:
-    """The endpoint as a manifest keeps it, with where its provider came from."""
-    return {**endpoint.record(), "source": BACKENDS.source(endpoint.provider).record()}
+    """The endpoint as a manifest keeps it: its provider, model and the fields its backend
+    takes (``backend_fields``), with where its provider came from."""
+    kept = [f.name for f in backend_fields(endpoint.provider)]
+    return {**endpoint.record(kept), "source": BACKENDS.source(endpoint.provider).record()}
 
 
 def make_backend(endpoint: Endpoint | str = "local", *, api_key: str | None = None,

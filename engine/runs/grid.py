@@ -33,10 +33,17 @@ prompt hash: the first 8 hex digits of the task prompt's SHA-256, so an edited p
 new sessions) and a seed derived from the grid seed and that id, so a re-run finds the same
 sessions.
 
-The servers are read once into ``Endpoint`` values (``engine.llm.endpoints``):
-``model_endpoint`` (the debaters, and each per-agent model of a condition's ``models``),
-``judge_endpoint`` (the judge, its further ``models`` and its ``paraphrase`` model) and
-``embed_endpoint`` (``embed_base_url``). A file's key variables stay limited to the key
+The servers are read once, when the grid is read, into one ``Endpoint`` each
+(``engine.llm.endpoints``): ``grid.endpoint`` (the debaters': the keys ``model``,
+``provider``, ``base_url``, ``api_key_env``, ``azure_api_version``, ``reasoning_effort``,
+``request_timeout``, ``max_attempts``), ``grid.judge.endpoint`` (the judge's ``model``,
+``provider``, ``base_url``, ``api_key_env``, ``azure_api_version``, with the grid's deadline
+and attempts) and ``grid.embedder`` (``embed_base_url``, ``embed_model``: the model's key
+variable, deadline and attempts; None without a server). ``model_endpoint`` (also each
+per-agent model of a condition's ``models``), ``judge_endpoint`` (also the judge's further
+``models`` and its ``paraphrase`` model) and ``embed_endpoint`` hand them out;
+``grid_record`` writes a grid back in the file's keys, holding only the fields the
+backends take (``engine.llm.providers.backend_fields``). A file's key variables stay limited to the key
 names of providers, sent to that provider or to this machine unless the user allows more
 (``check_key_variables``); the model's key goes to the model's server, the judge's to the
 judge's, the embeddings server gets the model's.
@@ -46,7 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -54,7 +61,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 
 from engine.errors import InputError
 from engine.fields import ModelName, Number, Whole
-from engine.llm.endpoints import Endpoint
+from engine.llm.endpoints import Endpoint, default_provider
 from engine.protocols.config import ProtocolConfig, make_config
 from engine.storage.yaml_safe import load_yaml
 from engine.tasks import TASK_IDS, Task, get_task, load_tasks_file, task_from_text
@@ -93,13 +100,77 @@ def _server_url(value, field: str):
     return value
 
 
-class JudgeSpec(BaseModel):
+class ModelServerKeys(BaseModel):
+    """A grid file's keys for the debaters' server and the embeddings server, checked as
+    written; ``GridSpec`` reads them once into its ``endpoint`` and ``embedder``."""
+
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     model: ModelName = "local"
-    provider: str | None = None  # see GridSpec.provider
+    # the backend that runs the model (engine.llm.providers: local, openai, a plugin's); None:
+    # local for "local" or a .gguf path without base_url, else openai (as before providers)
+    provider: str | None = None
+    base_url: str | list[str] | None = None  # several: replicas of the model (engine.llm.replicas)
+    api_key_env: str = "OPENAI_API_KEY"
+    azure_api_version: str | None = None
+    reasoning_effort: str | None = None
+    request_timeout: Number = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    max_attempts: int = Field(6, ge=1, le=50, strict=True)
+    # Creative-MAD's peer selection through an OpenAI-compatible embeddings server (vLLM,
+    # TEI, Ollama...) instead of the in-process MiniLM; the key from api_key_env
+    embed_base_url: str | None = None
+    embed_model: ModelName | None = None
+
+    @field_validator("base_url", "embed_base_url")
+    @classmethod
+    def _url(cls, value, info):
+        return _server_url(value, info.field_name)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value):
+        return _provider(value)
+
+    @field_validator("embed_model")
+    @classmethod
+    def _embed_model_has_a_server(cls, value, info):
+        if value is not None and info.data.get("embed_base_url") is None:
+            raise ValueError("embed_model names a model of the embeddings server: give embed_base_url too")
+        return value
+
+
+class JudgeServerKeys(BaseModel):
+    """A grid file's keys for the judge's server; ``JudgeSpec.endpoint`` holds them."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model: ModelName = "local"
+    provider: str | None = None  # see ModelServerKeys.provider
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     azure_api_version: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value):
+        return _server_url(value, "judge.base_url")
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value):
+        return _provider(value)
+
+
+MODEL_KEYS = tuple(ModelServerKeys.model_fields)
+JUDGE_KEYS = tuple(JudgeServerKeys.model_fields)
+# a grid key -> the Endpoint field it gives (the others keep their names)
+GRID_KEY_OF = {"timeout": "request_timeout"}
+DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"  # the embeddings server's model when embed_model is not given
+EMBED_KEY_OF = {"model": "embed_model", "base_url": "embed_base_url"}
+
+
+class JudgeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, arbitrary_types_allowed=True)
+    # read by GridSpec from the judge's server keys (JUDGE_KEYS); alone: the local model
+    endpoint: Endpoint = Field(default_factory=lambda: Endpoint(model="local"))
     max_tokens: Whole = Field(24, ge=4, le=32768)
     temperature: Number = Field(0.0, ge=0.0, le=2.0)
     rubric: StrictBool = True
@@ -120,10 +191,9 @@ class JudgeSpec(BaseModel):
     # paper A: "All five judges evaluated ideas in the same randomized sequence"
     order: Literal["shared", "shuffled"] = "shared"
 
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, value):
-        return _server_url(value, "judge.base_url")
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
 
     @model_validator(mode="after")
     def _panel(self):
@@ -137,11 +207,6 @@ class JudgeSpec(BaseModel):
     def raters(self) -> int:
         """Ratings per idea in mode "together": samples x judge models."""
         return self.samples * (1 + len(self.models))
-
-    @field_validator("provider")
-    @classmethod
-    def _known_provider(cls, value):
-        return _provider(value)
 
 
 class BenchmarkSpec(BaseModel):
@@ -161,22 +226,10 @@ class ConditionSpec(BaseModel):
 
 
 class GridSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, arbitrary_types_allowed=True)
     name: str = "grid"
-    model: ModelName = "local"
-    # the backend that runs the model (engine.llm.providers: local, openai, a plugin's); None:
-    # local for "local" or a .gguf path without base_url, else openai (as before providers)
-    provider: str | None = None
-    base_url: str | list[str] | None = None  # several: replicas of the model (engine.llm.replicas)
-    api_key_env: str = "OPENAI_API_KEY"
-    azure_api_version: str | None = None
-    reasoning_effort: str | None = None
-    # Creative-MAD's peer selection through an OpenAI-compatible embeddings server (vLLM,
-    # TEI, Ollama...) instead of the in-process MiniLM; the key from api_key_env
-    embed_base_url: str | None = None
-    embed_model: ModelName | None = None
-    request_timeout: Number = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
-    max_attempts: int = Field(6, ge=1, le=50, strict=True)
+    endpoint: Endpoint  # the debaters' server, read from the file's MODEL_KEYS (its price from prices:)
+    embedder: Endpoint | None = None  # the embeddings server (embed_base_url), None: in-process MiniLM
     seed: int = Field(0, ge=0, le=MAX_SEED, strict=True)
     concurrency: int = Field(4, ge=1, le=1024, strict=True)
     ray: str | None = None  # a Ray cluster's head (HOST:PORT or auto): sessions as Ray tasks
@@ -191,15 +244,75 @@ class GridSpec(BaseModel):
     prices: dict[str, tuple[Price, Price]] = Field(default_factory=dict)
     conditions: list[ConditionSpec] = Field(min_length=1)
 
-    @field_validator("base_url", "embed_base_url")
+    @model_validator(mode="before")
     @classmethod
-    def _url(cls, value, info):
-        return _server_url(value, info.field_name)
+    def _read_endpoints(cls, data):
+        return read_endpoints(data) if isinstance(data, dict) else data
 
-    @field_validator("provider")
-    @classmethod
-    def _known_provider(cls, value):
-        return _provider(value)
+    @model_validator(mode="after")
+    def _priced(self):
+        """Each endpoint's price: its model's ``prices:`` entry (None: its provider's)."""
+        self.endpoint = replace(self.endpoint, price=self.prices.get(self.endpoint.model))
+        if self.judge is not None:
+            self.judge.endpoint = replace(self.judge.endpoint, price=self.prices.get(self.judge.model))
+        return self
+
+    @property
+    def model(self) -> str:
+        """The debaters' model."""
+        return self.endpoint.model
+
+
+def read_endpoints(data: dict) -> dict:
+    """``data`` with the file's server keys read into ``endpoint``, ``embedder`` and the
+    judge's ``endpoint`` (a key of the wrong kind or out of range: an InputError naming it)."""
+    data = dict(data)
+    if isinstance(data.get("endpoint"), Endpoint):  # already read (a GridSpec's own values)
+        timing = {"timeout": data["endpoint"].timeout, "max_attempts": data["endpoint"].max_attempts}
+    else:
+        server = _checked(ModelServerKeys, {k: data.pop(k) for k in MODEL_KEYS if k in data}, "")
+        timing = {"timeout": server.request_timeout, "max_attempts": server.max_attempts}
+        data["endpoint"] = _endpoint(GRID_KEY_OF, "", provider=server.provider, model=server.model,
+                                     base_url=server.base_url, api_key_env=server.api_key_env,
+                                     azure_api_version=server.azure_api_version,
+                                     reasoning_effort=server.reasoning_effort, **timing)
+        if server.embed_base_url is not None:
+            data["embedder"] = _endpoint({**GRID_KEY_OF, **EMBED_KEY_OF}, "", provider="openai",
+                                         model=server.embed_model or DEFAULT_EMBED_MODEL,
+                                         base_url=server.embed_base_url, api_key_env=server.api_key_env,
+                                         **timing)
+    judge = data.get("judge")
+    if isinstance(judge, dict) and not isinstance(judge.get("endpoint"), Endpoint):
+        judge = dict(judge)
+        keys = _checked(JudgeServerKeys, {k: judge.pop(k) for k in JUDGE_KEYS if k in judge}, "judge.")
+        judge["endpoint"] = _endpoint(GRID_KEY_OF, "judge.", **keys.model_dump(), **timing)
+        data["judge"] = judge
+    return data
+
+
+def _checked(keys: type[BaseModel], values: dict, prefix: str):
+    try:
+        return keys.model_validate(values)
+    except ValidationError as error:
+        raise _input_error(error, prefix=prefix) from None
+
+
+def _endpoint(key_of: dict[str, str], prefix: str, **values) -> Endpoint:
+    """The ``Endpoint`` of checked grid keys; its refusal names the grid key (``key_of``)."""
+    try:
+        return Endpoint(**values)
+    except InputError as error:
+        raise InputError(error.reason, field=prefix + key_of.get(error.field, error.field)) from None
+
+
+def _input_error(error: ValidationError, *, prefix: str = "", path: Path | None = None) -> InputError:
+    """The first problem of a grid's validation as an InputError naming its key."""
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    where = where if where.isprintable() else repr(where)[1:-1]  # a key "\n" stays one line
+    message = "unknown key" if first.get("type") == "extra_forbidden" else first.get("msg")
+    return InputError(str(message).removeprefix("Value error, "), path=str(path) if path else None,
+                      field=(prefix + where) if where else None)
 
 
 @dataclass(frozen=True)
@@ -230,21 +343,17 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
         raise InputError("a grid must be a mapping with a 'conditions' list",
                          path=str(path) if path else None)
     try:
-        grid = GridSpec.model_validate(source)
+        grid = GridSpec.model_validate(read_endpoints(source))
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        where = where if where.isprintable() else repr(where)[1:-1]  # a key "\n" stays one line
-        message = "unknown key" if first.get("type") == "extra_forbidden" else first.get("msg")
-        raise InputError(str(message).removeprefix("Value error, "), path=str(path) if path else None,
-                         field=where or None) from None
+        raise _input_error(error, path=path) from None
+    except InputError as error:  # a server key (read_endpoints)
+        raise InputError(error.reason, path=str(path) if path else None, field=error.field) from None
     if path is not None and grid.tasks_file and not Path(grid.tasks_file).is_absolute():
         grid = grid.model_copy(update={"tasks_file": str(path.parent / grid.tasks_file)})
     if path is not None and grid.benchmark:
         grid = grid.model_copy(update={"benchmark": _benchmarks_beside(grid.benchmark, path)})
     if api_key_env:
-        grid = grid.model_copy(update={"api_key_env": api_key_env, "judge": grid.judge and
-                                       grid.judge.model_copy(update={"api_key_env": api_key_env})})
+        grid = with_servers(grid, api_key_env=api_key_env)
     elif path is not None:
         check_key_variables(grid, path, allow_file_endpoints=allow_file_endpoints)
     try:
@@ -256,38 +365,68 @@ def load_grid(source: "str | Path | dict | GridSpec", *, api_key_env: str | None
     return grid
 
 
+def with_servers(grid: GridSpec, **changes) -> GridSpec:
+    """``grid`` with ``changes`` (``api_key_env``, ``timeout``...: what the command line says)
+    made to every server it names: the debaters', the judge's, the embeddings server's."""
+    judge = grid.judge and grid.judge.model_copy(update={"endpoint": replace(grid.judge.endpoint, **changes)})
+    embedder = grid.embedder and replace(grid.embedder, **changes)
+    return grid.model_copy(update={"endpoint": replace(grid.endpoint, **changes), "judge": judge,
+                                   "embedder": embedder})
+
+
 def model_endpoint(grid: GridSpec, model: str | None = None) -> Endpoint:
     """The debaters' server: the grid's model, or ``model`` (a per-agent model of a condition's
     ``models``) on the same server, with the same key, deadline, attempts; its price from
-    ``prices:`` when listed."""
-    name = grid.model if model is None else model
-    return Endpoint(provider=grid.provider, model=name, base_url=grid.base_url,
-                    api_key_env=grid.api_key_env, azure_api_version=grid.azure_api_version,
-                    reasoning_effort=grid.reasoning_effort, timeout=grid.request_timeout,
-                    max_attempts=grid.max_attempts, price=grid.prices.get(name))
+    ``prices:`` when listed. A provider the file did not name is the one ``model``'s name means."""
+    return _other_model(grid.endpoint, model, grid.prices)
 
 
 def judge_endpoint(grid: GridSpec, model: str | None = None) -> Endpoint | None:
     """The judge's server (None without a judge): the judge's model, or ``model`` (one of
     ``judge.models``, or the ``paraphrase`` model) on it; the grid's deadline and attempts."""
-    if grid.judge is None:
-        return None
-    spec = grid.judge
-    name = spec.model if model is None else model
-    return Endpoint(provider=spec.provider, model=name, base_url=spec.base_url,
-                    api_key_env=spec.api_key_env, azure_api_version=spec.azure_api_version,
-                    timeout=grid.request_timeout, max_attempts=grid.max_attempts,
-                    price=grid.prices.get(name))
+    return None if grid.judge is None else _other_model(grid.judge.endpoint, model, grid.prices)
 
 
 def embed_endpoint(grid: GridSpec) -> Endpoint | None:
     """The OpenAI-compatible embeddings server of ``embed_base_url`` (None: the in-process
     MiniLM), with the model's key variable, deadline and attempts."""
-    if not grid.embed_base_url:
-        return None
-    return Endpoint(provider="openai", model=grid.embed_model or "all-MiniLM-L6-v2",
-                    base_url=grid.embed_base_url, api_key_env=grid.api_key_env,
-                    timeout=grid.request_timeout, max_attempts=grid.max_attempts)
+    return grid.embedder
+
+
+def _other_model(endpoint: Endpoint, model: str | None, prices: dict) -> Endpoint:
+    if model is None or model == endpoint.model:
+        return endpoint
+    named = endpoint.provider != default_provider(endpoint.model, endpoint.base_url)
+    return replace(endpoint, model=model, price=prices.get(model),
+                   provider=endpoint.provider if named else None)
+
+
+def grid_record(grid: GridSpec) -> dict[str, Any]:
+    """The grid in its file's keys, as a manifest keeps it: each server as its backend takes
+    it (``engine.llm.providers.backend_fields``: the local model names no key variable and no
+    deadline), URLs without credentials; ``load_grid`` reads it back."""
+    from engine.llm.providers import backend_fields
+
+    def server(endpoint: Endpoint, keys) -> dict[str, Any]:
+        taken = {f.name for f in backend_fields(endpoint.provider)}
+        return {GRID_KEY_OF.get(name, name): value for name, value in endpoint.record(taken).items()
+                if GRID_KEY_OF.get(name, name) in keys}
+
+    config = grid.model_dump(mode="json", exclude={"endpoint", "embedder", "judge"})
+    record = {"name": config.pop("name"), **server(grid.endpoint, MODEL_KEYS)}
+    # the grid's keys the other servers share: the embeddings server's key variable is the
+    # model's, the deadline and attempts everyone's (each kept when any server takes it)
+    shared = {"request_timeout", "max_attempts"}
+    if grid.judge is not None:
+        record.update(server(grid.judge.endpoint, shared))
+    if grid.embedder is not None:
+        record.update(server(grid.embedder, shared | {"api_key_env"}))
+        record.update({EMBED_KEY_OF[k]: v for k, v in server(grid.embedder, ("model", "base_url")).items()})
+    judge = None
+    if grid.judge is not None:
+        judge = {**server(grid.judge.endpoint, JUDGE_KEYS),
+                 **grid.judge.model_dump(mode="json", exclude={"endpoint"})}
+    return {**record, **config, "judge": judge}
 
 
 def check_key_variables(grid: GridSpec, path: Path, *, allow_file_endpoints: bool = False) -> None:
@@ -302,22 +441,20 @@ def check_key_variables(grid: GridSpec, path: Path, *, allow_file_endpoints: boo
       ``--api-key-env``, which ``load_grid`` handles before this check); no ``base_url``
       with the openai provider means api.openai.com, which only ``OPENAI_API_KEY`` is for.
     """
-    from engine.llm.endpoints import OPENAI_URL, PROVIDER_KEYS, default_provider, key_stays_home, url_host
-    from engine.llm.replicas import split_urls
+    from engine.llm.endpoints import OPENAI_URL, PROVIDER_KEYS, key_stays_home, url_host
 
-    def server(base_url, provider, model):
+    def server(endpoint: Endpoint | None) -> list[str]:
         """Where the key goes: the URL(s) named, or api.openai.com for the openai provider."""
-        if base_url is None and (provider or default_provider(model)) == "openai":
-            return OPENAI_URL
-        return base_url
+        if endpoint is None:
+            return []
+        return endpoint.urls or ([OPENAI_URL] if endpoint.provider == "openai" else [])
 
-    named = [("api_key_env", grid.api_key_env)]
-    servers = [("base_url", server(grid.base_url, grid.provider, grid.model), grid.api_key_env),
-               ("embed_base_url", grid.embed_base_url, grid.api_key_env)]
+    named = [("api_key_env", grid.endpoint.api_key_env)]
+    servers = [("base_url", server(grid.endpoint), grid.endpoint.api_key_env),
+               ("embed_base_url", server(grid.embedder), grid.endpoint.api_key_env)]
     if grid.judge is not None:
-        spec = grid.judge
-        named.append(("judge.api_key_env", spec.api_key_env))
-        servers.append(("judge.base_url", server(spec.base_url, spec.provider, spec.model), spec.api_key_env))
+        named.append(("judge.api_key_env", grid.judge.endpoint.api_key_env))
+        servers.append(("judge.base_url", server(grid.judge.endpoint), grid.judge.endpoint.api_key_env))
     for where, name in named:
         if name not in PROVIDER_KEYS:
             shown = name if name.isprintable() else repr(name)
@@ -326,8 +463,8 @@ def check_key_variables(grid: GridSpec, path: Path, *, allow_file_endpoints: boo
                              f"--api-key-env {shown} on the command line", path=str(path), field=where)
     if allow_file_endpoints:
         return
-    for where, value, name in servers:
-        for url in split_urls(value):
+    for where, urls, name in servers:
+        for url in urls:
             if not key_stays_home(url, name):
                 raise InputError(f"the file would send ${name} to {url_host(url)}, which is neither this "
                                  f"machine nor that key's provider; to allow it, pass "

@@ -3,7 +3,10 @@
 A folder keeps one model, provider, server, seed, judge... (none of them is part of a
 session's id) and one prompt per task id (the prompt hash is). ``check_folder`` refuses a
 run that would mix two of them, on a dry run as on a real one; ``storable_config`` is the
-grid as the manifest records it (server URLs without credentials, the key's variable NAME).
+grid as the manifest records it (``engine.runs.grid.grid_record``: server URLs without
+credentials, the key's variable NAME, and only the server fields each backend takes).
+A manifest written before records held only those (the local model with ``api_key_env``,
+``request_timeout``, ``base_url: null``) compares the same.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from typing import Any, Sequence
 
 from engine.errors import InputError
 from engine.llm.endpoints import default_provider
-from engine.llm.replicas import redact_urls
-from engine.runs.grid import GridSpec, SessionSpec
+from engine.llm.replicas import split_urls
+from engine.runs.grid import DEFAULT_EMBED_MODEL, GridSpec, SessionSpec, grid_record
 
 # Options that shape a session but are not part of its id: a folder keeps one value of each.
 SESSION_OPTIONS = ("model", "provider", "base_url", "seed", "reasoning_effort", "embed_base_url",
@@ -52,6 +55,10 @@ def refuse_other_session_options(manifest: dict[str, Any], grid: GridSpec, out: 
             old = manifest.get("seed", 0)
         if key == "provider":
             old, new = _provider_of(recorded), _provider_of(current)
+        if key in ("base_url", "embed_base_url"):  # "a,b" as written then, ["a", "b"] now
+            old, new = split_urls(old) or None, split_urls(new) or None
+        if key == "embed_model" and recorded.get("embed_base_url"):  # not given then: the default
+            old = old or DEFAULT_EMBED_MODEL
         if old == new or (key == "judge" and _same_judge(old, new)):
             continue
         if key == "model":
@@ -71,22 +78,25 @@ def _provider_of(config: dict[str, Any]) -> str:
 
 def _same_judge(old, new) -> bool:
     """Judge settings equal (which variable holds the key does not matter), counting keys an
-    older manifest did not record as equal."""
+    older manifest did not record as equal, and a server field recorded as none (a local
+    judge's ``base_url: null`` of older manifests) as not recorded."""
     if old is None or new is None:
         return old is new
     if not isinstance(old, dict):
         return False
-    return all(old.get(k, v) == v for k, v in new.items() if k != "api_key_env") and set(old) <= set(new)
+    old, new = _judge_settings(old), _judge_settings(new)
+    return all(old.get(k, v) == v for k, v in new.items()) and set(old) <= set(new)
+
+
+def _judge_settings(judge: dict[str, Any]) -> dict[str, Any]:
+    settings = {k: v for k, v in judge.items()
+                if k != "api_key_env" and not (k in ("base_url", "azure_api_version") and v is None)}
+    return {**settings, "provider": _provider_of(judge)}
 
 
 def storable_config(grid: GridSpec) -> dict[str, Any]:
-    """The grid as the manifest stores it: credentials inside server URLs redacted."""
-    config = grid.model_dump(mode="json")
-    config["base_url"] = redact_urls(config.get("base_url"))
-    config["embed_base_url"] = redact_urls(config.get("embed_base_url"))
-    if config.get("judge"):
-        config["judge"]["base_url"] = redact_urls(config["judge"].get("base_url"))
-    return config
+    """The grid as the manifest stores it (``engine.runs.grid.grid_record``)."""
+    return grid_record(grid)
 
 
 def refuse_other_prompts(sessions: dict[str, tuple], specs: Sequence[SessionSpec], out: Path) -> None:

@@ -118,7 +118,7 @@ def agent_backends(grid: GridSpec, specs: Sequence[SessionSpec], main: Backend,
     """One backend per model named in the conditions' ``models`` (per-agent models); the
     run's own model reuses the run's backend. Same server as the run's model."""
     names = sorted({name for spec in specs for name in (spec.config.models or ())})
-    return {name: main if name == grid.model else build(model_endpoint(grid, name)) for name in names}
+    return {name: main if name == grid.endpoint.model else build(model_endpoint(grid, name)) for name in names}
 
 
 def paraphraser(grid: GridSpec, *, cache: str | Path | None, replay: bool) -> Backend | None:

@@ -222,7 +222,7 @@ def run_grid(config, out_dir: str | Path, *, backend: Backend | None = None,
         return budget
     out = Path(out_dir)
     started = time.perf_counter()
-    with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.model}) as store:
+    with RunStore(out, name=grid.name, meta={"grid": grid.name, "model": grid.endpoint.model}) as store:
         run = open_run(store, grid, specs, cache=cache, replay=replay, max_requests=max_requests,
                        backend=backend, judge=judge_backend, command=command)
         cluster, consensus = execute(run, ray=ray or grid.ray, embedder=embedder, progress=progress,

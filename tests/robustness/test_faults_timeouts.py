@@ -91,7 +91,7 @@ def test_cli_timeout_reaches_the_grid_and_is_checked(tmp_path, monkeypatch, caps
     seen = {}
 
     def fake_run_grid(grid, out, **options):
-        seen["timeout"] = grid.request_timeout
+        seen["timeout"] = grid.endpoint.timeout
         return {}
 
     monkeypatch.setattr(engine.runs.runner, "run_grid", fake_run_grid)

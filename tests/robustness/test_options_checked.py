@@ -138,7 +138,7 @@ def test_grid_values_in_range_are_kept_as_written(tmp_path):
     path.write_text(GRID.format(body="prices: {local: [0, 2.5]}\nrequest_timeout: 30\nseed: 7\n"
                                      "defaults: {idea_words: '40', rounds: 1, temperature: 0.5}"))
     grid = load_grid(path)
-    assert grid.prices["local"] == (0.0, 2.5) and grid.request_timeout == 30.0 and grid.seed == 7
+    assert grid.prices["local"] == (0.0, 2.5) and grid.endpoint.timeout == 30.0 and grid.seed == 7
     from engine.runs.grid import condition_config
 
     options = condition_config(grid, 0)

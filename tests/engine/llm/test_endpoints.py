@@ -22,6 +22,7 @@ from engine.cli.judge import judge_endpoint as judge_endpoint_from_args
 from engine.cli.run import grid_from_args
 from engine.errors import InputError
 from engine.llm import BACKENDS, Backend, ChatResult, Endpoint, make_backend
+from engine.llm.endpoints import EndpointField
 from engine.llm import providers
 from engine.llm.pricing import format_cost
 from engine.llm.providers import BackendFactory, endpoint_price, factory_problem
@@ -101,17 +102,18 @@ def test_an_endpoint_shows_no_url_credentials():
 
 # -------------------------------------------------------------------- the registry
 def test_an_unknown_provider_is_refused_naming_the_known_ones(tmp_path):
-    with pytest.raises(InputError, match=r"unknown provider 'nope'; known: local, openai") as caught:
+    known = f"known: {', '.join(BACKENDS.names())}"  # whatever is registered, plugins included
+    with pytest.raises(InputError, match=f"unknown provider 'nope'; {known}") as caught:
         make_backend(Endpoint(provider="nope", model="m"))
     assert caught.value.field == "provider"
-    with pytest.raises(InputError, match=r"unknown provider 'nope'; known: local, openai") as caught:
+    with pytest.raises(InputError, match=f"unknown provider 'nope'; {known}") as caught:
         load_grid({"model": "m", "provider": "nope", "conditions": [{"method": "direct"}]})
     assert caught.value.field == "provider"
     with pytest.raises(InputError, match="unknown provider 'nope'") as caught:
         load_grid({"judge": {"provider": "nope"}, "conditions": [{"method": "direct"}]})
     assert caught.value.field == "judge.provider"
     refused(cli(["run", "--method", "direct", "--task", "plastic_waste", "--provider", "nope",
-                 "--out", tmp_path / "out", "--dry-run"]), "unknown provider 'nope'", "local, openai")
+                 "--out", tmp_path / "out", "--dry-run"]), "unknown provider 'nope'", known)
 
 
 def test_the_built_in_providers_register_without_their_client_libraries():
@@ -122,8 +124,38 @@ def test_the_built_in_providers_register_without_their_client_libraries():
              "print([m for m in ('openai', 'llama_cpp', 'httpx') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                          cwd=Path(__file__).resolve().parents[3]).stdout.splitlines()
-    assert out == ["('local', 'openai')", "[]"]
+    assert out == [repr(BACKENDS.names()), "[]"]  # the same registry, and no client imported
     assert factory_problem(object()) and factory_problem(BackendFactory("x", lambda e, **_: None)) is None
+
+
+@pytest.mark.parametrize("provider", BACKENDS.names())
+def test_every_registered_backend_declares_its_label_and_fields(provider):
+    """Each backend's own facts (which fields, which label) live on its factory and in its
+    own test module; here: every registered one has them, and a record holds only them."""
+    label, fields = providers.backend_label(provider), providers.backend_fields(provider)
+    assert isinstance(label, str) and label.strip()
+    names = [f.name for f in fields]
+    assert "model" in names and len(set(names)) == len(names)
+    assert all(isinstance(f, EndpointField) and f.label.strip() for f in fields)
+    endpoint = Endpoint(provider=provider, model="m")
+    record = providers.endpoint_record(endpoint)
+    assert set(record) == {"provider", "model", "source", *names}
+    assert record["source"] == BACKENDS.source(provider).record()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"fields": ("model",)}, "EndpointField"), ({"fields": (EndpointField("provider", "P"),)}, "EndpointField"),
+    ({"fields": (EndpointField("colour", "C"),)}, "EndpointField"), ({"label": 3}, "label")])
+def test_a_factory_with_bad_fields_or_label_is_refused(bad, message):
+    assert message in factory_problem(BackendFactory("x", lambda e, **_: None, **bad))
+
+
+def test_a_factory_that_declares_no_fields_takes_and_records_every_field(canned):
+    """A plugin written before factories declared fields records its endpoint as before."""
+    assert [f.name for f in providers.backend_fields("canned")] == [
+        "model", "base_url", "api_key_env", "azure_api_version", "reasoning_effort", "timeout",
+        "max_attempts", "price"]
+    assert providers.backend_label("canned") == "canned"
 
 
 class CannedBackend(Backend):
@@ -254,3 +286,10 @@ def test_the_manifest_names_the_key_variable_and_no_file_holds_the_key(tmp_path,
     for path in files:
         data = path.read_bytes()
         assert not [form for form in forms if form.encode() in data], path.name
+
+
+@pytest.mark.parametrize("field", ["azure_api_version", "reasoning_effort"])
+def test_an_endpoints_optional_text_must_be_text(field):
+    with pytest.raises(InputError, match="expected text, got int") as caught:
+        Endpoint(model="m", **{field: 3})
+    assert caught.value.field == field

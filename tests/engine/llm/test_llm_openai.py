@@ -114,3 +114,23 @@ def test_usage_fields_reach_the_conversation_token_count():
     assert len(bodies) == 3 and c.meta["prompt_tokens"] == prompt
     assert c.meta["completion_tokens"] == sum(t.tokens for t in c.turns)
     assert c.meta["total_tokens"] == prompt + c.meta["completion_tokens"]
+
+
+def test_the_openai_backend_takes_every_server_field_and_records_them():
+    """The ``openai`` provider's own facts (its factory): its label, the fields it takes, and
+    a record holding each of them (URL credentials redacted, the key's variable NAME)."""
+    from engine.llm import Endpoint
+    from engine.llm.openai_backend import OPENAI
+    from engine.llm.providers import backend_fields, endpoint_record
+
+    assert OPENAI.label == "OpenAI-compatible server"
+    assert [f.name for f in backend_fields("openai")] == [
+        "model", "base_url", "api_key_env", "azure_api_version", "reasoning_effort", "timeout",
+        "max_attempts", "price"]
+    endpoint = Endpoint(model="gpt-4.1", base_url="http://u:pw-Zq81@127.0.0.1:9/v1", api_key_env="LAB_KEY",
+                        timeout=30, max_attempts=2, price=(0.5, 1.5))
+    assert endpoint_record(endpoint) == {
+        "provider": "openai", "model": "gpt-4.1", "base_url": "http://[redacted]@127.0.0.1:9/v1",
+        "api_key_env": "LAB_KEY", "azure_api_version": None, "reasoning_effort": None, "timeout": 30.0,
+        "max_attempts": 2, "price": [0.5, 1.5],
+        "source": {"plugin": None, "version": None, "entry_point": None}}

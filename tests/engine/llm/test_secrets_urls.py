@@ -38,7 +38,7 @@ def test_grid_file_may_only_name_key_like_variables(tmp_path, capsys):
     assert caught.value.field == "judge.api_key_env"
     # named on the command line, any variable is the user's own choice (model and judge)
     grid = load_grid(judged, api_key_env="HOME")
-    assert grid.api_key_env == "HOME" and grid.judge.api_key_env == "HOME"
+    assert grid.endpoint.api_key_env == "HOME" and grid.judge.endpoint.api_key_env == "HOME"
     from engine.cli import main
 
     assert main(["run", "--grid", str(path), "--out", str(tmp_path / "o"), "--dry-run"]) == 2
