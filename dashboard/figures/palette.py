@@ -43,7 +43,8 @@ from typing import Iterator
 import numpy as np
 
 from dashboard.figures import colour_difference
-from engine.protocols.registry import METHODS_REGISTRY, is_method
+from engine.protocols import registry as method_registry
+from engine.protocols.registry import is_method
 
 OKABE_ITO = {"blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "purple": "#CC79A7",
              "sky": "#56B4E9", "vermillion": "#D55E00", "yellow": "#F0E442"}
@@ -129,7 +130,7 @@ def method_colours() -> dict[str, str]:
     """``{method: colour}`` of every registered method (plugins' included): the colour its
     description names, else one generated (module docstring), the same while the registry
     holds the same methods."""
-    return _assigned(tuple((m.name, m.colour) for m in METHODS_REGISTRY.values()))
+    return _assigned(tuple((m.name, m.colour) for m in method_registry.METHODS_REGISTRY.values()))
 
 
 class MethodColours(Mapping):

@@ -124,6 +124,9 @@ with st.container(border=True):
                             help="Paper A's structures as the authors' released code ran them (the paper "
                                  "release's conversations were made so: a diagnosis against it compares "
                                  "like with like) or as the paper's text describes them (docs/fidelity.md).")
+    method_options = {name: st.text_input(f"{name} ({method}'s own option)", value=default, disabled=busy,
+                                           key=f"pilot_own_{method}_{name}")
+                      for name, default in pilot_settings.own_options(method).items()}
     b1, b2, _ = st.columns([1, 1, 4])
     start = b1.button("Run pilot", key="pilot_run", type="primary", disabled=busy)
     cancel = b2.button("Cancel", key="pilot_cancel", disabled=not busy,
@@ -137,7 +140,7 @@ if start:
                 "base_url": base_url.strip() or None, "method": method, "task": task,
                 "agents": agents, "rounds": rounds, "turn_limit": turn_limit,
                 "replicates": replicates, "max_tokens": max_tokens, "temperature": temperature,
-                "judge": judge, "fidelity": fidelity}
+                "judge": judge, "fidelity": fidelity, "method_options": method_options}
     problems = pilot_settings.check_settings(settings)
     if problems:
         st.error("Not started. " + " · ".join(problems))
