@@ -60,7 +60,12 @@ def test_help_of_every_subcommand_imports_no_heavy_library():
 
 
 def test_the_method_choices_are_the_protocols_methods():
-    from engine.names import METHODS
-    from engine.protocols import config
+    from engine.names import METHODS, PAPER_A, PAPER_B
+    from engine.protocols import config, registry
+    from engine.protocols.registry import MethodChoices
 
-    assert config.METHODS is METHODS and len(METHODS) == 12  # 5 structures (A) + 6 methods (B) + steered
+    # the built-ins, read from their descriptions: the papers' five structures (A) and six
+    # methods (B) first, then the project's own; the CLI's --method offers them all
+    assert config.METHODS is METHODS and METHODS[:11] == PAPER_A + PAPER_B
+    assert list(METHODS) == [m.name for m in registry.BUILT_IN_METHODS]
+    assert set(METHODS) <= set(MethodChoices()) and "steered" in METHODS
