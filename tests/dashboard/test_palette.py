@@ -149,14 +149,16 @@ def _register_methods(monkeypatch, count: int) -> list[str]:
     return added
 
 
-def test_a_thirteenth_method_gets_a_colour_apart_from_the_twelve(monkeypatch):
+def test_a_new_method_gets_a_colour_apart_from_the_built_ins(monkeypatch):
+    """With the twelve built-ins of today, the thirteenth method."""
     [extra] = _register_methods(monkeypatch, 1)
     colour = palette.colour(extra, "method")
     assert palette.HEX.match(colour) and palette.has_fixed_colour(extra, "method")
     assert _apart([colour, *(palette.colour(m, "method") for m in METHODS), palette.MISSING]) == []
     assert colour_difference.lab(colour)[0] <= palette.LIGHTEST  # not too light on the white page
     looks = style.series_styles([*METHODS, extra], "method")
-    assert len({s.colour for s in looks.values()}) == 13 and _apart([s.colour for s in looks.values()]) == []
+    assert len({s.colour for s in looks.values()}) == len(METHODS) + 1
+    assert _apart([s.colour for s in looks.values()]) == []
     assert all(looks[m].colour == palette.colour(m, "method") for m in METHODS)  # theirs, unmoved
 
 
@@ -164,12 +166,12 @@ def test_forty_more_methods_each_get_a_colour_and_every_chart_keeps_the_rules(mo
     first = palette.colour(_register_methods(monkeypatch, 1)[0], "method")
     added = _register_methods(monkeypatch, 40)
     own = {m: palette.colour(m, "method") for m in (*METHODS, *added)}
-    assert len(set(own.values())) == 52 and all(palette.HEX.match(c) for c in own.values())
+    assert len(set(own.values())) == len(METHODS) + 40 and all(palette.HEX.match(c) for c in own.values())
     assert own["extra_0"] == first  # a method's colour does not depend on those registered after it
     assert all(own[m] == palette.colour(m, "method") for m in METHODS)  # the built-ins keep theirs
     # while the colour space allows, each new colour keeps the thresholds against all before it:
-    # on the 16-step grid, 25 more after the twelve
-    assert _apart([palette.MISSING, *own.values()][:1 + 12 + 25]) == []
+    # on the 16-step grid, 25 more after the twelve named ones
+    assert _apart([palette.MISSING, *own.values()][:1 + len(NAMING) + 25]) == []
     for levels in ([*METHODS, *added], added[:12], [*added[::-1]][:20]):
         looks = style.series_styles(levels, "method")
         assert _apart([s.colour for s in looks.values()]) == []
