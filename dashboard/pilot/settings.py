@@ -112,14 +112,15 @@ def protocol_options(settings: dict[str, Any]) -> dict[str, Any]:
 
 def own_options(method: str) -> dict[str, str]:
     """``{option: default as text}`` of the method's own options (none for a method with
-    only the shared ones), for the form's text fields."""
+    only the shared ones; "" for one without a default), for the form's text fields."""
     if not is_method(method):
         return {}
     from engine.protocols.config import options_model
 
     model = options_model(method)
-    defaults = {name: model.model_fields[name].default for name in model.own_options()}
-    return {name: value if isinstance(value, str) else json.dumps(value) for name, value in defaults.items()}
+    fields = {name: model.model_fields[name] for name in model.own_options()}
+    return {name: "" if field.is_required() else field.default if isinstance(field.default, str)
+            else json.dumps(field.default) for name, field in fields.items()}
 
 
 def read_own_options(texts: dict[str, str]) -> dict[str, Any]:

@@ -376,3 +376,16 @@ def test_a_methods_own_option_in_the_pilot_settings(reverse_registered):
     assert pilot_settings.protocol_config({**settings, "method_options": {"flip_at": " "}}).flip_at == 2
     [problem] = pilot_settings.check_settings({**settings, "method_options": {"flip_at": "0"}})
     assert "flip_at" in problem
+
+
+def test_an_own_option_without_a_default_must_be_given(reverse_registered):
+    class Required(ProtocolConfig):
+        flip_at: int = Field(ge=1)
+
+    reverse_registered.register(Method(name="must_flip", run=reverse_once, calls=lambda c, r: c.agents, team=3,
+                                       options={"agents"}, options_model=Required), source=Source(plugin="p"))
+    assert pilot_settings.own_options("must_flip") == {"flip_at": ""}
+    with pytest.raises(InputError) as missing:
+        make_config("must_flip")
+    assert missing.value.field == "flip_at"
+    assert make_config("must_flip", flip_at=1).meta()["flip_at"] == 1
