@@ -2,18 +2,17 @@
 paper B's debate methods and benchmarks, the paper release's embedding models.
 
 Kept apart from ``engine.stats`` (which loads pandas, SciPy and statsmodels), so building
-the CLI's parser loads none of them, and importing nothing of the engine. The method names
-are the frozen lists of the papers' own methods, for paper-A-only or paper-B-only analyses
-and imports; the methods' descriptions (``engine.protocols.registry``: ``paper_a_methods()``,
-``paper_b_methods()``) give the same lists, which ``tests/engine/protocols`` checks. Every
-built-in method is ``engine.protocols.registry.BUILT_IN_NAMES``; what can be run, plugins'
-methods included, ``engine.protocols.registry.method_names()``.
+the CLI's parser loads none of them. The method names are read from the built-in methods'
+descriptions (``engine.protocols.registry``, light to import); they are the frozen lists of
+the papers' own methods, for paper-A-only or paper-B-only analyses and imports. What can be
+run, plugins' methods included, is ``engine.protocols.registry.method_names()``.
 """
 
-# paper A's five discussion structures (appendix A.1.2, Table 6), in the paper's order
-PAPER_A = ("none", "open", "instructed", "iterative", "progressive")
-# paper B's six methods (section 6), in the paper's order
-PAPER_B = ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
+from engine.protocols.registry import BUILT_IN_METHODS
+
+PAPER_A = tuple(m.name for m in BUILT_IN_METHODS if m.paper == "A")  # none, open, instructed, iterative, progressive
+PAPER_B = tuple(m.name for m in BUILT_IN_METHODS if m.paper == "B")  # direct ... creative_mad
+METHODS = tuple(m.name for m in BUILT_IN_METHODS)  # the built-ins: PAPER_A + PAPER_B + steered
 
 # paper B's four benchmarks (engine.tasks.benchmark_tasks reads them; a tasks file may name one)
 BENCHMARKS = ("liveideabench", "aae", "macgyver", "arena_hard_creative")

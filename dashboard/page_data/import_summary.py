@@ -19,8 +19,7 @@ import re
 
 from engine.runs.conditions import CUSTOM, DEBATE_AS
 from engine.corpus import Corpus, is_trajectory_turn
-from engine.names import PAPER_B
-from engine.protocols.registry import BUILT_IN_NAMES as METHODS
+from engine.names import METHODS, PAPER_B
 
 ROLE_PHASES = {"moderator": "moderator", "facilitator": "moderator", "judge": "judge"}
 _ROLE = re.compile(r"^\s*(moderator|facilitator|judge)\b", re.IGNORECASE)

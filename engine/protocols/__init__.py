@@ -20,7 +20,7 @@ _WHERE = {"ProtocolConfig": "engine.protocols.config", "make_config": "engine.pr
           "Session": "engine.protocols.session", "run_session": "engine.protocols.dispatch",
           "session_model": "engine.protocols.dispatch", "expected_calls": "engine.protocols.registry",
           "consensus_calls": "engine.protocols.method", "Method": "engine.protocols.method",
-          "METHODS": "engine.protocols.config", "PAPER_A": "engine.names", "PAPER_B": "engine.names"}
+          "METHODS": "engine.names", "PAPER_A": "engine.names", "PAPER_B": "engine.names"}
 
 __all__ = sorted(_WHERE)
 

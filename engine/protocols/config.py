@@ -57,12 +57,10 @@ from engine.fields import ModelName, Number, Whole
 from engine.protocols import registry
 from engine.protocols.fidelity_modes import DEFAULT_FIDELITY, FIDELITIES, default_reply_attempts
 from engine.protocols.method import PEER_STRATEGIES
-from engine.protocols.registry import (BUILT_IN_METHODS, BUILT_IN_NAMES, hand_raising_methods, is_method,
-                                       method_names, methods_taking)
+from engine.protocols.registry import BUILT_IN_METHODS, hand_raising_methods, is_method, method_names, methods_taking
 
-# The built-in names (METHODS) and debates, for callers written before the registry (read
+# The built-in debates, for callers written before the registry (read
 # engine.protocols.registry for plugins' methods too).
-METHODS = BUILT_IN_NAMES
 DEBATES = tuple(m.name for m in BUILT_IN_METHODS if m.debate)
 CONSENSUS_MODES = ("judge", "vote", "random", "all")
 # Options added after runs were made: left at their default they stay out of a session's

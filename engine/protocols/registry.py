@@ -25,7 +25,6 @@ from engine.registry import GROUPS, Registry
 METHODS_REGISTRY: Registry[Method] = Registry("method", GROUPS["methods"], accepts=Method)
 BUILT_IN_METHODS: tuple[Method, ...] = (*methods_paper_a.METHODS, *methods_paper_b.METHODS,
                                         *methods_beyond.METHODS)
-BUILT_IN_NAMES: tuple[str, ...] = tuple(m.name for m in BUILT_IN_METHODS)  # paper A's, paper B's, steered
 for _built_in in BUILT_IN_METHODS:
     METHODS_REGISTRY.register(_built_in)
 

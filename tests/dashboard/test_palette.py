@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.figures import charts, palette
-from engine.names import PAPER_A, PAPER_B
+from engine.names import METHODS, PAPER_A, PAPER_B
 from engine.protocols import registry
-from engine.protocols.registry import BUILT_IN_NAMES as METHODS
 
 
 # the built-ins that name their colour in their description (``Method.colour``): the papers'

@@ -83,7 +83,7 @@ def test_the_papers_name_lists_come_from_the_descriptions():
     assert names.PAPER_A == ("none", "open", "instructed", "iterative", "progressive")
     assert names.PAPER_B == ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
     assert registry.paper_a_methods() == names.PAPER_A and registry.paper_b_methods() == names.PAPER_B
-    assert registry.BUILT_IN_NAMES[:11] == names.PAPER_A + names.PAPER_B
+    assert names.METHODS[:11] == names.PAPER_A + names.PAPER_B
     # paper B's traits (sections 3.1 and 6), whatever else is registered
     assert {"homo_mad", "hetero_mad", "creative_mad"} <= set(registry.debate_methods())
     assert not {"direct", "self_refine", "voting"} & set(registry.debate_methods())
