@@ -117,6 +117,9 @@ with st.container(border=True):
     judge = c8.selectbox("Judge", pilot_settings.JUDGES, key="pilot_judge", disabled=busy,
                          format_func=pilot_settings.JUDGE_LABELS.get,
                          help="Rates each final idea's novelty and usefulness (slower).")
+    method_options = {name: st.text_input(f"{name} ({method}'s own option)", value=default, disabled=busy,
+                                           key=f"pilot_own_{method}_{name}")
+                      for name, default in pilot_settings.own_options(method).items()}
     fidelity = None
     if pilot_settings.takes_fidelity(method):
         fidelity = st.radio("Fidelity", list(pilot_settings.FIDELITY_LABELS), key="pilot_fidelity",
@@ -124,9 +127,6 @@ with st.container(border=True):
                             help="Paper A's structures as the authors' released code ran them (the paper "
                                  "release's conversations were made so: a diagnosis against it compares "
                                  "like with like) or as the paper's text describes them (docs/fidelity.md).")
-    method_options = {name: st.text_input(f"{name} ({method}'s own option)", value=default, disabled=busy,
-                                           key=f"pilot_own_{method}_{name}")
-                      for name, default in pilot_settings.own_options(method).items()}
     b1, b2, _ = st.columns([1, 1, 4])
     start = b1.button("Run pilot", key="pilot_run", type="primary", disabled=busy)
     cancel = b2.button("Cancel", key="pilot_cancel", disabled=not busy,
