@@ -190,3 +190,49 @@ def hue_gap(colour_a: str, colour_b: str) -> float:
 
 def same_hue_family(colour_a: str, colour_b: str) -> bool:
     return hue_gap(colour_a, colour_b) < HUE_FAMILY
+
+
+# ------------------------------------------------------------------------------ many at once
+def labs_of_rgb(rows: np.ndarray, deficiency: str | None = None) -> np.ndarray:
+    """``lab_of_rgb`` of each row of an (n, 3) array of sRGB in 0–1, as seen in normal vision
+    or with ``deficiency`` (``simulated_rgb``): an (n, 3) array."""
+    rows = np.asarray(rows, dtype=float)
+    if deficiency is not None:
+        rows = from_linear(to_linear(rows) @ MACHADO[deficiency].T)
+    xyz = to_linear(rows) @ SRGB_TO_XYZ.T / WHITE_D65
+    epsilon, kappa = (6 / 29) ** 3, (29 / 6) ** 2 / 3
+    f = np.where(xyz > epsilon, np.cbrt(xyz), kappa * xyz + 4 / 29)
+    return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1)
+
+
+def ciede2000_many(lab1, labs: np.ndarray) -> np.ndarray:
+    """``ciede2000`` between one L*a*b* colour and each row of ``labs`` (the same equations of
+    Sharma, Wu & Dalal 2005, on arrays): an array of ΔE00."""
+    l1, a1, b1 = (float(v) for v in lab1)
+    labs = np.asarray(labs, dtype=float)
+    l2, a2, b2 = labs[:, 0], labs[:, 1], labs[:, 2]
+    c_mean = (math.hypot(a1, b1) + np.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - np.sqrt(c_mean ** 7 / (c_mean ** 7 + 25.0 ** 7)))
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = np.hypot(a1p, b1), np.hypot(a2p, b2)
+    h1p = np.where(c1p > 0, np.degrees(np.arctan2(b1, a1p)) % 360, 0.0)
+    h2p = np.where(c2p > 0, np.degrees(np.arctan2(b2, a2p)) % 360, 0.0)
+    both = c1p * c2p != 0
+    dh_angle = h2p - h1p
+    dh_angle = np.where(dh_angle > 180, dh_angle - 360, np.where(dh_angle < -180, dh_angle + 360, dh_angle))
+    dh_angle = np.where(both, dh_angle, 0.0)
+    dh = 2 * np.sqrt(c1p * c2p) * np.sin(np.radians(dh_angle / 2))
+    dl, dc = l2 - l1, c2p - c1p
+    l_mean, cp_mean = (l1 + l2) / 2, (c1p + c2p) / 2
+    h_mean = np.where(~both, h1p + h2p,
+                      np.where(np.abs(h1p - h2p) <= 180, (h1p + h2p) / 2,
+                               np.where(h1p + h2p < 360, (h1p + h2p + 360) / 2, (h1p + h2p - 360) / 2)))
+    t = (1 - 0.17 * np.cos(np.radians(h_mean - 30)) + 0.24 * np.cos(np.radians(2 * h_mean))
+         + 0.32 * np.cos(np.radians(3 * h_mean + 6)) - 0.20 * np.cos(np.radians(4 * h_mean - 63)))
+    d_theta = 30 * np.exp(-(((h_mean - 275) / 25) ** 2))
+    r_c = 2 * np.sqrt(cp_mean ** 7 / (cp_mean ** 7 + 25.0 ** 7))
+    s_l = 1 + 0.015 * (l_mean - 50) ** 2 / np.sqrt(20 + (l_mean - 50) ** 2)
+    s_c = 1 + 0.045 * cp_mean
+    s_h = 1 + 0.015 * cp_mean * t
+    r_t = -np.sin(np.radians(2 * d_theta)) * r_c
+    return np.sqrt((dl / s_l) ** 2 + (dc / s_c) ** 2 + (dh / s_h) ** 2 + r_t * (dc / s_c) * (dh / s_h))

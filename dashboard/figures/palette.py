@@ -5,10 +5,17 @@ deficiencies: Okabe & Ito's eight ("Color Universal Design", 2008) and Paul Tol'
 set (Tol, "Colour schemes", SRON technical note, 2021). Known levels get a fixed colour:
 
 * source: LLM blue, human wine (the two groups of paper A, Figure 3a);
-* method / discussion: the eleven protocols of the two papers and the steered discussion,
-  twelve distinct colours, each named by the method's own description (``Method.colour``,
-  ``engine.protocols.registry``); a plugin's method that names no colour (or an unknown one)
-  gets one of the colours no built-in method uses, chosen from its name by a fixed hash;
+* method / discussion: every registered method has one (``method_colours``). The eleven
+  protocols of the two papers and the steered discussion name theirs in their descriptions
+  (``Method.colour``, ``engine.protocols.registry``): twelve distinct colours. A method that
+  names none (or an unknown name), a new built-in's or a plugin's, is given one by a rule
+  that never runs out: in the registry's order, the colour of ``CANDIDATES`` (every sRGB
+  colour of a 16-step grid not lighter than ``LIGHTEST``) farthest from the methods' colours
+  so far and the missing grey, by the thresholds below (the largest smallest ratio of ΔE00 to
+  its threshold, normal vision and the three simulated deficiencies; the first on a tie).
+  While a candidate keeps every threshold against all of them, the new colour does; past
+  that (a few dozen methods) it is the least close, and a chart showing two close method
+  colours moves one (``style.chart_colours``) or shares a colour with its own symbol;
 * task: the six tasks of paper A (``engine.tasks``).
 
 Any other level (a model name, a persona, a team size...) gets a colour from its name
@@ -26,13 +33,18 @@ keep the thresholds.
 
 from __future__ import annotations
 
+import itertools
 import re
 import zlib
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Iterator
 
-from engine.protocols.registry import BUILT_IN_METHODS, MethodChoices, is_method
-from engine.protocols.registry import method as described
+import numpy as np
+
+from dashboard.figures import colour_difference
+from engine.protocols import registry as method_registry
+from engine.protocols.registry import is_method
 
 OKABE_ITO = {"blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "purple": "#CC79A7",
              "sky": "#56B4E9", "vermillion": "#D55E00", "yellow": "#F0E442"}
@@ -60,33 +72,87 @@ def named(key: str | None) -> str | None:
     return key if HEX.match(key) else NAMED.get(key.lower())
 
 
+# The colours a method naming none may be given: a 16-step sRGB grid (00, 11, ... FF per
+# channel), without those lighter than LIGHTEST (L*), hard to see on the white page
+# (Okabe–Ito's yellow, L* 88, is left out of SEQUENCE for it).
+GRID_STEPS = 16
+LIGHTEST = 85.0
+VISIONS = (None, *colour_difference.DEFICIENCIES)
+
+
+@lru_cache(maxsize=1)
+def _candidates() -> tuple[tuple[str, ...], dict]:
+    """The candidate colours and their L*a*b* in normal vision and each deficiency."""
+    steps = np.linspace(0.0, 1.0, GRID_STEPS)
+    rows = np.array(list(itertools.product(steps, repeat=3)))
+    rows = rows[colour_difference.labs_of_rgb(rows)[:, 0] <= LIGHTEST]
+    hexes = tuple(colour_difference.hex_of(row) for row in rows)
+    return hexes, {vision: colour_difference.labs_of_rgb(rows, vision) for vision in VISIONS}
+
+
+def _closeness(colour: str, labs: dict) -> np.ndarray:
+    """Each candidate's distance from ``colour`` as a share of the thresholds: the smallest of
+    ΔE00 / ``THRESHOLD`` (normal vision) and ΔE00 / ``CVD_THRESHOLD`` (each deficiency); 1 or
+    more: apart (``colour_difference.apart``)."""
+    rgb = colour_difference.rgb(colour)[None, :]
+    shares = []
+    for vision, candidates in labs.items():
+        own = colour_difference.labs_of_rgb(rgb, vision)[0]
+        limit = colour_difference.THRESHOLD if vision is None else colour_difference.CVD_THRESHOLD
+        shares.append(colour_difference.ciede2000_many(own, candidates) / limit)
+    return np.min(shares, axis=0)
+
+
+def generated_colours(taken, count: int) -> tuple[str, ...]:
+    """``count`` colours, one after the other, each the candidate farthest from ``taken`` and
+    the ones generated before it (greedy max–min over the thresholds; never runs out)."""
+    hexes, labs = _candidates()
+    share = np.full(len(hexes), np.inf)
+    for colour in taken:
+        share = np.minimum(share, _closeness(colour, labs))
+    out = []
+    for _ in range(count):
+        chosen = hexes[int(np.argmax(share))]
+        out.append(chosen)
+        share = np.minimum(share, _closeness(chosen, labs))
+    return tuple(out)
+
+
+@lru_cache(maxsize=8)
+def _assigned(methods: tuple[tuple[str, str | None], ...]) -> dict[str, str]:
+    own = {name: named(colour) for name, colour in methods}
+    taken = [MISSING, *(c for c in own.values() if c is not None)]
+    without = [name for name, colour in own.items() if colour is None]
+    return {**own, **dict(zip(without, generated_colours(taken, len(without))))}
+
+
+def method_colours() -> dict[str, str]:
+    """``{method: colour}`` of every registered method (plugins' included): the colour its
+    description names, else one generated (module docstring), the same while the registry
+    holds the same methods."""
+    return _assigned(tuple((m.name, m.colour) for m in method_registry.METHODS_REGISTRY.values()))
+
+
 class MethodColours(Mapping):
-    """``{method: colour}`` of the registered methods that name a colour (plugins' included),
-    read from their descriptions when asked."""
+    """``{method: colour}`` of the registered methods (``method_colours``), read when asked."""
 
     def __getitem__(self, name: str) -> str:
-        found = named(described(name).colour) if is_method(name) else None
-        if found is None:
+        if not is_method(name):
             raise KeyError(name)
-        return found
+        return method_colours()[name]
 
     def __iter__(self) -> Iterator[str]:
-        return (name for name in MethodChoices() if name in self)
+        return iter(method_colours())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(method_colours())
 
     def __contains__(self, name: object) -> bool:
-        return is_method(name) and named(described(name).colour) is not None
+        return is_method(name)
 
 
 SOURCE = {"llm": OKABE_ITO["blue"], "human": TOL_MUTED["wine"]}
 METHOD = MethodColours()
-# A method that names no colour: one of the palettes' colours no built-in method uses.
-_TAKEN = {named(m.colour) for m in BUILT_IN_METHODS}
-# (Tol's rose, teal and cyan: a chart moves one away from a built-in method's colour it is too
-# close to, ``style.series_styles``)
-METHOD_FALLBACK = tuple(dict.fromkeys(c for c in (*SEQUENCE, *TOL_MUTED.values()) if c not in _TAKEN))
 TASK = {"plastic_waste": OKABE_ITO["blue"], "supply_chain": OKABE_ITO["orange"],
         "sorry_pandemic": OKABE_ITO["green"], "education_inequality": OKABE_ITO["purple"],
         "employee_attrition": OKABE_ITO["vermillion"], "singing_shower": TOL_MUTED["indigo"]}
@@ -110,8 +176,6 @@ def colour(value, kind: str | None = None) -> str:
             return table[text]
         if text.lower() in table:
             return table[text.lower()]
-    if any(table is METHOD for table in tables) and is_method(text):  # a method without a colour
-        return _hashed(text, METHOD_FALLBACK)
     return _hashed(text, SEQUENCE)
 
 

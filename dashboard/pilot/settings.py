@@ -6,11 +6,14 @@ ranges follow the protocols' own limits (``engine.protocols.config``) narrowed t
 pilot needs: paper A's team structures need 2+ agents (the paper uses 3), paper B's debates
 2+ (the paper uses 5), Self-Refine and Direct one agent. Which method is single-agent or runs
 for turns rather than rounds comes from its description (``engine.protocols.registry``), so a
-plugin's method is a choice here as well.
+plugin's method is a choice here as well, with its own options (``own_options``: the fields its
+options model adds, ``engine.protocols.config.options_model``), typed as text and checked by
+that model like every other option.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.errors import InputError
@@ -103,7 +106,34 @@ def protocol_options(settings: dict[str, Any]) -> dict[str, Any]:
         options["turn_limit"] = int(settings["turn_limit"])
     if takes_fidelity(settings["method"]):
         options["fidelity"] = settings.get("fidelity") or FIDELITY_DEFAULT
+    options.update(read_own_options(settings.get("method_options") or {}))
     return options
+
+
+def own_options(method: str) -> dict[str, str]:
+    """``{option: default as text}`` of the method's own options (none for a method with
+    only the shared ones; "" for one without a default), for the form's text fields."""
+    if not is_method(method):
+        return {}
+    from engine.protocols.config import options_model
+
+    model = options_model(method)
+    fields = {name: model.model_fields[name] for name in model.own_options()}
+    return {name: "" if field.is_required() else field.default if isinstance(field.default, str)
+            else json.dumps(field.default) for name, field in fields.items()}
+
+
+def read_own_options(texts: dict[str, str]) -> dict[str, Any]:
+    """The form's texts of own options as values: JSON (``3``, ``0.5``, ``true``), else the
+    text itself; an empty field is left to the method's default."""
+    values = {}
+    for name, text in texts.items():
+        if str(text).strip():
+            try:
+                values[name] = json.loads(text)
+            except ValueError:
+                values[name] = text
+    return values
 
 
 def takes_fidelity(method: str) -> bool:

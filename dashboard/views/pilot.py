@@ -113,6 +113,9 @@ with st.container(border=True):
     judge = c8.selectbox("Judge", pilot_settings.JUDGES, key="pilot_judge", disabled=busy,
                          format_func=pilot_settings.JUDGE_LABELS.get,
                          help="Rates each final idea's novelty and usefulness (slower).")
+    method_options = {name: st.text_input(f"{name} ({method}'s own option)", value=default, disabled=busy,
+                                           key=f"pilot_own_{method}_{name}")
+                      for name, default in pilot_settings.own_options(method).items()}
     fidelity = None
     if pilot_settings.takes_fidelity(method):
         fidelity = st.radio("Fidelity", list(pilot_settings.FIDELITY_LABELS), key="pilot_fidelity",
@@ -133,7 +136,7 @@ if start:
                 "base_url": values.get("base_url", "").strip() or None, "method": method, "task": task,
                 "agents": agents, "rounds": rounds, "turn_limit": turn_limit,
                 "replicates": replicates, "max_tokens": max_tokens, "temperature": temperature,
-                "judge": judge, "fidelity": fidelity}
+                "judge": judge, "fidelity": fidelity, "method_options": method_options}
     problems = pilot_settings.check_settings(settings)
     if problems:
         st.error("Not started. " + " · ".join(problems))

@@ -26,7 +26,7 @@ SINGLE_RUN_OPTIONS = ("method", "task", "task_text", "task_id", "tasks_file", "m
                       "judge_model", "judge_base_url", "judge_mode", "judge_samples",
                       "judge_batch_size", "judge_models", "peers", "consensus", "consensus_retries",
                       "consensus_temperature", "models", "steer", "fidelity", "reply_attempts", "candidates",
-                      "judge_paraphrase", "judge_order", "provider", "judge_provider")
+                      "judge_paraphrase", "judge_order", "provider", "judge_provider", "option")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 MAX_SEED = 2 ** 63 - 1  # engine.runs.grid.MAX_SEED (not imported: the grid module is heavy for --help)
 MAX_CONCURRENCY = 1024
@@ -126,6 +126,10 @@ def register(subparsers) -> None:
     steer.add_argument("--steer", action="append", metavar="TARGET=VALUE",
                        help="a moderator target, e.g. coherence_max=0.8 or spread_min=0.1 "
                             "(repeatable; see engine.protocols.steered.DEFAULT_TARGETS)")
+    own = p.add_argument_group("a method's own options (its options model: engine.protocols.config)")
+    own.add_argument("--option", action="append", metavar="NAME=VALUE",
+                     help="an option of the method's own, e.g. a plugin method's flip_at=3 (repeatable); "
+                          "the value is read as JSON (3, 0.5, true, \"text\") or else as text")
     model.add_argument("--embed-base-url", metavar="URL", type=server_url,
                        help="peer selection by distance (Creative-MAD): embed through this "
                             "OpenAI-compatible embeddings server (default: the in-process MiniLM)")
@@ -191,6 +195,10 @@ def grid_from_args(args: argparse.Namespace) -> dict:
         condition["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
     if args.steer:
         condition["steering"] = parse_steer(args.steer)
+    for name, value in parse_options(args.option).items():
+        if name in condition or name in ("method", "replicates", "tasks"):
+            raise InputError(f"--option {name}: set by its own flag (--{name.replace('_', '-')})", field="option")
+        condition[name] = value
     from engine.llm.replicas import split_urls
 
     urls = split_urls(args.base_url)
@@ -251,6 +259,24 @@ def parse_map(items: list[str] | None) -> dict[str, str]:
             raise InputError(f"--map {item!r}: expected FIELD=NAME, e.g. id=uid", field="map")
         mapping[field.strip()] = name.strip()
     return mapping
+
+
+def parse_options(items: list[str] | None) -> dict[str, object]:
+    """``["flip_at=3", ...]`` -> ``{"flip_at": 3}`` (a value read as JSON, else kept as text);
+    the method's options model checks them. A malformed item is an InputError."""
+    options: dict[str, object] = {}
+    for item in items or ():
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise InputError(f"--option {item!r}: expected NAME=VALUE, e.g. flip_at=3", field="option")
+        try:
+            options[name] = json.loads(text)
+        except ValueError:
+            options[name] = text
+    return options
+
+
 def parse_steer(items: list[str]) -> dict[str, float]:
     """``["coherence_max=0.8", ...]`` -> ``{"coherence_max": 0.8}``; a malformed item is an InputError."""
     targets = {}

@@ -29,11 +29,24 @@ design) and its traits come from the method's one description (``engine.protocol
 Method``, looked up in ``engine.protocols.registry``, plugins' methods included): ``method``
 is checked against the registry, and an option only some methods take (fidelity,
 reply_attempts, pool, lenses, peers, candidates, steering) is refused for the others.
+
+``ProtocolConfig`` holds the options every method shares. A method with options of its own
+names a subclass of it in its description (``Method.options_model``), e.g.::
+
+    class ReverseOptions(ProtocolConfig):
+        flip_at: int = Field(2, ge=1, le=50)  # the turn after which the order reverses
+
+``make_config`` validates a method's options with its model (``options_model``), so such an
+option is checked (a bad value is an ``InputError`` naming it), recorded in the session's
+meta and in its id (``hash_payload``), and accepted by a grid's conditions, the CLI's
+``--option NAME=VALUE`` and the Pilot page; any other method refuses it as unknown.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
@@ -129,11 +142,20 @@ class ProtocolConfig(BaseModel):
             raise ValueError(f"unknown method {value!r}; choose one of: {', '.join(method_names())}")
         return value
 
+    @classmethod
+    def own_options(cls) -> tuple[str, ...]:
+        """The options a method's own model adds to the shared ones (none for the shared model)."""
+        return tuple(name for name in cls.model_fields if name not in ProtocolConfig.model_fields)
+
     @model_validator(mode="after")
     def _consistent(self) -> "ProtocolConfig":
         """The method's defaults filled in, and the options it does not take refused
         (``engine.protocols.method.Method``: its traits, ``options`` and defaults)."""
         name, described = self.method, registry.method(self.method)
+        model = options_model(name)
+        if type(self) is not model:
+            raise ValueError(f"method: {name}'s options are a {model.__name__}, not a {type(self).__name__} "
+                             f"(make them with make_config)")
         takes = described.takes
         if self.agents is None:
             object.__setattr__(self, "agents", described.team)
@@ -202,10 +224,16 @@ class ProtocolConfig(BaseModel):
         return data
 
     @property
-    def paper(self) -> str:
-        """How a session is recorded: "A" for the turn-limited methods (paper A's structures and
-        the steered discussion built on its open one), "B" for the debate-round ones."""
-        return "A" if registry.method(self.method).turn_limited else "B"
+    def paper(self) -> str | None:
+        """The paper that defines the method: "A", "B", or None for one beyond the papers."""
+        return registry.method(self.method).paper
+
+    @property
+    def turn_limited(self) -> bool:
+        """How a session is run and recorded: True for the turn-limited methods (paper A's
+        structures, the steered discussion built on its open one) with paper A's team factors
+        (persona, speaking order); False for the debate-round ones, recorded as paper B's."""
+        return registry.method(self.method).turn_limited
 
     @property
     def attempts(self) -> int:
@@ -220,13 +248,13 @@ class ProtocolConfig(BaseModel):
         """The options recorded in Conversation.meta (only those that apply to the method)."""
         data = self.model_dump()
         common = ("agents", "temperature", "max_tokens")
-        keep = {
-            "A": common + ("persona", "order", "turn_limit", "min_rounds", "pool", "generation",
-                           "initial_generation", "ideas_per_agent", "idea_words", "convergence",
-                           "refine_top", "fidelity"),
-            "B": common + ("rounds", "k", "idea_words"),
-        }[self.paper]
-        meta = {key: data[key] for key in keep}
+        if self.turn_limited:
+            keep = common + ("persona", "order", "turn_limit", "min_rounds", "pool", "generation",
+                             "initial_generation", "ideas_per_agent", "idea_words", "convergence",
+                             "refine_top", "fidelity")
+        else:
+            keep = common + ("rounds", "k", "idea_words")
+        meta = {key: data[key] for key in (*keep, *self.own_options())}
         described = registry.method(self.method)
         takes = described.takes
         if not takes("fidelity"):
@@ -249,14 +277,40 @@ class ProtocolConfig(BaseModel):
         return meta
 
 
+def options_model(method: str) -> type[ProtocolConfig]:
+    """The model of a method's options: its description's ``options_model`` (a "module:Class"
+    imported here, on first use), or the shared ``ProtocolConfig``."""
+    return _model(registry.method(method).options_model, method)
+
+
+@lru_cache(maxsize=None)
+def _model(named: "str | type | None", method: str) -> type[ProtocolConfig]:
+    if named is None:
+        return ProtocolConfig
+    model = named
+    if isinstance(named, str):
+        module, _, attribute = named.partition(":")
+        try:
+            model = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError) as error:
+            raise InputError(f"method {method!r}: its options model {named!r} cannot be loaded ({error})",
+                             field="method") from None
+    if not (isinstance(model, type) and issubclass(model, ProtocolConfig)):
+        raise InputError(f"method {method!r}: its options model must be a ProtocolConfig subclass, "
+                         f"got {named!r}", field="method")
+    return model
+
+
 def make_config(method: str, **options: Any) -> ProtocolConfig:
-    """Validate options into a ProtocolConfig; a bad value or unknown option is an InputError."""
+    """Validate options into the method's options model (``options_model``: a ProtocolConfig,
+    or its subclass with the method's own options); a bad value or unknown option is an
+    InputError naming it."""
     if not is_method(method):
         raise InputError(f"unknown method {method!r}; choose one of: {', '.join(method_names())}",
                          field="method")
     options = {k: v for k, v in options.items() if v is not None}
     try:
-        return ProtocolConfig(method=method, **options)
+        return options_model(method)(method=method, **options)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or None

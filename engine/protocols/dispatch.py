@@ -38,7 +38,7 @@ async def run_session(backend: Backend, task: Task | str, config: ProtocolConfig
     session = Session(backend, task, config, conversation_id=conversation_id, seed=seed,
                       replicate=replicate, on_turn=on_turn, embedder=embedder,
                       agent_backends=agent_backends)
-    team_factors = config.paper == "A"  # persona and speaking order are paper A's factors
+    team_factors = config.turn_limited  # persona and speaking order are paper A's factors
     conversation = Conversation(
         conversation_id=conversation_id, source="llm", task=task.id, model=session_model(config, backend),
         protocol=config.method, persona=config.persona if team_factors else described.persona,

@@ -1,12 +1,13 @@
 """What describes one discussion method: the ``Method`` value (and the consensus step's calls).
 
-A method is described once, in one ``Method``: its paper, its display label, figure code and
-colour, where the papers define it, its traits (single agent, turn-limited, debate, consensus
-step), which options of ``engine.protocols.config.ProtocolConfig`` apply to it, its defaults
-(team size, initial generation phase, a debate's own lens and peer design), how many chat
-calls a session makes, and how it is run. Config validation, ``expected_calls``, the
-session runner, the CLI's choices, the pilot's settings and the figures' codes and colours
-all read it (through ``engine.protocols.registry``).
+A method is described once, in one ``Method``: the paper that defines it, its display label,
+figure code and colour, where the papers define it, its traits (single agent, turn-limited,
+debate, consensus step), which shared options of ``engine.protocols.config.ProtocolConfig``
+apply to it and the model of its own options, its defaults (team size, initial generation
+phase, a debate's own lens and peer design), how many chat calls a session makes, and how it
+is run. Config validation, ``expected_calls``, the session runner, the CLI's choices, the
+pilot's settings and the figures' codes and colours all read it (through
+``engine.protocols.registry``).
 
 The layout:
 
@@ -21,7 +22,11 @@ The layout:
 A plugin's method is a ``Method`` whose ``run`` is the async function itself::
 
     MY_METHOD = Method(name="mine", run=my_run, calls=lambda config, with_retries: config.agents,
-                       label="My method", team=3, options={"agents", "temperature", "max_tokens"})
+                       label="My method", team=3, options={"agents", "temperature", "max_tokens"},
+                       options_model="my_package.methods:MyOptions")
+
+where ``MyOptions`` (optional) is a ``ProtocolConfig`` subclass adding the method's own options
+(``flip_at: int = 2``); they are validated, recorded in each session's meta and in its id.
 
 declared in the plugin's ``pyproject.toml`` as ``[project.entry-points."creativity_lab.methods"]
 mine = "my_package.methods:MY_METHOD"``; it is then a choice of ``python -m engine run
@@ -43,7 +48,7 @@ Run = Callable[[Any], Awaitable["str | None"]]
 # Chat calls of one session: ``calls(config, with_retries)`` (see ``engine.protocols.registry.expected_calls``).
 Calls = Callable[[Any, bool], int]
 
-PAPERS = ("A", "B", None)  # None: beyond the papers (this project's own, or a plugin's)
+PAPERS = ("A", "B", None)  # the paper that defines a method; None: this project's own, or a plugin's
 PEER_STRATEGIES = ("all", "distant", "closest", "random")
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # a session id starts with it: method-task-...
 
@@ -66,17 +71,28 @@ class Method:
     * ``consensus``: always ends with a consensus step (paper B, section 3.1);
     * ``hand_raising``: takes ``order="raise"``.
 
-    ``options``: the ``ProtocolConfig`` options that mean something to the method. Options
-    only some methods take (fidelity, reply_attempts, pool, lenses, peers, candidates,
+    ``paper``: the paper that defines the method ("A", "B"), None for one beyond the papers.
+
+    ``options``: the shared ``ProtocolConfig`` options that mean something to the method.
+    Options only some methods take (fidelity, reply_attempts, pool, lenses, peers, candidates,
     steering) are refused when set for a method that does not list them; shared ones
     (temperature, turn_limit...) are accepted and ignored where they do not apply, so one
-    grid's defaults serve every condition. Defaults: ``team`` agents, the
+    grid's defaults serve every condition. ``options_model``: the method's own options, a
+    ``ProtocolConfig`` subclass adding fields (``"module:Class"``, imported when a config is
+    made, or the class); None: the shared options only. Defaults: ``team`` agents, the
     ``initial_generation`` phase on or off (``needs_initial_generation``: it cannot be
     turned off). ``persona``: what a session of a method without the persona option records
     as its persona.
     Display: ``label`` (words), ``code`` (figures' short code), ``colour`` (a colour name of
-    ``dashboard.figures.palette.NAMED`` such as ``"forest"``, or ``"#RRGGBB"``; None: a
-    fallback colour from the name), ``citation`` (where the method is defined).
+    ``dashboard.figures.palette.NAMED`` such as ``"forest"``, or ``"#RRGGBB"``; None: one the
+    palette generates, apart from the other methods' colours), ``citation`` (where the method
+    is defined).
+
+    Checked facts (``tests/engine/protocols/test_method_registry.py`` requires them of every
+    built-in): ``small_options``, the options of a quick session on the local model (the slow
+    tier runs one of each method with them); ``worked_calls``, sessions' options with their
+    chat calls worked out by hand from the method's definition, ``(options, calls,
+    calls_with_retries)``, which ``calls`` must give.
     """
 
     name: str
@@ -99,6 +115,9 @@ class Method:
     peers: str = "all"
     persona: str = "none"
     options: frozenset[str] = field(default_factory=frozenset)
+    options_model: "str | type | None" = None
+    small_options: dict[str, Any] = field(default_factory=dict, hash=False)
+    worked_calls: tuple[tuple[dict[str, Any], int, int], ...] = field(default=(), hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", frozenset(_names(self.options)))
@@ -123,6 +142,9 @@ class Method:
             return f"peers must be one of {PEER_STRATEGIES}, got {self.peers!r}"
         if self.needs_initial_generation and not self.initial_generation:
             return "a method built on the initial generation phase has it on by default"
+        if self.options_model is not None and not isinstance(self.options_model, type) and not (
+                isinstance(self.options_model, str) and ":" in self.options_model):
+            return "options_model must be a ProtocolConfig subclass, or 'module:Class'"
         return None
 
     @property
@@ -138,6 +160,7 @@ class Method:
         return getattr(importlib.import_module(module), attribute)
 
     def takes(self, option: str) -> bool:
+        """A shared option listed in ``options`` (the method's own options it always takes)."""
         return option in self.options
 
 

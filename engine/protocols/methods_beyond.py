@@ -23,6 +23,8 @@ STEERED = Method(
     label="steered discussion", code="STEER", colour="sand",
     citation="Beyond the papers: paper A's open discussion (A.1.2) steered by its Table 23 "
              "trajectory features, with paper B's lenses (section 5)",
-    turn_limited=True, initial_generation=False, options=TEAM_OPTIONS | {"turn_limit", "steering"})
+    turn_limited=True, initial_generation=False, options=TEAM_OPTIONS | {"turn_limit", "steering"},
+    small_options=dict(agents=2, turn_limit=3),
+    worked_calls=(({"agents": 3, "turn_limit": 8}, 9, 9),))  # 8 turns + 1 synthesis
 
 METHODS = (STEERED,)

@@ -138,3 +138,24 @@ def test_delta_e_is_symmetric_and_zero_on_itself():
         assert cd.delta_e("#332288", "#DDCC77", deficiency) == pytest.approx(
             cd.delta_e("#DDCC77", "#332288", deficiency), abs=1e-9)
     assert math.isfinite(cd.delta_e("#000000", "#FFFFFF"))
+
+
+def test_ciede2000_many_matches_the_34_published_pairs():
+    """The array form (the palette's generated method colours use it) on Sharma et al.'s data."""
+    import numpy as np
+
+    for *labs, expected in SHARMA_2005:
+        assert cd.ciede2000_many(labs[:3], np.array([labs[3:]]))[0] == pytest.approx(expected, abs=1e-4)
+
+
+def test_labs_of_rgb_is_lab_of_each_row_in_every_vision():
+    import numpy as np
+
+    rows = np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.2, 0.6, 0.9]])
+    for vision in (None, *cd.DEFICIENCIES):
+        many = cd.labs_of_rgb(rows, vision)
+        for row, got in zip(rows, many):
+            seen = row if vision is None else cd.simulated_rgb(row, vision)
+            assert got == pytest.approx(cd.lab_of_rgb(seen), abs=1e-9)
+    # white is L* 100, a* = b* = 0 (D65)
+    assert cd.labs_of_rgb(rows[:1])[0] == pytest.approx([100.0, 0.0, 0.0], abs=1e-3)

@@ -7,17 +7,25 @@ import pandas as pd
 
 from dashboard.figures import charts, palette
 from engine.names import METHODS, PAPER_A, PAPER_B
+from engine.protocols import registry
 
 
-def test_eleven_methods_get_eleven_distinct_colours():
-    papers = PAPER_A + PAPER_B
-    assert len(papers) == 11
-    assert len({palette.colour(m, "method").lower() for m in papers}) == 11
-    assert len({palette.colour(m, "method").lower() for m in METHODS}) == len(METHODS)  # steered too
+# the built-ins that name their colour in their description (``Method.colour``): the papers'
+# eleven and the steered discussion, Okabe–Ito's and Tol's colours
+NAMING = [m.name for m in registry.BUILT_IN_METHODS if m.colour]
+
+
+def test_every_method_gets_a_distinct_colour_and_the_named_ones_keep_theirs():
+    assert set(PAPER_A + PAPER_B) <= set(NAMING)
+    assert len({palette.colour(m, "method").lower() for m in METHODS}) == len(METHODS)
+    for described in registry.BUILT_IN_METHODS:
+        if described.colour:
+            assert palette.colour(described.name, "method") == palette.NAMED[described.colour]
+    assert palette.colour("open", "method") == "#0072B2"  # Okabe–Ito's blue, as before
 
 
 def test_method_colours_stay_apart_in_normal_vision():
-    rgb = [np.array([int(palette.colour(m, "method")[i:i + 2], 16) / 255 for i in (1, 3, 5)]) for m in METHODS]
+    rgb = [np.array([int(palette.colour(m, "method")[i:i + 2], 16) / 255 for i in (1, 3, 5)]) for m in NAMING]
     closest = min(np.linalg.norm(a - b) for i, a in enumerate(rgb) for b in rgb[i + 1:])
     assert closest > 0.15
 
@@ -54,7 +62,7 @@ def _deuteranope(hex_colour: str) -> np.ndarray:
 
 def test_method_colours_stay_apart_for_a_deuteranope():
     """No two method colours collapse under simulated deuteranopia (distance in sRGB units)."""
-    seen = [_deuteranope(palette.colour(m, "method")) for m in METHODS]
+    seen = [_deuteranope(palette.colour(m, "method")) for m in NAMING]
     closest = min(np.linalg.norm(a - b) for i, a in enumerate(seen) for b in seen[i + 1:])
     assert closest > 0.15
 
@@ -121,3 +129,49 @@ def test_compared_datasets_never_share_a_hue_family():
             assert _apart(colours) == []
     assert style.chart_colours(["llm", "human"], "source") == {"llm": palette.SOURCE["llm"],
                                                                "human": palette.SOURCE["human"]}
+
+
+# ------------------------------------------------------------------ colours that never run out
+def _register_methods(monkeypatch, count: int) -> list[str]:
+    """The built-ins and ``count`` methods naming no colour, as plugins would add them."""
+    from engine.protocols.method import Method
+    from engine.registry import GROUPS, Registry, Source
+
+    fresh = Registry("method", GROUPS["methods"], accepts=Method)
+    for described in registry.BUILT_IN_METHODS:
+        fresh.register(described)
+    added = [f"extra_{i}" for i in range(count)]
+    for name in added:
+        fresh.register(Method(name=name, run=lambda session: None, calls=lambda c, r: 1),
+                       source=Source(plugin="many"))
+    monkeypatch.setattr(registry, "METHODS_REGISTRY", fresh)
+    return added
+
+
+def test_a_new_method_gets_a_colour_apart_from_the_built_ins(monkeypatch):
+    """With the twelve built-ins of today, the thirteenth method."""
+    [extra] = _register_methods(monkeypatch, 1)
+    colour = palette.colour(extra, "method")
+    assert palette.HEX.match(colour) and palette.has_fixed_colour(extra, "method")
+    assert _apart([colour, *(palette.colour(m, "method") for m in METHODS), palette.MISSING]) == []
+    assert colour_difference.lab(colour)[0] <= palette.LIGHTEST  # not too light on the white page
+    looks = style.series_styles([*METHODS, extra], "method")
+    assert len({s.colour for s in looks.values()}) == len(METHODS) + 1
+    assert _apart([s.colour for s in looks.values()]) == []
+    assert all(looks[m].colour == palette.colour(m, "method") for m in METHODS)  # theirs, unmoved
+
+
+def test_forty_more_methods_each_get_a_colour_and_every_chart_keeps_the_rules(monkeypatch):
+    first = palette.colour(_register_methods(monkeypatch, 1)[0], "method")
+    added = _register_methods(monkeypatch, 40)
+    own = {m: palette.colour(m, "method") for m in (*METHODS, *added)}
+    assert len(set(own.values())) == len(METHODS) + 40 and all(palette.HEX.match(c) for c in own.values())
+    assert own["extra_0"] == first  # a method's colour does not depend on those registered after it
+    assert all(own[m] == palette.colour(m, "method") for m in METHODS)  # the built-ins keep theirs
+    # while the colour space allows, each new colour keeps the thresholds against all before it:
+    # on the 16-step grid, 25 more after the twelve named ones
+    assert _apart([palette.MISSING, *own.values()][:1 + len(NAMING) + 25]) == []
+    for levels in ([*METHODS, *added], added[:12], [*added[::-1]][:20]):
+        looks = style.series_styles(levels, "method")
+        assert _apart([s.colour for s in looks.values()]) == []
+        assert len({(s.colour, s.symbol) for s in looks.values()}) == len(levels)  # shared: own symbol

@@ -127,6 +127,30 @@ def test_a_grid_runs_the_plugins_method_through_the_plugins_backend(plugin_site,
     assert plugins["backends"]["canned"]["plugin"] == PLUGIN_NAME
 
 
+def test_the_plugins_method_takes_an_option_of_its_own(plugin_site, tmp_path):
+    """``passes`` (round_robin_once's own options model, ``lab_plugin_example.options``):
+    checked, counted, recorded in each session's meta and in its id."""
+    run = ("run", "--method", "round_robin_once", "--task", "plastic_waste", "--agents", "4",
+           "--provider", "canned", "--model", "canned-1", "--dry-run")
+    dry = engine(plugin_site, *run, "--option", "passes=2")
+    assert dry.returncode == 0, dry.stderr
+    assert "1 sessions, at most 8 chat calls" in dry.stdout + dry.stderr  # 4 agents, twice around
+    bad = engine(plugin_site, *run, "--option", "passes=9")
+    assert bad.returncode == 2 and "passes" in bad.stderr and "Traceback" not in bad.stderr
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("model: canned-1\nprovider: canned\ntasks: [plastic_waste]\nconditions:\n"
+                    "  - {method: round_robin_once, agents: 2, passes: 2}\n"
+                    "  - {method: round_robin_once, agents: 2}\n")
+    done = engine(plugin_site, "run", "--grid", str(grid), "--out", str(tmp_path / "run"), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    from engine.storage.run_folder import read_run_corpus
+
+    corpus = read_run_corpus(tmp_path / "run")
+    speakers = {c.meta["passes"]: [t.speaker for t in c.turns] for c in corpus}
+    assert speakers == {2: ["Agent 1", "Agent 2", "Agent 1", "Agent 2"], 1: ["Agent 1", "Agent 2"]}
+    assert len({c.conversation_id for c in corpus}) == 2
+
+
 @pytest.fixture(scope="module")
 def plugin_dataset(plugin_site, tmp_path_factory):
     """A copy of the cached local dataset, given the registered features it lacks by

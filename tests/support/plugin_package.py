@@ -2,7 +2,8 @@
 
 It lives outside the project and declares entry points in the three groups of
 ``engine.registry``: a feature (``first_last_distance``: 1 - cos(e_1, e_n)), a discussion
-method (``round_robin_once``: each agent speaks once, in order; the last turn is the idea),
+method (``round_robin_once``: each agent speaks once, in order, or ``passes`` times around, an
+option of its own; the last turn is the idea),
 and a backend (``canned``: replies "canned reply K to AGENT" without any server), plus one
 entry point that fails to import (a missing module), which must cost one line, not the run.
 """
@@ -58,14 +59,16 @@ FIRST_LAST = Feature("first_last_distance", "First-last distance", first_last,
 
 
 METHOD = '''
-"""round_robin_once: each agent speaks once, in order, having read the turns before it."""
+"""round_robin_once: each agent speaks once, in order, having read the turns before it (or
+``passes`` times around, the method's own option, in ``lab_plugin_example.options``: that
+module loads pydantic, so this one names it as text and ``--help`` stays light)."""
 from engine.protocols.method import Method
 
 
 async def round_robin_once(session):
     said = []
-    for k in range(session.config.agents):
-        speaker = f"Agent {k + 1}"
+    for k in range(session.config.agents * session.config.passes):
+        speaker = f"Agent {k % session.config.agents + 1}"
         messages = [{"role": "system", "content": f"You are {speaker}."},
                     {"role": "user", "content": "\\n".join([session.task.prompt, *said])}]
         turn = await session.ask(speaker, messages, phase="discussion", round=k)
@@ -75,8 +78,20 @@ async def round_robin_once(session):
 
 ROUND_ROBIN_ONCE = Method(
     name="round_robin_once", run=round_robin_once, label="Round robin, once",
-    calls=lambda config, with_retries: config.agents, team=3,
-    options={"agents", "temperature", "max_tokens"})
+    calls=lambda config, with_retries: config.agents * config.passes, team=3,
+    options={"agents", "temperature", "max_tokens"},
+    options_model="lab_plugin_example.options:RoundRobinOptions")
+'''
+
+OPTIONS = '''
+"""round_robin_once's own option."""
+from pydantic import Field
+
+from engine.protocols.config import ProtocolConfig
+
+
+class RoundRobinOptions(ProtocolConfig):
+    passes: int = Field(1, ge=1, le=5, strict=True)  # times around the team
 '''
 
 BACKEND = '''
@@ -114,6 +129,7 @@ def plugin_sources() -> dict[str, str]:
             "lab_plugin_example/__init__.py": "",
             "lab_plugin_example/measures.py": textwrap.dedent(MEASURES),
             "lab_plugin_example/method.py": textwrap.dedent(METHOD),
+            "lab_plugin_example/options.py": textwrap.dedent(OPTIONS),
             "lab_plugin_example/backend.py": textwrap.dedent(BACKEND)}
 
 

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import Field
 
-from dashboard.figures import codes, palette
+from dashboard.figures import codes, colour_difference, palette
 from dashboard.pilot import settings as pilot_settings
 from engine import names
 from engine.corpus import Corpus
@@ -31,35 +32,16 @@ TASK = "plastic_waste"
 
 
 # ----------------------------------------------------------------------------- (a) call counts
-# Worked by hand from the papers: paper B's debates N (R + 1) + the consensus step (judge 1,
-# + consensus_retries when asked again; vote N; random / all 0); Voting N + 1; Direct K (+ 1
-# with K >= 2); Self-Refine K (1 + 2R) (+ 1). Paper A: the initial phase 2N (N proposals, N
-# ratings), open / steered T turns + 1 synthesis, instructed T readings (hand-raising: N drafts
-# + N bids per turn; asked up to 3 times in paper mode, 50 in release mode), iterative T (1 + N)
-# (release: 2 per turn), progressive 4N after the initial phase.
-HAND_WORKED = [
-    ("homo_mad", {"agents": 3, "rounds": 2}, 3 * (2 + 1) + 1, 3 * (2 + 1) + 1 + 2),
-    ("hetero_mad", {"agents": 4, "rounds": 1, "consensus": "vote"}, 4 * 2 + 4, 4 * 2 + 4),
-    ("creative_mad", {"agents": 5, "rounds": 2, "consensus": "random"}, 15, 15),
-    ("creative_mad", {"agents": 3, "rounds": 1, "k": 1, "consensus_retries": 4}, 3 * 2 + 1, 3 * 2 + 1 + 4),
-    ("voting", {"agents": 5}, 6, 8),
-    ("voting", {"agents": 5, "consensus": "all"}, 5, 5),
-    ("direct", {}, 1, 1),
-    ("direct", {"candidates": 3}, 4, 6),
-    ("self_refine", {"rounds": 2}, 5, 5),
-    ("self_refine", {"rounds": 1, "candidates": 2}, 2 * 3 + 1, 2 * 3 + 1 + 2),
-    ("none", {"agents": 3}, 6, 6),
-    ("open", {"agents": 3, "turn_limit": 10}, 11, 11),
-    ("open", {"agents": 3, "turn_limit": 10, "initial_generation": True}, 17, 17),
-    ("steered", {"agents": 3, "turn_limit": 8}, 9, 9),
-    ("instructed", {"agents": 3, "turn_limit": 10}, 6 + 10, 6 + 10 * 3),
-    ("instructed", {"agents": 3, "turn_limit": 10, "order": "raise"}, 6 + 10 * (3 + 3), 6 + 10 * (3 * 3 + 3)),
-    ("instructed", {"agents": 3, "turn_limit": 10, "fidelity": "release", "initial_generation": False}, 10, 10),
-    ("instructed", {"agents": 3, "turn_limit": 10, "fidelity": "release"}, 16, 6 + 10 * 50),
-    ("iterative", {"agents": 3, "turn_limit": 10}, 6 + 10 * 4, 46),
-    ("iterative", {"agents": 3, "turn_limit": 10, "fidelity": "release"}, 6 + 10 * 2, 26),
-    ("progressive", {"agents": 3}, 6 + 12, 18),
-]
+# Each built-in's description carries sessions whose calls were worked out by hand from the
+# papers (``Method.worked_calls``, the arithmetic beside each): paper B's debates N (R + 1) +
+# the consensus step (judge 1, + consensus_retries when asked again; vote N; random / all 0);
+# Voting N + 1; Direct K (+ 1 with K >= 2); Self-Refine K (1 + 2R) (+ 1). Paper A: the initial
+# phase 2N (N proposals, N ratings), open / steered T turns + 1 synthesis, instructed T
+# readings (hand-raising: N drafts + N bids per turn; asked up to 3 times in paper mode, 50
+# in release mode), iterative T (1 + N) (release: 2 per turn), progressive 4N after the
+# initial phase.
+HAND_WORKED = [(m.name, options, calls, with_retries)
+               for m in registry.BUILT_IN_METHODS for options, calls, with_retries in m.worked_calls]
 
 
 @pytest.mark.parametrize("name, options, calls, with_retries", HAND_WORKED)
@@ -70,8 +52,16 @@ def test_each_methods_calls_are_the_hand_worked_count(name, options, calls, with
     assert described.calls(config, True) == with_retries == expected_calls(config, with_retries=True)
 
 
-def test_every_built_in_is_counted_by_hand_above():
-    assert {name for name, *_ in HAND_WORKED} == set(names.METHODS)
+@pytest.mark.parametrize("described", registry.BUILT_IN_METHODS, ids=lambda m: m.name)
+def test_every_built_in_has_its_checked_facts(described):
+    """Hand-worked calls, small options for the slow tier, a colour of its own (named or
+    generated), a label, a code and where it is defined."""
+    assert described.worked_calls, "no session with its calls worked out by hand"
+    small = make_config(described.name, **described.small_options)  # they are valid options ...
+    assert expected_calls(small, with_retries=True) <= 20  # ... of a quick session (at most 20 calls)
+    assert small.agents <= 3
+    assert palette.HEX.match(palette.colour(described.name, "method"))
+    assert described.code and described.label and described.citation
 
 
 # Session ids of the code before the registry (options_hash of engine.runs.grid, recorded on
@@ -89,21 +79,29 @@ def test_built_in_session_ids_are_unchanged(name, options, expected):
 
 # ----------------------------------------------------------------------------- the built-ins
 def test_the_papers_name_lists_come_from_the_descriptions():
+    # paper A's five structures (Table 6) and paper B's six methods (section 6), in their order
     assert names.PAPER_A == ("none", "open", "instructed", "iterative", "progressive")
     assert names.PAPER_B == ("direct", "self_refine", "voting", "homo_mad", "hetero_mad", "creative_mad")
     assert registry.paper_a_methods() == names.PAPER_A and registry.paper_b_methods() == names.PAPER_B
-    assert registry.debate_methods() == ("homo_mad", "hetero_mad", "creative_mad")
-    assert registry.consensus_methods() == ("voting", "homo_mad", "hetero_mad", "creative_mad")
-    assert registry.single_agent_methods() == ("direct", "self_refine")
-    assert registry.turn_limited_methods() == names.PAPER_A + ("steered",)
-    assert registry.method("steered").paper is None
+    assert names.METHODS[:11] == names.PAPER_A + names.PAPER_B
+    # paper B's traits (sections 3.1 and 6), whatever else is registered
+    assert {"homo_mad", "hetero_mad", "creative_mad"} <= set(registry.debate_methods())
+    assert not {"direct", "self_refine", "voting"} & set(registry.debate_methods())
+    assert {"voting", "homo_mad", "hetero_mad", "creative_mad"} <= set(registry.consensus_methods())
+    assert {"direct", "self_refine"} <= set(registry.single_agent_methods())
+    assert set(names.PAPER_A) | {"steered"} <= set(registry.turn_limited_methods())
+    assert not set(names.PAPER_B) & set(registry.turn_limited_methods())
+    # paper: the paper that defines the method, nothing else
+    assert {make_config(m).paper for m in names.PAPER_A} == {"A"}
+    assert {make_config(m).paper for m in names.PAPER_B} == {"B"}
+    assert registry.method("steered").paper is None and make_config("steered").paper is None
+    assert make_config("steered").turn_limited and not make_config("homo_mad").turn_limited
 
 
 def test_every_built_in_names_only_real_options_and_its_traits_agree():
     fields = set(ProtocolConfig.model_fields)
     for described in registry.BUILT_IN_METHODS:
         assert described.options <= fields, (described.name, described.options - fields)
-        assert described.code and described.label and described.citation and described.colour
         if described.debate:
             assert {"lenses", "peers", "k", "rounds"} <= described.options
         # turn-limited: a turn_limit, or paper A's structures without a discussion phase
@@ -113,14 +111,22 @@ def test_every_built_in_names_only_real_options_and_its_traits_agree():
 
 def test_the_defaults_each_method_describes_reach_its_config():
     # paper A's teams of 3, paper B's of 5, Direct and Self-Refine alone (section 6)
-    assert {m: make_config(m).agents for m in names.METHODS} == {
-        **{m: 3 for m in names.PAPER_A}, "steered": 3, "direct": 1, "self_refine": 1,
-        "voting": 5, "homo_mad": 5, "hetero_mad": 5, "creative_mad": 5}
-    assert [m for m in names.METHODS if not make_config(m).initial_generation] == ["open", "steered"]
+    for name in names.PAPER_A:
+        assert make_config(name).agents == 3
+    assert {m: make_config(m).agents for m in names.PAPER_B} == {
+        "direct": 1, "self_refine": 1, "voting": 5, "homo_mad": 5, "hetero_mad": 5, "creative_mad": 5}
+    for described in registry.BUILT_IN_METHODS:
+        config = make_config(described.name)
+        assert config.agents == described.team
+        assert config.initial_generation == described.initial_generation
+        assert config.fidelity == ("paper" if described.takes("fidelity") else None)
+    # Table 6: the open discussion's conditions 9-16 have no initial phase; the others do
+    assert [m for m in names.PAPER_A if not make_config(m).initial_generation] == ["open"]
+    assert not make_config("steered").initial_generation  # built on the open discussion
     cmad = make_config("creative_mad")
     assert (cmad.lens_assignment, cmad.peer_strategy) == (True, "distant")
     assert (make_config("homo_mad").lens_assignment, make_config("homo_mad").peer_strategy) == (False, "all")
-    assert [m for m in names.METHODS if make_config(m).fidelity == "paper"] == list(names.PAPER_A)
+    assert {make_config(m).fidelity for m in names.PAPER_A} == {"paper"}
 
 
 def test_every_built_in_runs_its_own_protocol_module():
@@ -171,7 +177,8 @@ def relay_registered(monkeypatch):
 
 def test_a_new_method_is_validated_from_its_description(relay_registered):
     config = make_config("relay")
-    assert config.agents == 4 and config.paper == "B" and not config.has_consensus
+    assert config.agents == 4 and not config.has_consensus
+    assert config.paper is None and not config.turn_limited  # no paper defines it; run in rounds
     with pytest.raises(InputError, match="fidelity"):
         make_config("relay", fidelity="paper")
     with pytest.raises(InputError, match="debate methods"):
@@ -224,11 +231,13 @@ def test_a_new_method_in_the_pilot_settings_and_the_figures(relay_registered):
     assert pilot_settings.check_settings({**settings, "agents": 1}) == [
         "Agents: 1 is outside the allowed range 2 to 8"]
     assert codes.method_code("relay") == "RLY" and codes.describe("relay") == "Relay discussion"
-    # no colour named: one no built-in method has, the same every time, never a crash
+    # no colour named: one generated, apart from every built-in's (CIEDE2000, normal vision and
+    # the three simulated deficiencies), the same every time, never a crash
     colour = palette.colour("relay", "method")
-    assert colour in palette.METHOD_FALLBACK and colour == palette.colour("relay")
-    assert colour not in {palette.colour(m, "method") for m in names.METHODS}
-    assert not palette.has_fixed_colour("relay", "method")
+    assert colour == palette.colour("relay") == palette.METHOD["relay"]
+    built_in = [palette.colour(m.name, "method") for m in registry.BUILT_IN_METHODS]
+    assert all(colour_difference.apart(colour, other) for other in built_in)
+    assert palette.has_fixed_colour("relay", "method")
 
 
 def test_a_method_naming_a_colour_gets_it(relay_registered):
@@ -257,3 +266,126 @@ def test_a_description_that_cannot_work_is_refused_when_written():
         Method(name="two words", run=relay, calls=lambda c, r: 1)
     with pytest.raises(ValueError, match="run must be"):
         Method(name="norun", run="no_colon_here", calls=lambda c, r: 1)
+
+
+# ----------------------------------------------------------------------------- (d) a method's own option
+class FlipOptions(ProtocolConfig):
+    """reverse_once's own option: after ``flip_at`` turns the rest of the team speaks in reverse."""
+
+    flip_at: int = Field(2, ge=1, le=50, strict=True)
+
+
+async def reverse_once(session) -> str:
+    """Agents 1..N speak once each; after ``flip_at`` turns the rest go from the last agent back."""
+    agents, flip = session.config.agents, session.config.flip_at
+    order = [*range(1, flip + 1), *range(agents, flip, -1)]
+    text = ""
+    for position, number in enumerate(order):
+        turn = await session.ask(f"Agent {number}", [{"role": "user", "content": f"Go on: {text}"}],
+                                 phase="discussion", round=position)
+        text = turn.text
+    return text
+
+
+# named as "module:Class", as a plugin names a model kept out of its light method module
+REVERSE = Method(name="reverse_once", run=reverse_once, calls=lambda config, with_retries: config.agents,
+                 label="Reverse once", code="REV", team=4, options={"agents", "temperature", "max_tokens"},
+                 options_model=f"{__name__}:FlipOptions")
+
+
+@pytest.fixture
+def reverse_registered(relay_registered):
+    relay_registered.register(REVERSE, source=Source(plugin="reverse-plugin", version="0.1"))
+    return relay_registered
+
+
+def test_a_methods_own_option_is_validated_by_its_model(reverse_registered):
+    assert make_config("reverse_once").flip_at == 2 and make_config("reverse_once", flip_at=3).flip_at == 3
+    assert type(make_config("reverse_once")) is FlipOptions and FlipOptions.own_options() == ("flip_at",)
+    for bad in (0, 51, "three", True):
+        with pytest.raises(InputError) as refused_value:
+            make_config("reverse_once", flip_at=bad)
+        assert refused_value.value.field == "flip_at"
+    with pytest.raises(InputError, match="unknown option") as other_method:
+        make_config("relay", flip_at=3)  # not relay's option
+    assert other_method.value.field == "flip_at"
+    with pytest.raises(ValueError, match="FlipOptions"):
+        ProtocolConfig(method="reverse_once")  # its options are its own model's
+    assert make_config("reverse_once").paper is None
+
+
+def test_a_methods_own_option_is_in_its_meta_and_its_session_id(reverse_registered):
+    backend = ScriptedBackend(["one", "two", "three", "four"])
+    conversation = run_sync(run_session(backend, TASK, make_config("reverse_once", flip_at=2),
+                                        conversation_id="c1"))
+    # 4 agents, flip after 2 turns: agents 1, 2, then 4, 3
+    assert [t.speaker for t in conversation.turns] == ["Agent 1", "Agent 2", "Agent 4", "Agent 3"]
+    assert conversation.meta["flip_at"] == 2 and conversation.final_idea == "four"
+    two, three = make_config("reverse_once", flip_at=2), make_config("reverse_once", flip_at=3)
+    assert two.hash_payload()["flip_at"] == 2 and three.hash_payload()["flip_at"] == 3
+    assert options_hash(two) != options_hash(three)
+    # the hash of the payload's JSON, as engine.runs.grid documents it
+    import hashlib
+
+    payload = json.dumps(three.hash_payload(), sort_keys=True).encode()
+    assert options_hash(three) == hashlib.sha256(payload).hexdigest()[:8]
+
+
+def test_a_methods_own_option_in_a_grid_condition(reverse_registered, tmp_path):
+    from engine.runs.grid import load_grid
+
+    grid = {"name": "g", "model": "scripted", "tasks": [TASK],
+            "conditions": [{"method": "reverse_once", "agents": 3, "flip_at": 1},
+                           {"method": "reverse_once", "agents": 3, "flip_at": 3}]}
+    result = run_grid(grid, tmp_path / "run", backend=ScriptedBackend(responder=lambda m: "an idea"),
+                      progress=False, cache=False)
+    assert (result.planned, result.ok) == (2, 2)  # two sessions: the option is in their ids
+    corpus = Corpus.from_jsonl(tmp_path / "run" / "corpus.jsonl")
+    speakers = {c.meta["flip_at"]: [t.speaker for t in c.turns] for c in corpus}
+    assert speakers == {1: ["Agent 1", "Agent 3", "Agent 2"], 3: ["Agent 1", "Agent 2", "Agent 3"]}
+    with pytest.raises(InputError) as bad:
+        load_grid({**grid, "conditions": [{"method": "reverse_once", "flip_at": 0}]})
+    assert bad.value.field == "conditions[0].flip_at"
+    with pytest.raises(InputError) as elsewhere:
+        load_grid({**grid, "conditions": [{"method": "relay", "flip_at": 2}]})
+    assert elsewhere.value.field == "conditions[0].flip_at"
+
+
+def test_a_methods_own_option_on_the_command_line(reverse_registered, tmp_path):
+    outcome = cli(["run", "--method", "reverse_once", "--option", "flip_at=3", "--agents", "5", "--task", TASK,
+                   "--model", "local", "--dry-run"])
+    assert outcome.code == 0, outcome.err
+    assert "1 sessions, at most 5 chat calls" in outcome.err  # 5 agents speak once each
+    refused(cli(["run", "--method", "reverse_once", "--option", "flip_at=0", "--task", TASK, "--dry-run"]),
+            "flip_at")
+    refused(cli(["run", "--method", "reverse_once", "--option", "flip_at", "--task", TASK, "--dry-run"]),
+            "--option", "NAME=VALUE")
+    refused(cli(["run", "--method", "relay", "--option", "flip_at=2", "--task", TASK, "--dry-run"]),
+            "flip_at", "unknown option")
+    refused(cli(["run", "--method", "reverse_once", "--agents", "3", "--option", "agents=4", "--task", TASK,
+                 "--dry-run"]), "--agents")
+
+
+def test_a_methods_own_option_in_the_pilot_settings(reverse_registered):
+    assert pilot_settings.own_options("reverse_once") == {"flip_at": "2"}
+    assert pilot_settings.own_options("relay") == {} == pilot_settings.own_options("homo_mad")
+    settings = {"method": "reverse_once", "agents": 4, "rounds": 2, "turn_limit": 12, "replicates": 1,
+                "max_tokens": 64, "temperature": 1.0, "judge": "none", "method_options": {"flip_at": "3"}}
+    assert pilot_settings.check_settings(settings) == []
+    assert pilot_settings.protocol_config(settings).flip_at == 3
+    assert pilot_settings.protocol_config({**settings, "method_options": {"flip_at": " "}}).flip_at == 2
+    [problem] = pilot_settings.check_settings({**settings, "method_options": {"flip_at": "0"}})
+    assert "flip_at" in problem
+
+
+def test_an_own_option_without_a_default_must_be_given(reverse_registered):
+    class Required(ProtocolConfig):
+        flip_at: int = Field(ge=1)
+
+    reverse_registered.register(Method(name="must_flip", run=reverse_once, calls=lambda c, r: c.agents, team=3,
+                                       options={"agents"}, options_model=Required), source=Source(plugin="p"))
+    assert pilot_settings.own_options("must_flip") == {"flip_at": ""}
+    with pytest.raises(InputError) as missing:
+        make_config("must_flip")
+    assert missing.value.field == "flip_at"
+    assert make_config("must_flip", flip_at=1).meta()["flip_at"] == 1
