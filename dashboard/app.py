@@ -1,9 +1,11 @@
 """Creativity Dynamics Lab: the Streamlit entry point (``streamlit run dashboard/app.py``).
 
 One ``st.navigation`` over the pages of the page registry (``dashboard.pages``): each page is its
-view's ``render(ctx)`` (``dashboard/views/``) at the URL ``/<key>``, given the open dataset and the
-sidebar's selection (``dashboard.widgets.page_context``); the sidebar holds the dataset choice and
-the filters every page respects (see ``dashboard.widgets.session``).
+view module's file (``dashboard/views/<key>.py``, at the URL ``/<key>``), whose two last lines call
+its ``render(ctx)`` with the open dataset and the sidebar's selection
+(``dashboard.widgets.page_context.show``); a page by file keeps ``AppTest.switch_page`` and the
+browser tests' URLs working. The sidebar holds the dataset choice and the filters every page
+respects (see ``dashboard.widgets.session``).
 """
 
 from __future__ import annotations
@@ -28,17 +30,9 @@ warm_up_in_background()
 
 st.set_page_config(page_title="Creativity Dynamics Lab", page_icon=":material/hub:", layout="wide")
 
-from dashboard.widgets import page_context, ui  # noqa: E402
+from dashboard.widgets import ui  # noqa: E402
 
-
-def shown(page: pages.Page):
-    """The function ``st.Page`` runs for ``page``: its view's ``render`` with the page's context."""
-    def run() -> None:
-        page.render(page_context.context(page))
-    return run
-
-
-PAGES = [st.Page(shown(page), title=page.title, icon=page.icon, url_path=page.url_path, default=page.default)
+PAGES = [st.Page(page.path, title=page.title, icon=page.icon, url_path=page.url_path, default=page.default)
          for page in pages.PAGES]
 navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more"
 st.session_state["current_page_title"] = navigation.title

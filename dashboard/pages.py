@@ -113,6 +113,14 @@ def by_title(title: str) -> Page:
     raise KeyError(f"no page titled {title!r}; titles: {', '.join(titles())}")
 
 
+def by_path(path: str | Path) -> Page:
+    """The page whose view module is the file ``path``."""
+    for candidate in PAGES:
+        if candidate.path == Path(path).resolve():
+            return candidate
+    raise KeyError(f"no page's view is {path}; views: {', '.join(page.script for page in PAGES)}")
+
+
 def load(dotted: str):
     """The object a dotted path names (``"dashboard.notebooks.recipes.trajectories"``),
     its module imported now."""

@@ -10,13 +10,13 @@ from dashboard.figures import charts, compare_runs
 from dashboard.figures.labels import readable_term
 from dashboard.page_data import comparison
 from dashboard.page_data.datasets import cached_runs_root
-from dashboard.widgets import cached, notebook_button, session, ui
+from dashboard.widgets import cached, notebook_button, page_context, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.stats import guards
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Compare runs")
     st.caption("Pick two or more datasets, uploads or pilots (the sidebar filters do not apply here: each "
                "dataset is taken whole).")
@@ -169,3 +169,7 @@ def render(ctx) -> None:
                 "task × discussion cells)")
         ui.table(st, diversity_diff.drop(columns=["reference"]).round(4), key="compare_diversity_differences",
                  hide_index=True)
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

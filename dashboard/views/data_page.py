@@ -8,13 +8,13 @@ import streamlit as st
 
 from dashboard.page_data import datasets, import_summary, uploads
 from dashboard.pilot import history as pilot_history
-from dashboard.widgets import cached, notebook_button, session, ui
+from dashboard.widgets import cached, notebook_button, page_context, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.errors import InputError
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Data")
     dataset, frame, have = ctx.opened()
 
@@ -188,3 +188,7 @@ def render(ctx) -> None:
                                 manifest=dict(manifest, **extra))
                 st.session_state["pending_dataset_choice"] = session.add_upload(rated.name, rated)
                 st.rerun()
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

@@ -20,7 +20,7 @@ from engine.stats.manipulability import guard_lines
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Design levers")
     dataset, frame, have = ctx.opened()
     lacking = page_context.says_what_is_missing(ctx)
@@ -147,3 +147,7 @@ def render(ctx) -> None:
         ui.table(st, shown.table, key="levers_fidelity_table", hide_index=True)
         with st.expander("How each mode ran (turns, calls, replies asked again or read as Agree)"):
             ui.table(st, shown.mechanics, key="levers_fidelity_mechanics", hide_index=True)
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

@@ -16,7 +16,7 @@ from engine.stats.guards import not_comparable
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Diversity")
     dataset, frame, have = ctx.opened()
 
@@ -136,3 +136,7 @@ def render(ctx) -> None:
 
     ui.published("Paper B, section 6: Creative-MAD's diversity gain over Homo MAD")
     ui.table(st, published_b.diversity_gains(), key="div_published", hide_index=True)
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

@@ -10,11 +10,11 @@ import streamlit as st
 from dashboard.exports import formats as export
 from dashboard.exports import report
 from dashboard.exports.stamp import stamp_figure
-from dashboard.widgets import cached, notebook_button, ui
+from dashboard.widgets import cached, notebook_button, page_context, ui
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Export")
     dataset, frame, have = ctx.opened()
     selections = ctx.selections
@@ -97,3 +97,7 @@ def render(ctx) -> None:
         c2.download_button("LaTeX", key="export_table_latex",
                            data=lambda: export.item_latex(item, context).encode("utf-8"),
                            file_name=f"{item.slug}.tex", mime="text/x-tex")
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

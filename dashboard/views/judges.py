@@ -13,13 +13,13 @@ from dashboard.figures import judges as judge_figures
 from dashboard.page_data import judges as jd
 from dashboard.page_data.datasets import cached_runs_root
 from dashboard.page_data.uploads import check_upload
-from dashboard.widgets import notebook_button, ui
+from dashboard.widgets import notebook_button, page_context, ui
 from dashboard.widgets.resources import get_embedder
 from engine.errors import InputError
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     REPORT_KEY = "judges_report"
 
     st.title("Judges")
@@ -118,3 +118,7 @@ def render(ctx) -> None:
 
     ui.published("Published anchors (other data, other statistics: never one scale with ours)")
     ui.table(st, data.published, key="judges_published", hide_index=True)
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

@@ -15,7 +15,7 @@ from engine.stats import published_a
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("LLM vs human teams")
     dataset, frame, have = ctx.opened()
     page_context.says_what_is_missing(ctx)  # then what the page can show without it
@@ -100,3 +100,7 @@ def render(ctx) -> None:
                    "recomputed here unless ratings are imported.")
     notebook_button.render("llm_vs_human", {"sample": sample_name, "features": list(chosen) if features else None,
                                             "outcome": outcome})
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

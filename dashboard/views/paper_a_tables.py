@@ -17,7 +17,7 @@ from engine.stats.guards import not_comparable
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Paper A tables")
     dataset, frame, have = ctx.opened()
     page_context.says_what_is_missing(ctx)  # then what the page can show without it
@@ -117,3 +117,7 @@ def render(ctx) -> None:
                     ui.table(st, value, key=f"pat_published_{key}_{name}", hide_index=True)
                 else:
                     st.text(f"published {name}: {value}")
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

@@ -20,7 +20,7 @@ from dashboard.pilot import history as pilot_history
 from dashboard.pilot import run as pilot_run
 from dashboard.pilot import settings as pilot_settings
 from dashboard.pilot.job import PilotJob
-from dashboard.widgets import notebook_button, session, ui
+from dashboard.widgets import notebook_button, page_context, session, ui
 from dashboard.widgets.resources import get_embedder
 from engine.diagnosis.diagnose import too_few_sessions_text
 from engine.errors import InputError
@@ -358,3 +358,7 @@ def save(job: PilotJob, dataset) -> None:
             session.cached_dataset_names.clear()
             st.success(f"Saved {len(dataset.conversations)} conversations to {ui.escape(target)}. "
                        "Pick it in the sidebar to explore it on every page.")
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

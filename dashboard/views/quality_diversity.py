@@ -14,7 +14,7 @@ from engine.stats.guards import not_comparable
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Quality–Diversity")
     dataset, frame, have = ctx.opened()
     GROUP = qd.GROUP
@@ -123,3 +123,7 @@ def render(ctx) -> None:
     ui.table(st, published_b.headlines(), key="qd_published", hide_index=True)
     ui.published("Paper B, section 7: findings stated in words")
     ui.table(st, published_b.ablation_findings(), key="qd_published_ablation", hide_index=True)
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

@@ -12,13 +12,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.page_data.rating import exact_values, rate_ideas_page_data, rateable
-from dashboard.widgets import notebook_button, session, ui
+from dashboard.widgets import notebook_button, page_context, session, ui
 from engine.errors import InputError
 from engine.judging import human_rating as hr
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     MESSAGE_KEY = "rate_message"
     IDENTITY_KEY = "rate_identity"
 
@@ -242,3 +242,7 @@ def render(ctx) -> None:
         with st.expander("Paper A's own raters (published, Table 4)"):
             ui.published("ICC(3,5) of paper A's five judges by task and dimension")
             ui.table(st, data.published, key="rate_published_table4", hide_index=True)
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

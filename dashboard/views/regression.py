@@ -17,7 +17,7 @@ from engine.stats.guards import not_comparable
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Regression")
     dataset, frame, have = ctx.opened()
 
@@ -172,3 +172,7 @@ def render(ctx) -> None:
         ui.table(st, published_a.table23(), key="reg_table23", hide_index=True)
         ui.published("Table 26: 0.6B vs 4B embedding features")
         ui.table(st, published_a.table26(), key="reg_table26", hide_index=True)
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

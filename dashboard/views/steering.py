@@ -10,13 +10,13 @@ from dashboard.figures import charts
 from dashboard.page_data import steering as sd
 from dashboard.page_data.analyses import small_model
 from dashboard.page_data.datasets import cached_runs_root
-from dashboard.widgets import notebook_button, ui
+from dashboard.widgets import notebook_button, page_context, ui
 from dashboard.widgets.session import load_dataset
 from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL, too_few_text
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Steering")
     st.caption("Beyond the papers: a moderator that watches paper A's trajectory features as the discussion "
                "forms (Table 19; targets from Table 23's LLM coefficients) and intervenes with floor, lens "
@@ -92,3 +92,7 @@ def render(ctx) -> None:
         st.text(f"Cannot: {line}")
     if manifest.get("note"):
         st.caption(ui.escape(manifest["note"]))
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

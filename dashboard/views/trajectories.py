@@ -16,7 +16,7 @@ from engine.errors import InputError
 
 
 def render(ctx) -> None:
-    """The page (``dashboard.pages``: the app calls it with the open dataset, ``ctx``)."""
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
     st.title("Trajectories")
     dataset, frame, have = ctx.opened()
 
@@ -231,3 +231,7 @@ def render(ctx) -> None:
     ui.table(st, values, key="traj_feature_values")
     st.caption("Global coherence near its low end marks broad exploration, near its high end a "
                f"narrow focus (paper A, Figure 4). Features: {', '.join(feature_names())}.")
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

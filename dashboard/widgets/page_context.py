@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
+from dashboard import pages
 from dashboard.pages import Page
 from dashboard.page_data import needs
 from dashboard.page_data.datasets import Availability
@@ -49,6 +50,14 @@ def context(page: Page) -> PageContext:
     dataset = session.current_dataset()
     have = cached.availability(dataset) if dataset is not None else None
     return PageContext(page, dataset, session.filtered_conversations(), have, session.current_selections())
+
+
+def show(view_file: str) -> None:
+    """Draw the page whose view is ``view_file``: its ``render`` (from the imported view module)
+    with this session's context. Each view's file ends by calling this when Streamlit runs it as
+    the page's script."""
+    page = pages.by_path(view_file)
+    page.render(context(page))
 
 
 def says_what_is_missing(ctx: PageContext) -> bool:
