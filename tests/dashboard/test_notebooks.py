@@ -377,12 +377,12 @@ def test_pilot_notebook_diagnoses_a_kept_pilot_against_the_reference(cached_runs
     same_table("pilot", found.diagnosis.evidence, numbers["evidence"], "evidence")
 
 
-def test_every_page_s_notebook_is_executed_by_a_test_here():
-    """Every registered page's notebook is run (``execute``) by one of the tests above: a new
-    page's notebook gets a test or this fails."""
+def notebook_tests_of_pages(module: Path) -> set[str]:
+    """The pages whose notebook a test of ``module`` runs: a test function calling ``execute``
+    (``notebook_runs``) names its page in ``page("<key>")`` or a ``name`` parameter's values."""
     import ast
 
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(module.read_text(encoding="utf-8"))
     executed = set()
     for function in [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]:
         calls = [n for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
@@ -395,7 +395,24 @@ def test_every_page_s_notebook_is_executed_by_a_test_here():
                 if isinstance(values, ast.List) and ast.unparse(decorator.args[0]) == "'name'":
                     named |= {v.value for v in values.elts if isinstance(v, ast.Constant)}
         executed |= named
+    return executed
+
+
+def test_every_page_s_notebook_is_executed_by_a_test():
+    """Every registered page's notebook is run (``execute``) by a test, here or in the page's own
+    test module (``tests/dashboard/test_<page>.py``): a new page's notebook gets a test or this
+    fails. The pages are the registry's; no list of them is kept here."""
+    executed = set().union(*(notebook_tests_of_pages(module) for module in Path(__file__).parent.glob("test_*.py")))
     assert sorted(set(pages.keys()) - executed) == []
+
+
+def test_the_notebook_test_finder_reads_a_page_s_own_module(tmp_path):
+    """A page's notebook test in its own module is found, by ``page("<key>")`` or parametrized names."""
+    module = tmp_path / "test_a_page.py"
+    module.write_text("import pytest\n\n\ndef test_mine(tmp_path):\n    execute(selection(page('a_page'), 'a_page'), "
+                      "tmp_path, ())\n\n\n@pytest.mark.parametrize('name', ['b_page', 'c_page'])\n"
+                      "def test_theirs(name):\n    execute(name)\n\n\ndef test_no_notebook():\n    page('d_page')\n")
+    assert notebook_tests_of_pages(module) == {"a_page", "b_page", "c_page"}
 
 
 @pytest.mark.parametrize("name", pages.keys())
