@@ -45,11 +45,11 @@ def _reset_reader_turn() -> None:
 
 
 @st.fragment
-def explore(shown: TurnMap) -> None:
+def explore(turn_map: TurnMap) -> None:
     """The map of turns, its controls, the chosen conversations as paths and the notebook button."""
-    dataset, frame, method, ids, map_key, found = (shown.dataset, shown.frame, shown.method, shown.ids,
-                                                   shown.map_key, shown.found)
-    all_points, all_drawn, conversation_label = shown.all_points, shown.all_drawn, shown.conversation_label
+    dataset, frame, method, ids, map_key, found = (turn_map.dataset, turn_map.frame, turn_map.method, turn_map.ids,
+                                                   turn_map.map_key, turn_map.found)
+    all_points, all_drawn, conversation_label = turn_map.all_points, turn_map.all_drawn, turn_map.conversation_label
     # the numbers of trajectories.trajectories_page_data, made one by one between the widgets
     labelled = None
     controls = st.columns([1, 2, 1])
@@ -134,7 +134,7 @@ def explore(shown: TurnMap) -> None:
                 st.info(f"The selection holds {len(in_selection):,} conversations; the paths below draw the first "
                         f"{MAX_PATHS} (a cap for readability); the table above lists the selected turns.")
 
-    reader(points, shown)
+    reader(points, turn_map)
 
     default_pair = cached.contrasting_pair(frame[frame["conversation_id"].isin(ids)], map_key)
     if "traj_conversations" not in st.session_state:
@@ -153,10 +153,10 @@ def explore(shown: TurnMap) -> None:
                  st.session_state.get("traj_right", default_pair[1])]})
 
 
-def reader(points, shown: TurnMap) -> None:
+def reader(points, turn_map: TurnMap) -> None:
     """The transcript reader: the focused turn in full, then the whole conversation, wrapped."""
-    dataset, frame, ids, found, conversation_label = (shown.dataset, shown.frame, shown.ids, shown.found,
-                                                      shown.conversation_label)
+    dataset, frame, ids, found, conversation_label = (turn_map.dataset, turn_map.frame, turn_map.ids,
+                                                      turn_map.found, turn_map.conversation_label)
     st.subheader("Transcript reader")
     chosen = st.session_state.get("traj_conversations") or []
     reader_options = trajectories.picker_options(list(dict.fromkeys([*chosen, *ids])),
