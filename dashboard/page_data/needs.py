@@ -55,7 +55,7 @@ def missing(names: tuple[str, ...], have: Availability) -> list[Need]:
 
 
 def message(dataset_name: str, lacking: list[Need]) -> str:
-    """The page's one message about ``lacking`` (plain text, no markdown): what the dataset has
-    not, and how to get each."""
+    """The page's one message about ``lacking``: what the dataset has not, and how to get each
+    (markdown: commands in backticks; ``dataset_name`` given escaped by the caller)."""
     head = f"“{dataset_name}” has no " + " and no ".join(need.what for need in lacking) + "."
     return " ".join([head, *(f"For {need.what}: {need.how}." for need in lacking)])
