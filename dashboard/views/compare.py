@@ -82,7 +82,6 @@ def render(ctx) -> None:
                    "manifest lacks the setting.")
         ui.table(st, configs, key="compare_config")
 
-
     def differences(table, columns, key: str, what: str) -> None:
         """The difference of each run from the reference, as a forest of Hedges' g and a table."""
         if table.empty:
@@ -98,7 +97,6 @@ def render(ctx) -> None:
         ui.table(st, shown, key=f"{key}_differences", hide_index=True)
         if (table["note"] != "").any():
             st.caption(f"No interval where a run has fewer than {guards.MIN_GROUPS_FOR_INTERVAL} sessions with a value.")
-
 
     with feature_section:
         features = data.features

@@ -38,7 +38,6 @@ def render(ctx) -> None:
     def output_map(selection: pd.DataFrame, chosen: tuple[str, ...]) -> pd.DataFrame:
         return diversity_data.final_output_map(selection, chosen, get_embedder().encode)
 
-
     notebook_button.render("diversity", {"methods": list(methods), "group_size": int(group_size)})
     if not methods:
         st.warning("Choose at least one method.")

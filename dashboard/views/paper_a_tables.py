@@ -24,11 +24,9 @@ def render(ctx) -> None:
 
     keys = list(paper_tables.TABLES)
 
-
     def _name(key: str) -> str:
         definition = paper_tables.TABLES[key]
         return f"{'Figure 1' if key == 'fig1' else 'Table ' + key}: {definition.title}"
-
 
     left, middle, right = st.columns([2, 2, 1])
     # the selection's tables and labels, kept per dataset content and sidebar filters

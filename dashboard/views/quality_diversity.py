@@ -60,7 +60,6 @@ def render(ctx) -> None:
     shown = summary.drop(columns=["method"]).round(3)
     ui.table(st, shown, key="qd_summary", hide_index=True)
 
-
     vendi_figure = cached.chart("quality_diversity_scatter", summary, "vendi", "Vendi Score", summary["pareto (rubric × Vendi)"])
     ui.chart(st, vendi_figure, key="qd_vendi", show_key=False, outcome="rubric score (1–10) against Vendi Score")
     ui.chart(st, cached.chart("quality_diversity_scatter", summary, "div_bleu", "Div-BLEU", summary["pareto (rubric × Div-BLEU)"]),

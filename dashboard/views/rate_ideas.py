@@ -22,25 +22,20 @@ def render(ctx) -> None:
     MESSAGE_KEY = "rate_message"
     IDENTITY_KEY = "rate_identity"
 
-
     def score_label(value: int) -> str:
         return "0 (irrelevant)" if value == hr.IRRELEVANT else str(value)
 
-
     def position_key(dataset_name: str, rater: str) -> str:
         return f"rate_position::{dataset_name}::{hr.slug(rater)}"
-
 
     def forget_choices() -> None:
         """Another dataset or rater: the radio buttons of the previous one start empty."""
         for key in [k for k in st.session_state if str(k).startswith(("rate_novelty_", "rate_usefulness_"))]:
             del st.session_state[key]
 
-
     def go_to(key: str, position: int) -> None:
         st.session_state[key] = position
         st.session_state.pop(MESSAGE_KEY, None)
-
 
     def save(order: hr.Order, rater: str, key: str, position: int) -> None:
         """The form's button: save the two ratings of the idea at ``position`` now, then go on (to
@@ -62,7 +57,6 @@ def render(ctx) -> None:
         st.session_state[key] = len(order.sequence) if following is None else following
         st.session_state[MESSAGE_KEY] = ("success", f"Saved idea {position + 1}: novelty {novelty}, "
                                                     f"usefulness {usefulness}.")
-
 
     def rate_one(order: hr.Order, rater: str, mine: hr.RaterRatings) -> None:
         """The rater's current idea (``mine``: their ratings so far), the form and the way back and forth."""
@@ -115,7 +109,6 @@ def render(ctx) -> None:
         right.button("Go to my first unrated idea", key="rate_resume",
                      disabled=following is None or following == position, on_click=go_to,
                      args=(key, following if following is not None else position))
-
 
     st.title("Rate ideas")
     st.caption("Paper A's Consensual Assessment Technique (Methods, \"Creativity evaluation\"): each idea is rated on "

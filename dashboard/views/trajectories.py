@@ -240,7 +240,6 @@ def render(ctx) -> None:
         elif wanted:
             st.warning(f"No conversation “{ui.escape(wanted)}” in this selection.")
 
-
     explore(TurnMap(dataset, frame, method, ids, all_points, all_drawn, map_key, conversation_label, found))
 
     st.subheader("Side by side (as Figure 4)")
