@@ -5,13 +5,15 @@ tests all read this list.
 Each page is a ``Page``: its key (the name of its view module and its URL), the title and icon
 the sidebar shows, what it needs from the open dataset (``needs``, names of
 ``dashboard.page_data.needs.NEEDS``: the page says what is missing and how to get it), its view
-(the module of ``dashboard/views/`` whose ``render(ctx)`` the app calls), its notebook (the
-function of ``dashboard.notebooks.recipes`` that writes the page's cells) and, where it has one,
-its ``page_data`` function (``dashboard.page_data``: the page's numbers, which the page and its
-notebook both call). Views, notebooks and ``page_data`` functions are named by dotted path and
-imported only when asked for (``load``), so this module imports nothing heavy and no Streamlit.
+(the module of ``dashboard/views/`` whose ``render(ctx)`` draws the page), its notebook (its
+recipe, a function of ``dashboard.notebooks.recipes`` whose source is the notebook's cells) and,
+where it has one, its ``page_data`` function (``dashboard.page_data``: the page's numbers, which
+the page and its notebook both call). Views, notebooks and ``page_data`` functions are named by
+dotted path and imported only when asked for (``load``), so this module imports nothing heavy
+and no Streamlit.
 
-Adding a page: its view, its notebook recipe, its ``page_data`` function, and one line below.
+Adding a page: its view, its notebook recipe, its ``page_data`` function, its test, and one line
+below (ARCHITECTURE.md, "A dashboard page").
 """
 
 from __future__ import annotations
