@@ -15,8 +15,8 @@ from dashboard.widgets.resources import get_embedder
 from engine.stats import guards
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("Compare runs")
     st.caption("Pick two or more datasets, uploads or pilots (the sidebar filters do not apply here: each "
                "dataset is taken whole).")

@@ -13,8 +13,8 @@ from dashboard.widgets.resources import get_embedder
 from engine.errors import InputError
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("Data")
     dataset, frame, have = ctx.opened()
 

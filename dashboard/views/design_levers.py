@@ -19,8 +19,8 @@ from engine.stats.guards import not_comparable
 from engine.stats.manipulability import guard_lines
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("Design levers")
     dataset, frame, have = ctx.opened()
     lacking = page_context.says_what_is_missing(ctx)

@@ -13,8 +13,8 @@ from dashboard.exports.stamp import stamp_figure
 from dashboard.widgets import cached, notebook_button, page_context, ui
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("Export")
     dataset, frame, have = ctx.opened()
     selections = ctx.selections

@@ -14,8 +14,8 @@ from engine.errors import InputError
 from engine.stats import published_a
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("LLM vs human teams")
     dataset, frame, have = ctx.opened()
     page_context.says_what_is_missing(ctx)  # then what the page can show without it

@@ -16,8 +16,8 @@ from engine.stats import paper_tables, published_a
 from engine.stats.guards import not_comparable
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("Paper A tables")
     dataset, frame, have = ctx.opened()
     page_context.says_what_is_missing(ctx)  # then what the page can show without it

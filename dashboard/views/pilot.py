@@ -32,7 +32,7 @@ KEPT_KEY = "pilot_kept_folder"
 LIVE_KEY = "pilot_live_map"
 
 
-def render(ctx) -> None:
+def render(ctx: page_context.PageContext) -> None:
     """The page: the form, the running or finished job, its diagnosis and saving."""
     st.title("Pilot")
     st.caption("Try a model on a small pilot before a full grid: a few replicates of one protocol on "

@@ -17,8 +17,8 @@ from engine.errors import InputError
 from engine.judging import human_rating as hr
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     MESSAGE_KEY = "rate_message"
     IDENTITY_KEY = "rate_identity"
 

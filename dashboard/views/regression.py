@@ -16,8 +16,8 @@ from engine.stats import published_a
 from engine.stats.guards import not_comparable
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("Regression")
     dataset, frame, have = ctx.opened()
 

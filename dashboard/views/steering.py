@@ -15,8 +15,8 @@ from dashboard.widgets.session import load_dataset
 from engine.stats.guards import MIN_GROUPS_FOR_INTERVAL, too_few_text
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("Steering")
     st.caption("Beyond the papers: a moderator that watches paper A's trajectory features as the discussion "
                "forms (Table 19; targets from Table 23's LLM coefficients) and intervenes with floor, lens "

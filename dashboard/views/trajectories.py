@@ -190,8 +190,8 @@ def reader(points, turn_map: TurnMap) -> None:
         ui.table(st, turns, key="traj_transcript", hide_index=True)
 
 
-def render(ctx) -> None:
-    """Draw the page; ``ctx``: the open dataset and the sidebar's selection (``page_context.PageContext``)."""
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
     st.title("Trajectories")
     dataset, frame, have = ctx.opened()
 
