@@ -65,5 +65,6 @@ def says_what_is_missing(ctx: PageContext) -> bool:
     it; True when something is missing (the page then shows what it can without it)."""
     lacking = ctx.lacking()
     if lacking:
-        st.info(needs.message(ui.escape(ctx.dataset.name), lacking))  # the name is the user's; the rest ours
+        message = needs.message(ui.escape(ctx.dataset.name), lacking)  # the name is the user's; the rest ours
+        st.info(message)
     return bool(lacking)
