@@ -1,8 +1,11 @@
 """Creativity Dynamics Lab: the Streamlit entry point (``streamlit run dashboard/app.py``).
 
-One ``st.navigation`` over the pages of the page registry (``dashboard.pages``, their scripts in
-``dashboard/views/``); the sidebar holds the dataset choice and the filters every page respects
-(see ``dashboard.widgets.session``).
+One ``st.navigation`` over the pages of the page registry (``dashboard.pages``): each page is its
+view module's file (``dashboard/views/<key>.py``, at the URL ``/<key>``), whose two last lines call
+its ``render(ctx)`` with the open dataset and the sidebar's selection
+(``dashboard.widgets.page_context.show``); a page by file keeps ``AppTest.switch_page`` and the
+browser tests' URLs working. The sidebar holds the dataset choice and the filters every page
+respects (see ``dashboard.widgets.session``).
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ warm_up_in_background()
 
 st.set_page_config(page_title="Creativity Dynamics Lab", page_icon=":material/hub:", layout="wide")
 
-PAGES = [st.Page(page.path, title=page.title, icon=page.icon, default=page.default) for page in pages.PAGES]
+from dashboard.widgets import ui  # noqa: E402
+
+PAGES = [st.Page(page.path, title=page.title, icon=page.icon, url_path=page.url_path, default=page.default)
+         for page in pages.PAGES]
 navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more"
 st.session_state["current_page_title"] = navigation.title
-from dashboard.widgets import ui  # noqa: E402
 
 ui.start_page()
 sidebar.render()

@@ -1,8 +1,8 @@
 """The notebook of one page (see ``dashboard.notebooks``): a preamble that finds the dataset by
 name (beside the notebook, in ``$CDL_CACHED_RUNS``, in the checkout's ``cached_runs/``), loads it
-and applies the filters, the page's own cells (its recipe, named in the page registry
-``dashboard.pages``), and the ``page_numbers`` cell that prints, as JSON, the page's headline
-numbers (``headline``) and tables."""
+and applies the filters, the page's own cells (written from the source of its recipe, named in the
+page registry ``dashboard.pages``: ``cells.of_recipe``) and the ``page_numbers`` cell that prints,
+as JSON, the page's headline numbers (``headline``) and tables."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 
 from dashboard import pages
-from dashboard.notebooks.cells import code, md
+from dashboard.notebooks.cells import code, md, of_recipe
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,7 +148,7 @@ for display); the last cell prints them and the page's tables as JSON.
         code(PREAMBLE.format(data_variable=DATA_VARIABLE, dataset=dataset_reference(selection.dataset, repo),
                              filters=selection.filters, options=options), "setup"),
     ]
-    cells += pages.load(page.notebook)(selection)
+    cells += of_recipe(recipe_for(page, selection.options))
     cells.append(md("## The page's numbers\n\nThe headline numbers and the page's tables, as JSON "
                     "(tables: index, columns, data; numbers as numbers)."))
     cells.append(code(NUMBERS, "page-numbers"))
@@ -160,6 +160,14 @@ for display); the last cell prints them and the page's tables as JSON.
                                               "filters": selection.filters, "options": options}
     nbformat.validate(nb)
     return nb
+
+
+def recipe_for(page: pages.Page, options: dict):
+    """The recipe (``dashboard.notebooks.recipes``) the page's notebook is written from: the one
+    the registry names, or the one it names ``instead`` for these options."""
+    recipe = pages.load(page.notebook)
+    when, other = getattr(recipe, "instead", (None, None))
+    return other if when is not None and when(options) else recipe
 
 
 def data_folders(repo: Path) -> list[Path]:

@@ -1,1 +1,1 @@
-"""Page scripts of the dashboard, one per page, run by ``st.navigation`` in ``app.py``."""
+"""The dashboard's pages, one module per page, each a ``render(ctx)`` function the app (``app.py``) calls: layout and widgets only."""

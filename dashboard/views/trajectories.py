@@ -6,67 +6,38 @@ The map, the selection, the reader and the paths are one fragment: a click rerun
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
 import streamlit as st
 
 from dashboard.figures import charts, explore_map, raster
 from dashboard.page_data import trajectories
 from dashboard.page_data.feature_choices import feature_choices, feature_names
-from dashboard.widgets import cached, notebook_button, ui
+from dashboard.widgets import cached, notebook_button, page_context, ui
+from engine.datasets import Dataset
 from engine.errors import InputError
 
-st.title("Trajectories")
-dataset, frame, have = ui.page_context()
-
-if not have.turn_embeddings:
-    st.info(f"“{ui.escape(dataset.name)}” has no turn embeddings, so conversations cannot be drawn turn by "
-            "turn (the paper release has one row of features per conversation, no turns). Open "
-            "a dataset made by the engine (e.g. `local_smollm2`) or upload transcripts on the Data "
-            "page. Below: a map of conversations by their nine features instead.")
-    colour = st.selectbox("Colour by", [c for c in ("source", "model", "discussion", "task")
-                                        if c in frame.columns], key="traj_map_colour")
-    points = trajectories.trajectories_page_data(dataset, frame, compute=cached).conversation_map
-    if points.empty:
-        st.warning("Too few conversations with all nine features for a map.")
-    else:
-        ui.ours(f"PCA of the z-scored nine features, {len(points):,} conversations")
-        ui.chart(st, charts.scatter_map(points.fillna({colour: "(none)"}), colour,
-                                        "Conversations by trajectory features (PCA)"),
-                 key="traj_conversation_map")
-    notebook_button.render("trajectories", {"colour": colour})
-    st.stop()
 
 MAX_PATHS = 8  # paths drawn at once; more become unreadable (the table lists the selected turns)
 TABLE_ROWS = 10_000  # rows of the selection table sent to the browser
 
-method = st.radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
-                  help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
-with st.spinner(f"Projecting turns ({method.upper()})…"):
-    try:
-        ids, all_points, all_drawn = cached.map_frames(dataset, frame, method)
-    except InputError as error:  # e.g. 2 turns in all: a 2-D projection needs 3
-        st.info(f"No map of the turns: {ui.escape(error)}.")
-        st.stop()
-ui.export_context(sample="every selected conversation with turn embeddings", n=f"{len(all_points):,} turns",
-                  outcome=f"turn embeddings ({method.upper()})")
-if not ids:
-    st.warning("No conversation of this selection has turn embeddings.")
-    st.stop()
-map_key = cached.map_key(dataset, frame, method)  # the figures below are built once per selection and options
-conversation_label = trajectories.conversation_labels(frame).__getitem__  # one dict, not a lookup per option
-found = []  # a conversation found by its id: every picker lists it
-if len(ids) > trajectories.PICKER_LIMIT:
-    wanted = st.text_input(f"Find a conversation by its id (any of the {len(ids):,})", key="traj_find").strip()
-    st.caption(f"The conversation pickers below list {trajectories.PICKER_LIMIT:,} of the {len(ids):,} "
-               "conversations (those chosen, selected on the map or found here first, then the dataset's order): "
-               "every option goes to the browser on each rerun. Find any other by its id.")
-    if wanted and wanted in set(ids):
-        found = [wanted]
-        if st.session_state.get("traj_found_last") != wanted:  # a new find opens in the reader
-            st.session_state["traj_found_last"] = wanted
-            st.session_state["traj_reader"] = wanted
-            st.session_state.pop("traj_reader_turn", None)
-    elif wanted:
-        st.warning(f"No conversation “{ui.escape(wanted)}” in this selection.")
+
+@dataclass(frozen=True)
+class TurnMap:
+    """What the map's fragment and the reader draw from: the dataset, the selection, the
+    projection and its turns (``cached.map_frames``), and the conversations found by id."""
+
+    dataset: Dataset
+    frame: pd.DataFrame
+    method: str
+    ids: list
+    all_points: pd.DataFrame
+    all_drawn: pd.DataFrame
+    map_key: tuple
+    conversation_label: Callable[[str], str]
+    found: list
 
 
 def _reset_reader_turn() -> None:
@@ -74,7 +45,11 @@ def _reset_reader_turn() -> None:
 
 
 @st.fragment
-def explore() -> None:
+def explore(turn_map: TurnMap) -> None:
+    """The map of turns, its controls, the chosen conversations as paths and the notebook button."""
+    dataset, frame, method, ids, map_key, found = (turn_map.dataset, turn_map.frame, turn_map.method, turn_map.ids,
+                                                   turn_map.map_key, turn_map.found)
+    all_points, all_drawn, conversation_label = turn_map.all_points, turn_map.all_drawn, turn_map.conversation_label
     # the numbers of trajectories.trajectories_page_data, made one by one between the widgets
     labelled = None
     controls = st.columns([1, 2, 1])
@@ -159,7 +134,7 @@ def explore() -> None:
                 st.info(f"The selection holds {len(in_selection):,} conversations; the paths below draw the first "
                         f"{MAX_PATHS} (a cap for readability); the table above lists the selected turns.")
 
-    reader(points)
+    reader(points, turn_map)
 
     default_pair = cached.contrasting_pair(frame[frame["conversation_id"].isin(ids)], map_key)
     if "traj_conversations" not in st.session_state:
@@ -178,8 +153,10 @@ def explore() -> None:
                  st.session_state.get("traj_right", default_pair[1])]})
 
 
-def reader(points) -> None:
+def reader(points, turn_map: TurnMap) -> None:
     """The transcript reader: the focused turn in full, then the whole conversation, wrapped."""
+    dataset, frame, ids, found, conversation_label = (turn_map.dataset, turn_map.frame, turn_map.ids,
+                                                      turn_map.found, turn_map.conversation_label)
     st.subheader("Transcript reader")
     chosen = st.session_state.get("traj_conversations") or []
     reader_options = trajectories.picker_options(list(dict.fromkeys([*chosen, *ids])),
@@ -213,21 +190,75 @@ def reader(points) -> None:
         ui.table(st, turns, key="traj_transcript", hide_index=True)
 
 
-explore()
+def render(ctx: page_context.PageContext) -> None:
+    """Draw the page; ``ctx``: the open dataset and the sidebar's selection."""
+    st.title("Trajectories")
+    dataset, frame, have = ctx.opened()
 
-st.subheader("Side by side (as Figure 4)")
-default_pair = cached.contrasting_pair(frame[frame["conversation_id"].isin(ids)], map_key)
-a_col, b_col = st.columns(2)
-pair_options = trajectories.picker_options(ids, [*default_pair, st.session_state.get("traj_left"),
-                                                 st.session_state.get("traj_right"), *found])
-first = a_col.selectbox("Left", pair_options, index=pair_options.index(default_pair[0]), key="traj_left",
-                        format_func=conversation_label)
-second = b_col.selectbox("Right", pair_options, index=pair_options.index(default_pair[1]), key="traj_right",
-                         format_func=conversation_label)
-ui.chart(st, cached.figure("pair", (*map_key, first, second), lambda: charts.trajectory_pair(
-    all_points, first, second, title=f"Two conversations on shared axes ({method.upper()})")), key="traj_pair")
-values = trajectories.feature_pair_table(frame, [first, second])
-ui.ours("Feature values (and ratings when present)")
-ui.table(st, values, key="traj_feature_values")
-st.caption("Global coherence near its low end marks broad exploration, near its high end a "
-           f"narrow focus (paper A, Figure 4). Features: {', '.join(feature_names())}.")
+    if page_context.says_what_is_missing(ctx):  # no turns to draw: conversations by their features instead
+        st.caption("Below: a map of conversations by their nine features instead of turn by turn.")
+        colour = st.selectbox("Colour by", [c for c in ("source", "model", "discussion", "task")
+                                            if c in frame.columns], key="traj_map_colour")
+        points = trajectories.trajectories_page_data(dataset, frame, compute=cached).conversation_map
+        if points.empty:
+            st.warning("Too few conversations with all nine features for a map.")
+        else:
+            ui.ours(f"PCA of the z-scored nine features, {len(points):,} conversations")
+            ui.chart(st, charts.scatter_map(points.fillna({colour: "(none)"}), colour,
+                                            "Conversations by trajectory features (PCA)"),
+                     key="traj_conversation_map")
+        notebook_button.render("trajectories", {"colour": colour})
+        st.stop()
+
+    method = st.radio("Projection", ["pca", "umap"], key="traj_method", horizontal=True,
+                      help="Fitted on every turn of the dataset and cached on disk (UMAP: seed 42).")
+    with st.spinner(f"Projecting turns ({method.upper()})…"):
+        try:
+            ids, all_points, all_drawn = cached.map_frames(dataset, frame, method)
+        except InputError as error:  # e.g. 2 turns in all: a 2-D projection needs 3
+            st.info(f"No map of the turns: {ui.escape(error)}.")
+            st.stop()
+    ui.export_context(sample="every selected conversation with turn embeddings", n=f"{len(all_points):,} turns",
+                      outcome=f"turn embeddings ({method.upper()})")
+    if not ids:
+        st.warning("No conversation of this selection has turn embeddings.")
+        st.stop()
+    map_key = cached.map_key(dataset, frame, method)  # the figures below are built once per selection and options
+    conversation_label = trajectories.conversation_labels(frame).__getitem__  # one dict, not a lookup per option
+    found = []  # a conversation found by its id: every picker lists it
+    if len(ids) > trajectories.PICKER_LIMIT:
+        wanted = st.text_input(f"Find a conversation by its id (any of the {len(ids):,})", key="traj_find").strip()
+        st.caption(f"The conversation pickers below list {trajectories.PICKER_LIMIT:,} of the {len(ids):,} "
+                   "conversations (those chosen, selected on the map or found here first, then the dataset's order): "
+                   "every option goes to the browser on each rerun. Find any other by its id.")
+        if wanted and wanted in set(ids):
+            found = [wanted]
+            if st.session_state.get("traj_found_last") != wanted:  # a new find opens in the reader
+                st.session_state["traj_found_last"] = wanted
+                st.session_state["traj_reader"] = wanted
+                st.session_state.pop("traj_reader_turn", None)
+        elif wanted:
+            st.warning(f"No conversation “{ui.escape(wanted)}” in this selection.")
+
+    explore(TurnMap(dataset, frame, method, ids, all_points, all_drawn, map_key, conversation_label, found))
+
+    st.subheader("Side by side (as Figure 4)")
+    default_pair = cached.contrasting_pair(frame[frame["conversation_id"].isin(ids)], map_key)
+    a_col, b_col = st.columns(2)
+    pair_options = trajectories.picker_options(ids, [*default_pair, st.session_state.get("traj_left"),
+                                                     st.session_state.get("traj_right"), *found])
+    first = a_col.selectbox("Left", pair_options, index=pair_options.index(default_pair[0]), key="traj_left",
+                            format_func=conversation_label)
+    second = b_col.selectbox("Right", pair_options, index=pair_options.index(default_pair[1]), key="traj_right",
+                             format_func=conversation_label)
+    ui.chart(st, cached.figure("pair", (*map_key, first, second), lambda: charts.trajectory_pair(
+        all_points, first, second, title=f"Two conversations on shared axes ({method.upper()})")), key="traj_pair")
+    values = trajectories.feature_pair_table(frame, [first, second])
+    ui.ours("Feature values (and ratings when present)")
+    ui.table(st, values, key="traj_feature_values")
+    st.caption("Global coherence near its low end marks broad exploration, near its high end a "
+               f"narrow focus (paper A, Figure 4). Features: {', '.join(feature_names())}.")
+
+
+if __name__ == "__main__":  # Streamlit runs this file as the page (dashboard/app.py)
+    page_context.show(__file__)

@@ -41,21 +41,6 @@ def escape(value) -> str:
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
 
-def page_context():
-    """(dataset, filtered table, availability) of the current selection, or stop the page
-    with a message when there is no dataset or the filters leave no row."""
-    dataset = session.current_dataset()
-    if dataset is None:
-        st.info("No dataset yet: build one (`python -m engine.dataset_builds.paper_release`) or "
-                "upload a file on the Data page.")
-        st.stop()
-    frame = session.filtered_conversations()
-    if frame.empty:
-        st.warning("The sidebar filters leave no conversation: widen them.")
-        st.stop()
-    return dataset, frame, cached.availability(dataset)
-
-
 HEADING_KEY = "last_block_heading"
 
 

@@ -255,7 +255,11 @@ def test_uploaded_table_becomes_the_selected_dataset(runs_root):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_on_a_bare_dataset_say_what_is_missing(tmp_path, monkeypatch, page):
-    """A dataset with one row per conversation and nothing else: no features, turns, ratings."""
+    """A dataset with one row per conversation and nothing else: no features, turns, ratings. A
+    page whose needs (``Page.needs``) it lacks shows the one message naming each missing thing
+    and how to get it (``dashboard.page_data.needs.message``); every page renders without error."""
+    from dashboard.page_data.datasets import availability
+    from dashboard.page_data.needs import message, missing
     from engine.datasets import Dataset
 
     root = tmp_path / "cached_runs"
@@ -265,8 +269,14 @@ def test_pages_on_a_bare_dataset_say_what_is_missing(tmp_path, monkeypatch, page
     monkeypatch.setenv("CDL_CACHED_RUNS", str(root))
     monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
     at = open_page(page)
-    if page not in ("pilot", "export"):  # the Pilot page makes its own data; Export lists what there is
-        assert at.info or at.warning, f"{page} does not say what is missing"
+    needs = pages.page(page).needs
+    lacking = missing(needs, availability(Dataset.load(root / "bare")))
+    assert [n.name for n in lacking] == list(needs)  # the bare dataset holds none of what any page needs
+    if lacking:
+        shown = [e.value for e in at.info]
+        assert message("bare", lacking) in shown, (page, shown)
+        for need in lacking:
+            assert need.what in message("bare", lacking) and need.how in message("bare", lacking)
 
 
 def test_export_offers_what_the_pages_showed(runs_root):

@@ -1,8 +1,8 @@
 """"Download as notebook", executed as a researcher would run it: every page's notebook built
 from the selection the page kept (dataset, sidebar filters, options, as its button writes it),
-saved in a folder OUTSIDE the checkout with a copy of its dataset(s) beside it, executed with
-``python -m jupyter nbconvert --to notebook --execute`` on this venv's ``python3`` kernel, and
-its headline numbers (the JSON its last cell prints) compared with the page's own numbers: the
+saved in a folder OUTSIDE the checkout with a copy of its dataset(s) beside it, executed (nbclient)
+in one ``python3`` Jupyter kernel this module's notebooks share (each on an empty namespace, in
+its own folder: ``notebook_runs.execute``), and its headline numbers (the JSON its last cell prints) compared with the page's own numbers: the
 metrics AppTest shows and the page's ``page_data`` function called as the page calls it, to 1e-9.
 
 The kernel imports the code under test (``PYTHONPATH`` = this checkout) and finds its dataset by
@@ -12,27 +12,30 @@ largest difference are printed at the end of the module (``pytest -s``)."""
 
 from __future__ import annotations
 
-import json
-import numbers
-import os
-import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import pages
+from tests.dashboard.notebook_runs import (
+    COMPARED,
+    KERNEL,
+    REPO,
+    RUNS,
+    as_int_text,
+    close,
+    execute,
+    metrics,
+    page,
+    same_table,
+    selection,
+    shown,
+    table,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-APP = str(REPO / "dashboard" / "app.py")
-RUNS = REPO / "cached_runs"
 RELEASE, LOCAL, STEERED, PAPER_B = "paper_release", "local_smollm2", "local_smollm2_steered", "local_smollm2_paper_b"
-TOLERANCE = 1e-9
 
 pytestmark = [pytest.mark.skipif(not (RUNS / RELEASE / "manifest.json").exists(), reason="paper release not built")]
 
@@ -41,124 +44,18 @@ def built(*names: str) -> bool:
     return all((RUNS / name / "manifest.json").exists() for name in names)
 
 
-# -- comparing numbers, counted --------------------------------------------------------------
-COMPARED = {"numbers": 0, "max_difference": 0.0, "pages": set(), "seconds": {}}
-
-
-def close(page: str, expected, got, what: str) -> None:
-    """One number of the page against the notebook's, to ``TOLERANCE`` (both missing: equal)."""
-    COMPARED["numbers"] += 1
-    COMPARED["pages"].add(page)
-    if expected is None or (isinstance(expected, float) and np.isnan(expected)):
-        assert got is None or (isinstance(got, float) and np.isnan(got)), (page, what, expected, got)
-        return
-    assert isinstance(got, numbers.Real) and not isinstance(got, (bool, np.bool_)), (page, what, got)  # not text
-    difference = abs(float(expected) - float(got))
-    COMPARED["max_difference"] = max(COMPARED["max_difference"], difference)
-    assert difference <= TOLERANCE * max(1.0, abs(float(expected))), (page, what, expected, got)
-
-
-def table(value) -> pd.DataFrame:
-    """A notebook's table (``to_json(orient="split")``) back as a DataFrame."""
-    return pd.DataFrame(value["data"], index=value["index"], columns=value["columns"])
-
-
-def same_table(page: str, expected: pd.DataFrame, notebook_value: dict, what: str) -> None:
-    """Every numeric cell of ``expected`` against the notebook's table, text cells as text."""
-    ours = table(notebook_value)
-    assert list(map(str, ours.columns)) == list(map(str, expected.columns)), what
-    assert len(ours) == len(expected), what
-    for column in expected.columns:
-        left, right = expected[column].reset_index(drop=True), ours[str(column)].reset_index(drop=True)
-        if pd.api.types.is_bool_dtype(left):
-            assert left.tolist() == right.tolist(), (what, column)
-        elif pd.api.types.is_numeric_dtype(left):
-            for position, value in enumerate(left):
-                got = right[position]
-                close(page, None if pd.isna(value) else float(value), None if got is None else got,
-                      f"{what}[{column}][{position}]")
-        else:
-            assert left.astype(str).tolist() == right.astype(str).tolist(), (what, column)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def report():
     yield
+    KERNEL.shutdown()
     if COMPARED["numbers"]:
         print(f"\nnotebooks: {COMPARED['numbers']} numbers compared on {len(COMPARED['pages'])} pages "
               f"({', '.join(sorted(COMPARED['pages']))}); largest difference {COMPARED['max_difference']:.3g}; "
               "seconds per notebook: " + ", ".join(f"{k} {v:.0f}" for k, v in COMPARED["seconds"].items()))
 
 
-# -- the page, its selection and its executed notebook --------------------------------------
-def page(name: str, before=None, widgets=None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=600)
-    at.run()
-    if before is not None:
-        before(at)
-        at.run()
-    if not pages.page(name).default:
-        at.switch_page(pages.page(name).script).run()
-    if widgets is not None:
-        widgets(at)
-        at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def selection(at: AppTest, name: str):
-    return at.session_state[f"notebook_selection_{name}"]
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
-def shown(at: AppTest, key: str):
-    """What the page showed under ``key`` (``dashboard.widgets.ui`` keeps it for the Export page)."""
-    return at.session_state["shown_items"][key][2]
-
-
-def execute(chosen, tmp_path: Path, datasets: tuple[str, ...]) -> dict:
-    """The page's notebook as its button writes it, saved in ``tmp_path/downloads`` (outside the
-    checkout) with a copy of ``datasets`` beside it, run by ``jupyter nbconvert --execute``; its
-    printed numbers."""
-    from dashboard.notebooks import notebook_bytes
-    from dashboard.notebooks.build import file_name
-
-    folder = tmp_path / "downloads"
-    folder.mkdir(parents=True)
-    assert not folder.resolve().is_relative_to(REPO.resolve())
-    for name in datasets:
-        shutil.copytree((RUNS / name).resolve(), folder / name)
-    written = notebook_bytes(chosen)
-    assert str(REPO) not in written.decode("utf-8") and str(tmp_path) not in written.decode("utf-8")
-    path = folder / file_name(chosen)
-    path.write_bytes(written)
-    (tmp_path / "no_datasets").mkdir(exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "CDL_CACHED_RUNS": str(tmp_path / "no_datasets")}
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-                           "--output", "executed.ipynb", "--ExecutePreprocessor.kernel_name=python3",
-                           "--ExecutePreprocessor.timeout=900", str(path)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=1500, env=env)
-    COMPARED["seconds"][chosen.page] = time.perf_counter() - started
-    assert done.returncode == 0, done.stderr[-4000:]
-    cells = json.loads((folder / "executed.ipynb").read_text())["cells"]
-    printed = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
-                      for o in c.get("outputs", []) if o.get("output_type") == "stream")
-    assert f"({folder / datasets[0]})" in printed  # the copy beside the notebook, by the notebook's rule
-    assert f"engine from {REPO / 'engine'}" in printed  # the code under test
-    cell = next(c for c in cells if "page-numbers" in c["metadata"].get("tags", []))
-    return json.loads("".join("".join(o.get("text", "")) for o in cell["outputs"] if o.get("output_type") == "stream"))
-
-
-def as_int_text(value) -> str:
-    return f"{int(value):,}"
-
-
 # -- the pages ------------------------------------------------------------------------------
-@pytest.mark.slow  # a kernel per notebook, 20-60 s each on 2 cores
+@pytest.mark.slow  # the notebooks share one kernel (notebook_runs.KERNEL)
 def test_data_page_notebook_on_a_filtered_release(cached_runs_of, tmp_path):
     cached_runs_of(RELEASE)
     at = page("data_page", before=lambda at: at.multiselect(key="filter_model").set_value(["o3-high"]))
@@ -480,12 +377,12 @@ def test_pilot_notebook_diagnoses_a_kept_pilot_against_the_reference(cached_runs
     same_table("pilot", found.diagnosis.evidence, numbers["evidence"], "evidence")
 
 
-def test_every_page_s_notebook_is_executed_by_a_test_here():
-    """Every registered page's notebook is run (``execute``) by one of the tests above: a new
-    page's notebook gets a test or this fails."""
+def notebook_tests_of_pages(module: Path) -> set[str]:
+    """The pages whose notebook a test of ``module`` runs: a test function calling ``execute``
+    (``notebook_runs``) names its page in ``page("<key>")`` or a ``name`` parameter's values."""
     import ast
 
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(module.read_text(encoding="utf-8"))
     executed = set()
     for function in [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]:
         calls = [n for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
@@ -498,7 +395,24 @@ def test_every_page_s_notebook_is_executed_by_a_test_here():
                 if isinstance(values, ast.List) and ast.unparse(decorator.args[0]) == "'name'":
                     named |= {v.value for v in values.elts if isinstance(v, ast.Constant)}
         executed |= named
+    return executed
+
+
+def test_every_page_s_notebook_is_executed_by_a_test():
+    """Every registered page's notebook is run (``execute``) by a test, here or in the page's own
+    test module (``tests/dashboard/test_<page>.py``): a new page's notebook gets a test or this
+    fails. The pages are the registry's; no list of them is kept here."""
+    executed = set().union(*(notebook_tests_of_pages(module) for module in Path(__file__).parent.glob("test_*.py")))
     assert sorted(set(pages.keys()) - executed) == []
+
+
+def test_the_notebook_test_finder_reads_a_page_s_own_module(tmp_path):
+    """A page's notebook test in its own module is found, by ``page("<key>")`` or parametrized names."""
+    module = tmp_path / "test_a_page.py"
+    module.write_text("import pytest\n\n\ndef test_mine(tmp_path):\n    execute(selection(page('a_page'), 'a_page'), "
+                      "tmp_path, ())\n\n\n@pytest.mark.parametrize('name', ['b_page', 'c_page'])\n"
+                      "def test_theirs(name):\n    execute(name)\n\n\ndef test_no_notebook():\n    page('d_page')\n")
+    assert notebook_tests_of_pages(module) == {"a_page", "b_page", "c_page"}
 
 
 @pytest.mark.parametrize("name", pages.keys())

@@ -47,6 +47,14 @@ def test_every_page_has_its_view_its_notebook_and_its_page_data(page):
     assert page.view == f"dashboard.views.{page.key}"
     assert page.path == REPO / "dashboard" / "views" / f"{page.key}.py" and page.path.is_file()
     assert page.script == f"views/{page.key}.py"
+    assert callable(page.render) and page.render.__module__ == page.view  # the view is a render(ctx) function
+    assert pages.by_path(page.path) is page
+    source = page.path.read_text(encoding="utf-8")  # run as the page's script, it only calls render
+    assert source.rstrip().endswith('if __name__ == "__main__":  # Streamlit runs this file as the page '
+                                    '(dashboard/app.py)\n    page_context.show(__file__)')
+    from dashboard.page_data import needs
+
+    assert needs.unknown(page.needs) == [], page.needs
     nb = notebook(Selection(page=page.key, dataset=str(RELEASE), options=FULL.get(page.key, {})), repo=REPO)
     nbformat.validate(nb)
     assert nb.cells[0].source.startswith(f"# {page.title}: the page as a notebook")
