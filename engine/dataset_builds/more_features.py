@@ -58,7 +58,7 @@ def add_features(folder: str | Path, names: Sequence[str] | None = None) -> list
         raise InputError("has no turn embeddings to compute features from", path=str(folder))
     fields = tuple(dict.fromkeys(f for name in (names or FEATURES.names()) if name in FEATURES
                                  for f in feature(name).needs))
-    arrays, given = stored_turns(dataset.conversations["conversation_id"].astype(str).tolist(),
+    arrays, given = stored_turns(dataset.conversations["conversation_id"].tolist(),
                                  dataset.turn_embeddings, dataset.turn_index, dataset.corpus, fields)
     names = missing_features(dataset, names, given)
     if not names:

@@ -31,6 +31,7 @@ from engine.measures.compute import features_for_corpus
 from engine.measures.registry import FEATURES, feature
 
 NO_EMBEDDINGS = "the dataset stores no turn embeddings, which every feature is computed from"
+NO_IDS = "its conversation table has no conversation_id column naming each row's turns"
 
 
 @dataclass
@@ -96,14 +97,17 @@ def features_at_read(table: pd.DataFrame, turn_embeddings: np.ndarray | None, tu
     """The registered features ``table`` lacks, from the stored turns (see the module);
     ``read_corpus()`` gives the dataset's corpus (or None) and is called only when a feature
     that needs a turn field is not in the cache."""
-    ids = table["conversation_id"].astype(str).tolist() if "conversation_id" in table else None
     lacking = [name for name in FEATURES.names() if name not in table.columns]
     out = ReadFeatures(pd.DataFrame(index=table.index))
     if not lacking:
         return out
-    if turn_embeddings is None or turn_index is None or ids is None:
+    if turn_embeddings is None or turn_index is None:
         out.not_computed = {name: NO_EMBEDDINGS for name in lacking}
         return out
+    if "conversation_id" not in table.columns:
+        out.not_computed = {name: NO_IDS for name in lacking}
+        return out
+    ids = table["conversation_id"].tolist()
     folder = cache_folder()
     found = {name: cached_values(folder / f"{cache_key(build, name)}.parquet", ids) for name in lacking}
     to_compute = [name for name, values in found.items() if values is None]
@@ -132,21 +136,22 @@ def features_at_read(table: pd.DataFrame, turn_embeddings: np.ndarray | None, tu
     return out
 
 
-def cached_values(path: Path, ids: list[str]) -> np.ndarray | None:
+def cached_values(path: Path, ids: list) -> np.ndarray | None:
     """The values cached at ``path`` when they are of these conversations, in this order."""
     try:
         frame = pd.read_parquet(path)
-    except Exception:  # absent, or a file cut short: computed again
+        if frame["conversation_id"].tolist() != [str(i) for i in ids]:
+            return None
+        return frame["value"].to_numpy(dtype=float)
+    except Exception:  # absent, cut short or not ours: computed again (and rewritten)
         return None
-    if frame["conversation_id"].astype(str).tolist() != ids:
-        return None
-    return frame["value"].to_numpy(dtype=float)
 
 
-def write_cached(path: Path, ids: list[str], values: np.ndarray) -> None:
+def write_cached(path: Path, ids: list, values: np.ndarray) -> None:
     from engine.storage.durable import atomic_write_bytes
 
     buffer = io.BytesIO()
-    pd.DataFrame({"conversation_id": ids, "value": np.asarray(values, dtype=float)}).to_parquet(buffer, index=False)
+    pd.DataFrame({"conversation_id": [str(i) for i in ids],
+                  "value": np.asarray(values, dtype=float)}).to_parquet(buffer, index=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, buffer.getvalue())
