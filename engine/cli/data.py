@@ -441,9 +441,10 @@ def _register_features(subparsers) -> None:
         "features", help="corpus or embeddings -> the trajectory features per conversation",
         description="Every registered conversation feature for each conversation: paper A's "
                     "nine semantic-trajectory features (Table 19), forward flow, discursive "
-                    "diversity and any a plugin adds (`python -m engine plugins`), from a corpus "
-                    "(embedded through the cache) or from an embeddings .npy with its index "
-                    "parquet (speaker measures need its speaker column, which `embed` writes).")
+                    "diversity, mean words per turn and any a plugin adds (`python -m engine "
+                    "plugins` lists them), from a corpus (embedded through the cache) or from an "
+                    "embeddings .npy with its index parquet (speaker measures need its speaker "
+                    "column, which `embed` writes; features of the turns' text need a corpus).")
     p.add_argument("input", help="corpus .jsonl/.parquet, transcript .csv, or embeddings .npy")
     p.add_argument("-o", "--output", help="table .csv/.json/.parquet (default: CSV on stdout)")
     p.add_argument("--index", help="index parquet of an .npy input (default: as `embed` writes it)")
