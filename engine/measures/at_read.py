@@ -120,12 +120,14 @@ def features_at_read(table: pd.DataFrame, turn_embeddings: np.ndarray | None, tu
                 out.not_computed[name] = (f"the dataset's corpus does not give the {', '.join(missing)} "
                                           f"of every embedded turn, which it needs")
                 to_compute.remove(name)
-        if to_compute:
-            turns = {f: given[f] for f in fields if given.get(f) is not None}
-            computed = features_for_corpus(arrays, turns=turns, names=to_compute)
-            for name in to_compute:
-                found[name] = computed[name].to_numpy()
-                write_cached(folder / f"{cache_key(build, name)}.parquet", ids, found[name])
+        turns = {f: given[f] for f in fields if given.get(f) is not None}
+        for name in to_compute:  # one at a time: a plugin's feature that fails costs only its column
+            try:
+                found[name] = features_for_corpus(arrays, turns=turns, names=[name])[name].to_numpy()
+            except Exception as error:  # a feature's own code: any error it raises is said, not raised
+                out.not_computed[name] = f"computing it failed ({type(error).__name__}: {error})"
+                continue
+            write_cached(folder / f"{cache_key(build, name)}.parquet", ids, found[name])
     for name in lacking:
         if found.get(name) is not None:
             out.values[name] = found[name]
@@ -153,5 +155,8 @@ def write_cached(path: Path, ids: list, values: np.ndarray) -> None:
     buffer = io.BytesIO()
     pd.DataFrame({"conversation_id": [str(i) for i in ids],
                   "value": np.asarray(values, dtype=float)}).to_parquet(buffer, index=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, buffer.getvalue())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, buffer.getvalue())
+    except OSError:  # a full or read-only cache: the values are used, computed again next read
+        pass

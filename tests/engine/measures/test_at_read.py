@@ -89,3 +89,20 @@ def test_a_feature_whose_turn_field_the_corpus_lacks_is_named_with_the_reason(ca
     assert "mean_words_per_turn" not in added.values
     assert added.not_computed["mean_words_per_turn"] == ("the dataset's corpus does not give the text "
                                                          "of every embedded turn, which it needs")
+
+
+def test_a_feature_that_fails_costs_its_column_only_and_says_why(cache):
+    from engine.measures.feature import Feature
+
+    def broken(chunk):
+        raise RuntimeError("no such thing")
+
+    FEATURES.register(Feature("broken_test", "Broken", broken, "this test", min_turns=0, description="fails"))
+    try:
+        dataset = stored()
+        added = at_read.features_at_read(dataset.conversations, dataset.turn_embeddings, dataset.turn_index,
+                                         lambda: dataset.corpus, "build-d")
+    finally:
+        FEATURES.unregister("broken_test")
+    assert added.not_computed == {"broken_test": "computing it failed (RuntimeError: no such thing)"}
+    assert "broken_test" not in added.values and "mean_words_per_turn" in added.values
