@@ -41,15 +41,16 @@ class Feature:
     reference: str  # the paper and its table or equation
     min_turns: int = 2  # below this a conversation gets ``short_value``
     short_value: float = math.nan
-    needs: tuple[str, ...] = ()  # turn fields beyond the embedding (``TURN_FIELDS``)
     needs_speakers: bool = False  # the same as "speaker" in ``needs`` (kept for older plugins)
     grows_with_length: bool = False  # tends to grow with the number of turns: compare at equal lengths
     paper_a: bool = False  # one of paper A's nine (Table 19): regressions, published numbers
     description: str = ""
+    needs: tuple[str, ...] = ()  # turn fields read beside the embeddings (``TURN_FIELDS``)
     version: str = "1"  # changed when ``compute`` gives other values: values cached at read are keyed by it
 
     def __post_init__(self):
-        needs = tuple(self.needs) + (("speaker",) if self.needs_speakers and "speaker" not in self.needs else ())
+        needs = (self.needs,) if isinstance(self.needs, str) else tuple(self.needs)
+        needs += ("speaker",) if self.needs_speakers and "speaker" not in needs else ()
         object.__setattr__(self, "needs", needs)
         object.__setattr__(self, "needs_speakers", "speaker" in needs)
         unknown = [n for n in needs if n not in TURN_FIELDS]
