@@ -1,11 +1,12 @@
 """A researcher's plugin package, written and pip-installed on a temporary path by a test.
 
 It lives outside the project and declares entry points in the three groups of
-``engine.registry``: two features (``first_last_distance``: 1 - cos(e_1, e_n); ``question_share``:
-the share of turns whose text ends with "?", a feature that reads the turns' text), a discussion
+``engine.registry``: a feature (``first_last_distance``: 1 - cos(e_1, e_n)), a discussion
 method (``round_robin_once``: each agent speaks once, in order; the last turn is the idea),
 and a backend (``canned``: replies "canned reply K to AGENT" without any server), plus one
 entry point that fails to import (a missing module), which must cost one line, not the run.
+A second feature, ``question_share`` (the share of turns whose text ends with "?"), reads the
+turns' text: a plugin's feature may need turn fields beside the embeddings.
 """
 
 from __future__ import annotations
