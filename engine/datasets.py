@@ -14,7 +14,10 @@ Every file is written to a temporary name and renamed into place, the manifest l
 the SHA-256 of the table, corpus and embedding files (``files_sha256``) and ``Dataset.load``
 refuses a folder whose files are not those (``check_whole``: a save cut short, files of two
 builds mixed), naming the file; a manifest written before digests were recorded (none) is
-read as before. ``dataset_from_corpus``
+read as before. Reading gives the table every registered feature it lacks, computed from the
+stored turn embeddings and cached (``engine.measures.at_read``): the manifest read says where
+each such column comes from (``features_at_read``) and ``Dataset.not_computed`` names those it
+could not compute, with the reason. ``dataset_from_corpus``
 builds one from a Corpus (pilot runs, uploads, the cached local runs): turns embedded through
 the cache, the nine features computed on the discussion turns.
 """
@@ -33,8 +36,9 @@ import pandas as pd
 from engine.corpus import Corpus, atomic_write_bytes, atomic_write_text, is_trajectory_turn
 from engine.embedding.embedder import embed_corpus, read_embeddings, write_embeddings
 from engine.errors import InputError
-from engine.measures.compute import features_for_corpus
-from engine.measures.registry import feature_sources
+from engine.measures.at_read import features_at_read
+from engine.measures.compute import features_for_corpus, needed_fields
+from engine.measures.registry import feature_sources, features
 from engine.protocols.implementation import implementation_of_table
 from engine.llm.secrets import scrub
 
@@ -56,6 +60,17 @@ class Dataset:
     turn_embeddings: np.ndarray | None = None
     turn_index: pd.DataFrame | None = None
     path: Path | None = None
+    not_computed: dict[str, str] = field(default_factory=dict)  # registered features it lacks: why
+
+    def not_computed_note(self) -> str | None:
+        """What a page says of the registered features this dataset has no column for."""
+        if not self.not_computed:
+            return None
+        reasons: dict[str, list[str]] = {}
+        for name, reason in self.not_computed.items():
+            reasons.setdefault(reason, []).append(name)
+        return " ".join(f"Not computed for this dataset: {', '.join(names)}: {reason}."
+                        for reason, names in reasons.items())
 
     def __post_init__(self) -> None:
         # how the features were measured and the conversations made travel with the table
@@ -92,7 +107,9 @@ class Dataset:
         return folder
 
     @classmethod
-    def load(cls, folder: str | Path, *, with_corpus: bool = True) -> "Dataset":
+    def load(cls, folder: str | Path, *, with_corpus: bool = True, computed_at_read: bool = True) -> "Dataset":
+        """The dataset at ``folder``, checked whole; with ``computed_at_read`` the registered
+        features its table lacks are added (see the module); otherwise the table as stored."""
         folder = Path(folder)
         manifest_path = folder / MANIFEST
         if not manifest_path.exists():
@@ -114,9 +131,36 @@ class Dataset:
         if (folder / EMBEDDINGS).exists():  # a pair whose recorded hash differs is refused
             embeddings, index, _verified = read_embeddings(folder / EMBEDDINGS,
                                                            folder / EMBEDDING_INDEX)
+        not_computed = {}
+        if computed_at_read:
+            added = features_at_read(conversations, embeddings, index,
+                                     lambda: corpus if corpus is not None else read_corpus(folder),
+                                     build_of(folder, manifest))
+            for name in added.values.columns:
+                conversations[name] = added.values[name].to_numpy()
+            if added.provenance:
+                manifest["features_at_read"] = added.provenance
+                plugins = {**manifest.get("feature_plugins", {}), **feature_sources(added.provenance)}
+                if plugins:
+                    manifest["feature_plugins"] = plugins
+            not_computed = added.not_computed
         return cls(name=manifest.get("name", folder.name), conversations=conversations,
                    manifest=manifest, corpus=corpus, turn_embeddings=embeddings,
-                   turn_index=index, path=folder)
+                   turn_index=index, path=folder, not_computed=not_computed)
+
+
+def read_corpus(folder: Path) -> Corpus | None:
+    """The dataset's corpus, or None when it stores none."""
+    return Corpus.from_parquet(folder / CORPUS) if (folder / CORPUS).exists() else None
+
+
+def build_of(folder: Path, manifest: dict) -> str:
+    """What identifies a dataset's build: the SHA-256 of its files (the manifest's, checked by
+    ``check_whole``, or computed when it records none)."""
+    recorded = manifest.get(DIGESTS)
+    if not isinstance(recorded, dict):
+        recorded = file_digests(folder, [n for n in WHOLE if (folder / n).exists()])
+    return json.dumps(recorded, sort_keys=True)
 
 
 # -- one dataset, not a mix of two ----------------------------------------------------------
@@ -178,13 +222,14 @@ def conversation_table(corpus: Corpus, embeddings: dict[str, np.ndarray] | None)
         dim = next((a.shape[1] for a in arrays if a.ndim == 2 and a.shape[0]), 1)
         arrays = [a if a.ndim == 2 and a.shape[0] else np.zeros((0, dim)) for a in arrays]
         by_id = {c.conversation_id: c for c in corpus}
-        speakers = [[t.speaker for t in by_id[cid].turns] for cid in table["conversation_id"]]
-        speakers = [s if len(s) == len(a) else None for s, a in zip(speakers, arrays)]
-        if any(s is None for s in speakers):  # embeddings not of these turns: no speaker measure
-            speakers = None
-        features = features_for_corpus(arrays, speakers=speakers)
-        for name in features.columns:
-            table[name] = features[name].to_numpy()
+        turns = [by_id[cid].turns for cid in table["conversation_id"]]
+        given = {}  # the turn fields features read; none when the embeddings are not of these turns
+        if all(len(t) == len(a) for t, a in zip(turns, arrays)):
+            given = {name: [[getattr(turn, name) for turn in t] for t in turns]
+                     for name in needed_fields(features())}
+        values = features_for_corpus(arrays, turns=given)
+        for name in values.columns:
+            table[name] = values[name].to_numpy()
     return table
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.page_data import datasets
-from dashboard.widgets import cached, session
+from dashboard.widgets import cached, session, ui
 
 
 def _reset_filters() -> None:
@@ -29,6 +29,9 @@ def render() -> None:
         st.selectbox("Dataset", choices, key=session.DATASET_KEY, on_change=_reset_filters,
                      format_func=session.choice_label)
         dataset = session.current_dataset()
+        note = dataset.not_computed_note()  # registered features it cannot have, and why
+        if note:
+            st.caption(ui.escape(note))
         options = cached.kept("filter_options", (cached.frame_fingerprint(dataset.conversations),),
                               lambda: datasets.filter_options(dataset.conversations))
         st.caption("Filters (empty = all)")

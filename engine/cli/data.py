@@ -441,9 +441,10 @@ def _register_features(subparsers) -> None:
         "features", help="corpus or embeddings -> the trajectory features per conversation",
         description="Every registered conversation feature for each conversation: paper A's "
                     "nine semantic-trajectory features (Table 19), forward flow, discursive "
-                    "diversity and any a plugin adds (`python -m engine plugins`), from a corpus "
-                    "(embedded through the cache) or from an embeddings .npy with its index "
-                    "parquet (speaker measures need its speaker column, which `embed` writes).")
+                    "diversity, mean words per turn and any a plugin adds (`python -m engine "
+                    "plugins` lists them), from a corpus (embedded through the cache) or from an "
+                    "embeddings .npy with its index parquet (speaker measures need its speaker "
+                    "column, which `embed` writes; features of the turns' text need a corpus).")
     p.add_argument("input", help="corpus .jsonl/.parquet, transcript .csv, or embeddings .npy")
     p.add_argument("-o", "--output", help="table .csv/.json/.parquet (default: CSV on stdout)")
     p.add_argument("--index", help="index parquet of an .npy input (default: as `embed` writes it)")
@@ -472,7 +473,7 @@ def run_features(args: argparse.Namespace) -> int:
         if source.suffix.lower() == ".npy":
             ids, arrays = load_embeddings(source, Path(args.index) if args.index else None)
             info = pd.DataFrame({"conversation_id": ids})
-            speakers = arrays.speakers
+            turn_fields = {} if arrays.speakers is None else {"speaker": arrays.speakers}
         else:
             corpus = _trajectory_corpus(load_corpus(source, column_mapping(args.map)), args)
             note = source_note(corpus)
@@ -482,7 +483,7 @@ def run_features(args: argparse.Namespace) -> int:
             texts = [t.text for c in corpus for t in c.turns]
             vectors, hits = embed_texts(embedder, texts, progress=progress)
             arrays = split_rows(vectors, [len(c.turns) for c in corpus])
-            speakers = [[t.speaker for t in c.turns] for c in corpus]
+            turn_fields = TurnFields(corpus)  # each field read only if a chosen feature needs it
             frame = corpus.conversations_frame()
             # how the conversations were made (engine.protocols.implementation), where recorded
             made = [c for c in ("paper", "fidelity", "generator", "prompts_revision") if c in frame]
@@ -493,14 +494,15 @@ def run_features(args: argparse.Namespace) -> int:
             _say_token_level(embedder)
             say_cluster_work(embedder)
             say_backend(embedder)
-        names = computable_features(names, speakers)
+        names = computable_features(names, turn_fields)
+        turns = needed_turn_fields(names, turn_fields)
         if cluster is None:
-            features = features_for_corpus(arrays, speakers=speakers, names=names,
+            features = features_for_corpus(arrays, turns=turns, names=names,
                                            kmeans=args.kmeans, progress=progress)
         else:
             from engine.cluster.features import features_on_cluster
 
-            features, work = features_on_cluster(cluster, arrays, speakers=speakers, names=names,
+            features, work = features_on_cluster(cluster, arrays, turns=turns, names=names,
                                                  kmeans=args.kmeans, shard_turns=args.ray_shard_turns,
                                                  progress=progress)
             print(f"ray: features of {len(features)} conversations in {work['shards']} shards on "
@@ -521,17 +523,42 @@ def chosen_feature_names(option: str | None) -> tuple[str, ...]:
     return feature_names() if option is None else named_features(option)
 
 
-def computable_features(names: tuple[str, ...], speakers) -> tuple[str, ...]:
-    """The names without the speaker measures when the input has no speakers (said on stderr)."""
+def computable_features(names: tuple[str, ...], turn_fields) -> tuple[str, ...]:
+    """The names without the features that need a turn field the input lacks (said on stderr)."""
     from engine.measures.registry import feature
 
-    if speakers is not None:
-        return names
-    left_out = [n for n in names if feature(n).needs_speakers]
-    if left_out:
-        print(f"note: {', '.join(left_out)} left out: the input names no speaker per turn "
-              f"(an index written by `embed` does)", file=sys.stderr)
+    left_out = {n: [f for f in feature(n).needs if f not in turn_fields] for n in names}
+    left_out = {n: fields for n, fields in left_out.items() if fields}
+    for name, fields in left_out.items():
+        hint = " (an index written by `embed` names the speakers)" if fields == ["speaker"] else ""
+        print(f"note: {name} left out: the input has no turn {', '.join(fields)}{hint}", file=sys.stderr)
     return tuple(n for n in names if n not in left_out)
+
+
+def needed_turn_fields(names: tuple[str, ...], turn_fields) -> dict[str, list]:
+    """The turn fields the named features read, and only those."""
+    from engine.measures.compute import needed_fields
+    from engine.measures.registry import feature
+
+    return {field: turn_fields[field] for field in needed_fields([feature(n) for n in names])}
+
+
+class TurnFields:
+    """A corpus's turn fields, one list per conversation, read on first use: ``"text"`` in this
+    mapping, and ``self["text"]`` the texts of every conversation's turns."""
+
+    def __init__(self, corpus):
+        from engine.measures.feature import TURN_FIELDS
+
+        self.corpus, self.fields, self.read = corpus, TURN_FIELDS, {}
+
+    def __contains__(self, field) -> bool:
+        return field in self.fields
+
+    def __getitem__(self, field: str) -> list[list]:
+        if field not in self.read:
+            self.read[field] = [[getattr(t, field) for t in c.turns] for c in self.corpus]
+        return self.read[field]
 
 
 # -- diversity -----------------------------------------------------------------------------

@@ -7,7 +7,9 @@ length), gathers chunks into shards of about ``shard_turns`` turns, puts each sh
 object store (in the input's dtype), keeps at most ``in_flight`` shards out at once (the
 object store stays bounded whatever the corpus size: a memory-mapped ``.npy`` is read shard
 by shard) and places every value at its conversation's position, so the rows come back in
-input order. The speakers of each chunk's turns travel with it (for speaker measures), and
+input order. The turn fields the chosen features need (``Feature.needs``: speakers, texts) of
+each chunk's turns travel with it, and nothing else; a feature that needs one not given is
+refused before any task starts; and
 the features are named: a worker computes each chunk with ``engine.measures.compute.chunk_features``, the same
 code on the same batch as on one machine, so the table is bit-identical to one machine's
 (numpy's reductions may round differently for another batch, so the batches are kept). A task lost with its node is run again by Ray (its
@@ -27,15 +29,17 @@ SHARD_TURNS = 60_000  # 60k turns x 384 float32 = 92 MB per shard in the object 
 
 
 def feature_shard(chunks: list[np.ndarray], kmeans: str, tally=None, names=None,
-                  speakers=None) -> list[np.ndarray]:
+                  speakers=None, turns=None) -> list[np.ndarray]:
     """Features (m, len(names)) of each chunk of one shard (run on a worker; ``names`` are
-    looked up in the worker's registry, which loads the same plugins)."""
-    from engine.measures.compute import chosen_features, chunk_features
+    looked up in the worker's registry, which loads the same plugins). ``speakers`` and
+    ``turns`` (turn field -> values) are per chunk, as ``engine.measures.compute.turns_of``."""
+    from engine.measures.compute import chosen_features, chunk_features, turn_fields_of
 
-    chosen = chosen_features(names, with_speakers=speakers is not None)
-    speakers = speakers or [None] * len(chunks)
-    values = [chunk_features(chunk, kmeans, chunk_speakers, chosen)
-              for chunk, chunk_speakers in zip(chunks, speakers)]
+    per_chunk = [turn_fields_of(None if speakers is None else speakers[i], None if turns is None else turns[i])
+                 for i in range(len(chunks))]
+    chosen = chosen_features(names, per_chunk[0] if per_chunk else {})
+    values = [chunk_features(chunk, kmeans, chosen=chosen, turns=given)
+              for chunk, given in zip(chunks, per_chunk)]
     report(tally, "shards", 1)
     return values
 
@@ -72,19 +76,23 @@ def shards_of_chunks(conversations, shard_turns: int):
         yield shard
 
 
-def features_on_cluster(cluster: ClusterSession, conversations, *, speakers=None, names=None,
+def features_on_cluster(cluster: ClusterSession, conversations, *, speakers=None, turns=None, names=None,
                         kmeans: str = "batched",
                         shard_turns: int = SHARD_TURNS, in_flight: int | None = None,
                         progress: bool = False) -> tuple["pandas.DataFrame", dict]:
     """The features table (one row per conversation, input order) and what the cluster did
     (``shards``, ``repeated_shards``, ``nodes``). ``conversations`` is a sequence of
-    (n_turns, dim) arrays (``TurnBlocks`` of a memory-mapped file is read shard by shard)."""
+    (n_turns, dim) arrays (``TurnBlocks`` of a memory-mapped file is read shard by shard);
+    ``speakers`` and ``turns`` as ``engine.measures.compute.features_for_corpus``."""
     import pandas as pd
     import ray
 
-    from engine.measures.compute import chosen_features, speakers_of
+    from engine.measures.compute import chosen_features, needed_fields, turn_fields_of, turns_of
 
-    names = [f.name for f in chosen_features(names, with_speakers=speakers is not None)]
+    given = turn_fields_of(speakers, turns)
+    chosen = chosen_features(names, given)  # a feature needing a field not given: refused here
+    given = {name: given[name] for name in needed_fields(chosen)}
+    names = [f.name for f in chosen]
     total = len(conversations)
     tally = cluster.tally()
     task = ray.remote(num_cpus=1, max_retries=5, scheduling_strategy="SPREAD")(feature_shard)
@@ -110,9 +118,9 @@ def features_on_cluster(cluster: ClusterSession, conversations, *, speakers=None
         while len(pending) >= limit:
             ready, _ = ray.wait(list(pending), num_returns=1)
             collect(ready)
-        shard_speakers = None if speakers is None else [speakers_of(speakers, p) for p, _ in shard]
+        shard_fields = [turns_of(given, p) for p, _ in shard] if given else None
         pending[task.remote([chunk for _, chunk in shard], kmeans, tally, names,
-                            shard_speakers)] = [p for p, _ in shard]
+                            None, shard_fields)] = [p for p, _ in shard]
         shards += 1
         del shard
     while pending:

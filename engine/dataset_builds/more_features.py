@@ -1,9 +1,10 @@
 """Registered features a dataset's table lacks, computed from its own turn embeddings.
 
 A dataset built before a feature was registered (a new built-in measure, or a plugin's
-installed since) gains that feature's column with ``add_features``: each conversation's
-stored turn embeddings, in turn order, and the speakers of those turns from the dataset's
-corpus go through ``engine.measures.compute.features_for_corpus``. Columns the table already
+installed since) gains that feature's column in the table itself with ``add_features`` (reading
+it computes the column too, ``engine.measures.at_read``, without writing): each conversation's
+stored turn embeddings, in turn order, and the turn fields a feature ``needs`` (speakers,
+texts) from the dataset's corpus go through ``engine.measures.compute.features_for_corpus``. Columns the table already
 has are never recomputed or changed (paper A's nine stay bit for bit what the build wrote);
 asking for one is an error. The manifest records what was added and, for a plugin's feature,
 the plugin's name and version (and the table's new SHA-256, ``engine.datasets.check_whole``).
@@ -15,55 +16,34 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Sequence
-
-import numpy as np
+from typing import Mapping, Sequence
 
 from engine.datasets import Dataset
 from engine.errors import InputError
+from engine.measures.at_read import stored_turns
 from engine.measures.compute import features_for_corpus
 from engine.measures.registry import FEATURES, feature, feature_sources, named_features
 
 
-def turn_arrays(dataset: Dataset) -> tuple[list[np.ndarray], list[list[str]] | None]:
-    """Per row of the table: its turn embeddings in turn order, and the speakers of those turns
-    (None when the corpus cannot name every one)."""
-    index = dataset.turn_index
-    dim = dataset.turn_embeddings.shape[1]
-    rows = {cid: group.sort_values("turn") for cid, group in index.groupby("conversation_id", sort=False)}
-    by_id = {c.conversation_id: c for c in dataset.corpus} if dataset.corpus is not None else {}
-    arrays, speakers = [], []
-    for cid in dataset.conversations["conversation_id"]:
-        group = rows.get(cid)
-        if group is None:
-            arrays.append(np.zeros((0, dim), dtype=np.float32))
-            speakers.append([])
-            continue
-        arrays.append(dataset.turn_embeddings[group.index.to_numpy()])
-        turns = by_id[cid].turns if cid in by_id else None
-        positions = group["turn"].to_numpy()
-        if turns is None or (len(positions) and positions.max() >= len(turns)):
-            speakers.append(None)
-        else:
-            speakers.append([turns[int(p)].speaker for p in positions])
-    return arrays, (None if any(s is None for s in speakers) else speakers)
-
-
-def missing_features(dataset: Dataset, names: Sequence[str] | None, with_speakers: bool) -> list[str]:
-    """The names to compute: those given (each registered, none already a column) or every
-    registered feature the table lacks (speaker measures only when speakers are known)."""
+def missing_features(dataset: Dataset, names: Sequence[str] | None, given: Mapping[str, object]) -> list[str]:
+    """The names to compute: those given (each registered, none already a column, each one's
+    turn fields known) or every registered feature the table lacks whose turn fields are known
+    (``given``: turn field -> values, None when the corpus cannot name every turn's)."""
     columns = set(dataset.conversations.columns)
+
+    def lacking(name: str) -> list[str]:
+        return [f for f in feature(name).needs if given.get(f) is None]
+
     if names is None:
-        return [n for n in FEATURES.names() if n not in columns
-                and (with_speakers or not feature(n).needs_speakers)]
+        return [n for n in FEATURES.names() if n not in columns and not lacking(n)]
     named_features(",".join(names))  # each one registered
     for name in names:
         if name in columns:
             raise InputError(f"the table already has {name!r}; a column is never recomputed",
                              path=str(dataset.path), field=name)
-        if feature(name).needs_speakers and not with_speakers:
-            raise InputError(f"{name!r} needs the speaker of every turn; the dataset's corpus "
-                             f"does not name them", path=str(dataset.path), field=name)
+        if lacking(name):
+            raise InputError(f"{name!r} needs the {', '.join(lacking(name))} of every turn; the "
+                             f"dataset's corpus does not give them", path=str(dataset.path), field=name)
     return list(names)
 
 
@@ -73,15 +53,17 @@ def add_features(folder: str | Path, names: Sequence[str] | None = None) -> list
     from engine.dataset_builds.output_folder import rewritten
     from engine.datasets import CONVERSATIONS, DIGESTS, file_digests, write_manifest, write_parquet
 
-    dataset = Dataset.load(folder)
+    dataset = Dataset.load(folder, computed_at_read=False)  # the table as stored
     if dataset.turn_embeddings is None:
         raise InputError("has no turn embeddings to compute features from", path=str(folder))
-    arrays, speakers = turn_arrays(dataset)
-    names = missing_features(dataset, names, speakers is not None)
+    fields = tuple(dict.fromkeys(f for name in (names or FEATURES.names()) if name in FEATURES
+                                 for f in feature(name).needs))
+    arrays, given = stored_turns(dataset.conversations["conversation_id"].tolist(),
+                                 dataset.turn_embeddings, dataset.turn_index, dataset.corpus, fields)
+    names = missing_features(dataset, names, given)
     if not names:
         return []
-    values = features_for_corpus(arrays, speakers=speakers if any(feature(n).needs_speakers for n in names)
-                                 else None, names=names)
+    values = features_for_corpus(arrays, turns={f: v for f, v in given.items() if v is not None}, names=names)
     table = dataset.conversations.copy()
     for name in names:
         table[name] = values[name].to_numpy()

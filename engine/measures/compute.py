@@ -9,7 +9,7 @@ computes the very same chunks (``engine.cluster.features``), so the tables are b
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -27,26 +27,48 @@ MAX_WAITING_TURNS = 1 << 17
 KMEANS_MODES = ("batched", "sklearn")
 
 
-def chosen_features(names: Sequence[str] | None = None, *,
-                    with_speakers: bool = True) -> tuple[Feature, ...]:
-    """The features named (in that order), or every registered one the input allows."""
+def chosen_features(names: Sequence[str] | None = None,
+                    given: Collection[str] | None = None) -> tuple[Feature, ...]:
+    """The features named (in that order), or every registered one the input allows;
+    ``given``: the turn fields the input has (None: every field a feature may need)."""
     if names is None:
-        return features(with_speakers=with_speakers)
+        return features(given)
     chosen = tuple(feature(name) for name in names)
-    missing = [f.name for f in chosen if f.needs_speakers and not with_speakers]
-    if missing:
-        raise ValueError(f"features {missing} need the speaker of every turn; none were given")
+    if given is not None:
+        lacking = {f.name: [n for n in f.needs if n not in given] for f in chosen}
+        lacking = {name: fields for name, fields in lacking.items() if fields}
+        if lacking:
+            said = "; ".join(f"{name} needs the {', '.join(fields)} of every turn"
+                             for name, fields in lacking.items())
+            raise ValueError(f"features {list(lacking)} need turn fields the input lacks: {said}; "
+                             f"given: {sorted(given) or 'embeddings only'}")
     return chosen
+
+
+def needed_fields(chosen: Sequence[Feature]) -> tuple[str, ...]:
+    """The turn fields the chosen features read (what a caller loads, and nothing more)."""
+    return tuple(dict.fromkeys(name for f in chosen for name in f.needs))
+
+
+def turn_fields_of(speakers=None, turns: Mapping[str, Sequence] | None = None) -> dict[str, Sequence]:
+    """``turns`` (turn field -> one sequence per conversation) with ``speakers`` as its "speaker"."""
+    given = dict(turns or {})
+    if speakers is not None:
+        given["speaker"] = speakers
+    return given
 
 
 def features_for_corpus(conversations: Sequence[np.ndarray] | Iterable[np.ndarray] | np.ndarray, *,
                         speakers: Sequence[Sequence[str]] | None = None,
+                        turns: Mapping[str, Sequence[Sequence]] | None = None,
                         names: Sequence[str] | None = None, kmeans: str = "batched",
                         progress: bool = False,
                         chunk: int = CHUNK_CONVERSATIONS) -> "pandas.DataFrame":
     """Features for many conversations; one row per input, in input order, one column per
-    feature (``names``, or every registered feature; those that need speakers only when
-    ``speakers`` is given: one label per turn of each conversation, in input order).
+    feature (``names``, or every registered feature the input allows). ``turns`` maps turn
+    fields (``engine.measures.feature.TURN_FIELDS``: ``"text"``, ...) to one sequence per
+    conversation, one value per turn, in input order; ``speakers`` is ``turns["speaker"]``.
+    A feature that needs a field not given is left out (named: refused).
 
     ``conversations`` is a sequence or any iterable of ``(n_turns, dim)`` arrays (views on
     a memory-mapped file are fine: each is read when its chunk is computed), or one
@@ -60,10 +82,13 @@ def features_for_corpus(conversations: Sequence[np.ndarray] | Iterable[np.ndarra
         raise ValueError(f"kmeans must be 'batched' or 'sklearn', got {kmeans!r}")
     if chunk < 1:
         raise ValueError("chunk must be at least 1")
-    chosen = chosen_features(names, with_speakers=speakers is not None)
+    given = turn_fields_of(speakers, turns)
+    chosen = chosen_features(names, given)
+    given = {name: given[name] for name in needed_fields(chosen)}  # only what a feature reads
     total = len(conversations) if hasattr(conversations, "__len__") else None
-    if speakers is not None and total is not None and len(speakers) != total:
-        raise ValueError(f"{len(speakers)} speaker lists for {total} conversations")
+    for name, values in given.items():
+        if total is not None and len(values) != total:
+            raise ValueError(f"{len(values)} lists of turn {name}s for {total} conversations")
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -77,7 +102,7 @@ def features_for_corpus(conversations: Sequence[np.ndarray] | Iterable[np.ndarra
     else:
         pieces = equal_length_chunks(conversations, chunk)
     for positions, x in pieces:
-        blocks.append((positions, chunk_features(x, kmeans, speakers_of(speakers, positions), chosen)))
+        blocks.append((positions, chunk_features(x, kmeans, chosen=chosen, turns=turns_of(given, positions))))
         if bar is not None:
             bar.update(len(positions))
     if bar is not None:
@@ -94,14 +119,22 @@ def speakers_of(speakers, positions) -> list | None:
     return None if speakers is None else [speakers[int(p)] for p in positions]
 
 
+def turns_of(given: Mapping[str, Sequence], positions) -> dict[str, list]:
+    """Each given turn field's values for a chunk's conversations."""
+    return {name: [values[int(p)] for p in positions] for name, values in given.items()}
+
+
 def chunk_features(x: np.ndarray, kmeans: str = "batched", speakers=None,
-                   chosen: Sequence[Feature] | None = None) -> np.ndarray:
+                   chosen: Sequence[Feature] | None = None,
+                   turns: Mapping[str, Sequence] | None = None) -> np.ndarray:
     """The features (batch, len(chosen)) of one chunk from ``equal_length_chunks`` (any
-    float dtype); ``chosen`` defaults to every registered feature the input allows."""
+    float dtype); ``chosen`` defaults to every registered feature the input allows
+    (``turns``, with ``speakers`` as its "speaker": the chunk's turn fields)."""
+    given = turn_fields_of(speakers, turns)
     if chosen is None:
-        chosen = chosen_features(with_speakers=speakers is not None)
+        chosen = chosen_features(None, given)
     x = np.asarray(x, dtype=np.float64)
-    return compute_features(Chunk(x, kmeans=kmeans, speakers=speakers), chosen)
+    return compute_features(Chunk(x, kmeans=kmeans, turns=given), chosen)
 
 
 def equal_length_chunks(conversations, chunk: int = CHUNK_CONVERSATIONS, *, as_float64: bool = True):

@@ -10,8 +10,12 @@ one value per conversation, shape ``(batch,)``; the caller has already handled
 conversations shorter than ``min_turns`` (they get ``short_value``) and silenced numpy's
 divide/invalid warnings (a zero vector gives NaN, as in SciPy).
 
-A feature that needs who spoke each turn (``needs_speakers``) reads ``chunk.speakers``: one
-sequence of speaker labels per conversation, aligned with its turns.
+A feature that reads more of each turn than its embedding declares the turn fields it needs
+(``needs``: names of ``engine.corpus.Turn`` fields, e.g. ``("speaker",)`` or ``("text",)``);
+they are loaded only when a chosen feature asks, and it reads them as ``chunk.turns[field]``
+(``chunk.speakers`` and ``chunk.texts`` for short): one sequence of values per conversation,
+aligned with its embedded turns. ``needs_speakers=True`` is kept as another way to say
+``needs=("speaker",)``.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
+
+# what a feature may declare it needs: the fields of ``engine.corpus.Turn`` (a test checks it)
+TURN_FIELDS = ("speaker", "text", "round", "phase", "tokens", "latency_s", "prompt_hash", "meta")
 
 
 @dataclass(frozen=True)
@@ -34,12 +41,22 @@ class Feature:
     reference: str  # the paper and its table or equation
     min_turns: int = 2  # below this a conversation gets ``short_value``
     short_value: float = math.nan
-    needs_speakers: bool = False
+    needs_speakers: bool = False  # the same as "speaker" in ``needs`` (kept for older plugins)
     grows_with_length: bool = False  # tends to grow with the number of turns: compare at equal lengths
     paper_a: bool = False  # one of paper A's nine (Table 19): regressions, published numbers
     description: str = ""
+    needs: tuple[str, ...] = ()  # turn fields read beside the embeddings (``TURN_FIELDS``)
+    version: str = "1"  # changed when ``compute`` gives other values: values cached at read are keyed by it
 
     def __post_init__(self):
+        needs = (self.needs,) if isinstance(self.needs, str) else tuple(self.needs)
+        needs += ("speaker",) if self.needs_speakers and "speaker" not in needs else ()
+        object.__setattr__(self, "needs", needs)
+        object.__setattr__(self, "needs_speakers", "speaker" in needs)
+        unknown = [n for n in needs if n not in TURN_FIELDS]
+        if unknown:
+            raise ValueError(f"feature {self.name!r}: needs {unknown}, not turn fields; "
+                             f"known: {', '.join(TURN_FIELDS)}")
         if not self.name.isidentifier():
             raise ValueError(f"feature name {self.name!r} must be an identifier (a column name)")
         if not callable(self.compute):
@@ -53,11 +70,22 @@ class Chunk:
     share of them, each computed on first use."""
 
     def __init__(self, x: np.ndarray, *, kmeans: str = "batched",
-                 speakers: Sequence[Sequence[str]] | None = None):
+                 speakers: Sequence[Sequence[str]] | None = None,
+                 turns: Mapping[str, Sequence[Sequence]] | None = None):
         self.x = x
         self.batch, self.n, self.dim = x.shape
         self.kmeans = kmeans
-        self.speakers = speakers
+        self.turns = dict(turns or {})  # turn field -> one sequence per conversation
+        if speakers is not None:
+            self.turns["speaker"] = speakers
+
+    @property
+    def speakers(self) -> Sequence[Sequence[str]] | None:
+        return self.turns.get("speaker")
+
+    @property
+    def texts(self) -> Sequence[Sequence[str]] | None:
+        return self.turns.get("text")
 
     @cached_property
     def gram(self) -> np.ndarray:

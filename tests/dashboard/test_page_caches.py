@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.figures import charts
 from dashboard.page_data import beside
+from engine.datasets import Dataset
 from tests.support.call_counter import count_calls
 
 REPO = Path(__file__).resolve().parents[2]
@@ -146,7 +147,8 @@ def test_compare_in_a_second_tab_builds_nothing_again_and_follows_reference_and_
     assert len(second.get("plotly_chart")) == len(first.get("plotly_chart"))
 
     # the other run as reference: differences are the other way round (pandas means)
-    local, steered = (pd.read_parquet(p / "conversations.parquet") for p in (LOCAL, STEERED))
+    # the tables as the dashboard reads them (registered features a build lacks computed at read)
+    local, steered = (Dataset.load(p, with_corpus=False).conversations for p in (LOCAL, STEERED))
     forward = _differences(second)
     second.selectbox(key="compare_reference").set_value("local_smollm2_steered").run()
     assert not second.exception

@@ -75,7 +75,10 @@ def test_the_features_command_computes_the_plugins_feature(plugin_site, tmp_path
     done = engine(plugin_site, "features", str(path), "--no-progress")
     assert done.returncode == 0, done.stderr
     table = pd.read_csv(io.StringIO(done.stdout))
-    assert list(table.columns[-3:]) == ["forward_flow", "discursive_diversity", "first_last_distance"]
+    assert {"forward_flow", "discursive_diversity", "first_last_distance"} <= set(table.columns)
+    # embeddings alone carry no text: the plugin's text feature is left out, and said so
+    assert "question_share" not in table.columns
+    assert "note: question_share left out: the input has no turn text" in done.stderr
     # 1 - cos(first, last): a ends at (0.6, 0.8, 0) from (1, 0, 0): 1 - 0.6; b repeats itself: 0
     assert table["first_last_distance"].tolist() == pytest.approx([0.4, 0.0], abs=1e-7)
     # forward flow of a by hand: t=2: 1; t=3: mean(1 - 0.6, 1 - 0.8) = 0.3; mean 0.65
@@ -84,6 +87,27 @@ def test_the_features_command_computes_the_plugins_feature(plugin_site, tmp_path
     x = np.array([0.8, 0.4, 0.0])
     assert table["discursive_diversity"][0] == pytest.approx(1 - 0.4 / math.sqrt(x @ x), abs=1e-7)
     assert "lab_plugin_example_missing" not in done.stdout  # a broken plugin is no column
+
+
+def test_the_features_command_computes_the_plugins_text_feature_from_a_corpus(plugin_site, tmp_path, monkeypatch):
+    """A plugin's feature that reads the turns' text, from a corpus (embeddings from a cache
+    filled here, so no model runs); question_share counted by hand."""
+    from engine.corpus import Conversation, Corpus, Turn
+    from engine.embedding.embedder import DEFAULT_MODEL, EmbeddingCache, text_key
+
+    talks = {"q": ["What if we recycle?", "Yes.", "  How?  ", "Why not"], "none": ["no", "questions here"]}
+    texts = [t for turns in talks.values() for t in turns]
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    cache = EmbeddingCache(tmp_path / "cache" / "embeddings.sqlite")
+    cache.put_many(DEFAULT_MODEL, {text_key(t): np.eye(len(texts), dtype=np.float32)[i] for i, t in enumerate(texts)})
+    cache.close()
+    corpus = Corpus([Conversation(cid, turns=[Turn(f"agent {i % 2}", t) for i, t in enumerate(turns)])
+                     for cid, turns in talks.items()])
+    done = engine(plugin_site, "features", str(corpus.write(tmp_path / "corpus.jsonl")), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(io.StringIO(done.stdout)).set_index("conversation_id")
+    assert table.loc["q", "question_share"] == pytest.approx(2 / 4)  # "recycle?" and "How?" (stripped)
+    assert table.loc["none", "question_share"] == 0.0
 
 
 def test_the_plugins_method_is_a_choice_of_run_and_its_dry_run_counts_its_calls(plugin_site, tmp_path):
@@ -162,15 +186,38 @@ def plugin_dataset(plugin_site, tmp_path_factory):
         shutil.copytree(REPO / "cached_runs" / source, root / name)
         done = engine(plugin_site, "dataset", "features", str(root / name))
         assert done.returncode == 0, done.stderr
-        assert done.stdout.strip().endswith("added first_last_distance")  # the built-ins it has
+        assert done.stdout.strip().endswith("added " + ", ".join(added_to(source)))
     return root / "with_plugin"
+
+
+PLUGIN_FEATURES = ["first_last_distance", "question_share"]
+
+
+def added_to(source: str) -> list[str]:
+    """What ``dataset features`` adds to a cached dataset with the plugin installed: the
+    built-ins registered since it was built (this process's registry has no plugin), then the
+    plugin's two."""
+    from engine.measures.registry import feature_names
+
+    stored = pd.read_parquet(REPO / "cached_runs" / source / "conversations.parquet").columns
+    return [n for n in feature_names() if n not in stored] + PLUGIN_FEATURES
+
+
+def question_share_by_hand(folder: Path, cid: str) -> float:
+    """The share of the conversation's embedded turns whose text ends with "?"."""
+    from engine.corpus import Corpus
+
+    index = pd.read_parquet(folder / "turn_index.parquet")
+    turns = Corpus.from_parquet(folder / "corpus.parquet")[cid].turns
+    positions = index.loc[index["conversation_id"] == cid, "turn"].tolist()
+    return sum(turns[p].text.strip().endswith("?") for p in positions) / len(positions)
 
 
 def test_dataset_features_adds_the_plugins_column_and_changes_none(plugin_dataset):
     before = pd.read_parquet(REPO / "cached_runs" / "local_smollm2" / "conversations.parquet")
     after = pd.read_parquet(plugin_dataset / "conversations.parquet")
     assert {"forward_flow", "discursive_diversity"} <= set(before.columns)  # the cached build has them
-    assert list(after.columns) == [*before.columns, "first_last_distance"]
+    assert list(after.columns) == [*before.columns, *added_to("local_smollm2")]
     for column in before.columns:  # paper A's nine among them, bit for bit
         assert after[column].equals(before[column]), column
     # first_last_distance by hand from the stored embeddings of one conversation
@@ -186,6 +233,36 @@ def test_dataset_features_adds_the_plugins_column_and_changes_none(plugin_datase
     assert manifest["feature_plugins"]["first_last_distance"]["plugin"] == PLUGIN_NAME
     assert manifest["feature_plugins"]["first_last_distance"]["version"] == PLUGIN_VERSION
     assert manifest["features_added"]["first_last_distance"]["from"] == "turn_embeddings.npy"
+    # the plugin's text feature, from the corpus's texts of the embedded turns
+    asking = after[after["n_turns"] >= 2]["conversation_id"].tolist()
+    assert any(question_share_by_hand(plugin_dataset, c) > 0 for c in asking)  # some turn asks
+    for c in asking[:20]:
+        got = after.loc[after["conversation_id"] == c, "question_share"].item()
+        assert got == pytest.approx(question_share_by_hand(plugin_dataset, c), abs=1e-12), c
+    assert manifest["feature_plugins"]["question_share"]["version"] == PLUGIN_VERSION
+
+
+def test_reading_a_dataset_computes_the_plugins_features_it_lacks(plugin_in_this_process, tmp_path,
+                                                                 monkeypatch):
+    """No ``dataset features``: reading a copy of the cached dataset gives it the plugin's
+    columns (the text feature from its corpus), cached on disk, each saying who computed it."""
+    import shutil
+
+    from engine.datasets import Dataset
+
+    monkeypatch.setenv("CDL_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "local_smollm2"
+    shutil.copytree(REPO / "cached_runs" / "local_smollm2", folder)
+    dataset = Dataset.load(folder)
+    table = dataset.conversations
+    cid = table.loc[table["n_turns"] >= 2, "conversation_id"].iloc[0]
+    assert table.loc[table["conversation_id"] == cid, "question_share"].item() == pytest.approx(
+        question_share_by_hand(folder, cid), abs=1e-12)
+    said = dataset.manifest["features_at_read"]
+    assert (said["question_share"]["by"]["plugin"], said["question_share"]["by"]["version"]) == (PLUGIN_NAME, PLUGIN_VERSION)
+    assert said["first_last_distance"]["computed"] == "when the dataset was read"
+    assert dataset.manifest["feature_plugins"]["question_share"]["plugin"] == PLUGIN_NAME
+    assert len(list((tmp_path / "cache" / "features_at_read").glob("*.parquet"))) >= 2
 
 
 @pytest.fixture
@@ -203,7 +280,7 @@ def plugin_in_this_process(plugin_site):
     sys.path.remove(str(plugin_site))
     for registry in registries:
         registry.forget_plugins()
-    assert "first_last_distance" not in FEATURES.names() and "canned" not in BACKENDS.names()
+    assert not set(PLUGIN_FEATURES) & set(FEATURES.names()) and "canned" not in BACKENDS.names()
 
 
 def test_the_dashboards_feature_pickers_offer_the_plugins_feature(plugin_dataset, plugin_in_this_process,
@@ -219,7 +296,7 @@ def test_the_dashboards_feature_pickers_offer_the_plugins_feature(plugin_dataset
     at.switch_page(pages.page("trajectories").script).run()
     assert not at.exception, [e.value for e in at.exception]
     colours = at.selectbox(key="traj_colour").options
-    assert {"forward_flow", "discursive_diversity", "first_last_distance"} <= set(colours)
+    assert {"forward_flow", "discursive_diversity", *PLUGIN_FEATURES} <= set(colours)
     at.switch_page(pages.page("compare").script).run()
     at.multiselect(key="compare_datasets").set_value(["with_plugin", "with_plugin_fidelity"]).run()
     assert not at.exception, [e.value for e in at.exception]

@@ -6,6 +6,8 @@ method (``round_robin_once``: each agent speaks once, in order, or ``passes`` ti
 option of its own; the last turn is the idea),
 and a backend (``canned``: replies "canned reply K to AGENT" without any server), plus one
 entry point that fails to import (a missing module), which must cost one line, not the run.
+A second feature, ``question_share`` (the share of turns whose text ends with "?"), reads the
+turns' text: a plugin's feature may need turn fields beside the embeddings.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ packages = ["lab_plugin_example"]
 
 [project.entry-points."creativity_lab.features"]
 first_last_distance = "lab_plugin_example.measures:FIRST_LAST"
+question_share = "lab_plugin_example.measures:QUESTION_SHARE"
 broken = "lab_plugin_example_missing.module:THING"
 
 [project.entry-points."creativity_lab.methods"]
@@ -55,6 +58,15 @@ def first_last(chunk):
 
 FIRST_LAST = Feature("first_last_distance", "First-last distance", first_last,
                      "a plugin's own measure", min_turns=2)
+
+
+def question_share(chunk):
+    """The share of a conversation's turns whose text, stripped, ends with a question mark."""
+    return np.array([np.mean([str(t).strip().endswith("?") for t in texts]) for texts in chunk.texts])
+
+
+QUESTION_SHARE = Feature("question_share", "Share of questions", question_share,
+                         "a plugin's own measure of the words", min_turns=1, needs=("text",))
 '''
 
 

@@ -121,28 +121,47 @@ def test_shards_of_one_machines_chunks_give_its_features_bit_for_bit():
     assert np.array_equal(got, expected, equal_nan=True)
 
 
-def test_shards_carry_the_speakers_of_their_chunks_for_speaker_measures():
-    """discursive diversity needs who spoke each turn: each chunk's speakers go with it, so a
-    worker's table equals one machine's, every registered feature included."""
+def test_shards_carry_the_turn_fields_of_their_chunks_that_features_need():
+    """Discursive diversity needs who spoke each turn, mean words per turn what was said: each
+    chunk's turn fields go with it, so a worker's table equals one machine's, every registered
+    feature included; a feature needing a field not given is refused before any shard."""
     import numpy as np
 
     from engine.cluster.features import feature_shard, shards_of_chunks
-    from engine.measures.compute import features_for_corpus, speakers_of
-    from engine.measures.registry import feature_names
+    from engine.measures.compute import features_for_corpus, needed_fields, turns_of
+    from engine.measures.registry import feature_names, features
 
     rng = np.random.default_rng(1)
     conversations = [rng.normal(size=(int(rng.integers(1, 12)), 16)).astype(np.float32) for _ in range(200)]
-    speakers = [[f"agent {int(k)}" for k in rng.integers(0, 3, size=len(c))] for c in conversations]
-    expected = features_for_corpus(conversations, speakers=speakers)
+    words = ["idea", "plan", "  ", "a\nb", "ça"]
+    values = {"speaker": lambda: f"agent {int(rng.integers(0, 3))}",
+              "text": lambda: " ".join(rng.choice(words, size=int(rng.integers(0, 6))))}
+    turns = {field: [[values.get(field, lambda: f"{field} value")() for _ in c] for c in conversations]
+             for field in needed_fields(features())}
+    assert {"speaker", "text"} <= set(turns)
+    expected = features_for_corpus(conversations, turns=turns)
     assert list(expected.columns) == list(feature_names())
     got = np.full(expected.shape, np.nan)
     for shard in shards_of_chunks(conversations, 40):
-        chunk_speakers = [speakers_of(speakers, positions) for positions, _ in shard]
-        values = feature_shard([c for _, c in shard], "batched", None, list(expected.columns), chunk_speakers)
+        chunk_turns = [turns_of(turns, positions) for positions, _ in shard]
+        values = feature_shard([c for _, c in shard], "batched", None, list(expected.columns), None, chunk_turns)
         for (positions, _), block in zip(shard, values):
             got[positions] = block
     assert np.array_equal(got, expected.to_numpy(), equal_nan=True)
     assert np.isfinite(expected["discursive_diversity"]).sum() > 100
+    # the words of one conversation counted here: the shards carried its texts
+    first = turns["text"][0]
+    assert got[0, list(expected.columns).index("mean_words_per_turn")] == np.mean([len(t.split()) for t in first])
+
+
+def test_a_feature_whose_turn_field_is_not_given_is_refused_before_any_shard():
+    import numpy as np
+    import pytest
+
+    from engine.cluster.features import features_on_cluster
+
+    with pytest.raises(ValueError, match="mean_words_per_turn needs the text of every turn"):
+        features_on_cluster(None, [np.eye(3)], names=["mean_words_per_turn"])
 
 
 HEAD_LOST = """

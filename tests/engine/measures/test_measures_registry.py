@@ -1,15 +1,16 @@
-"""The feature registry, and the two measures it adds beside paper A's nine.
+"""The feature registry: what every registered feature must have, and how features are chosen.
 
-forward flow (Gray et al. 2019) and discursive diversity (Lix et al. 2022) are checked
-against hand-worked values and against loops written here from their definitions; paper A's
-nine are checked bit for bit against the values the code before the registry computed
-(``tests/data/nine_features_before_registry.parquet``, made from the cached datasets' turn
-embeddings by that code).
+Each feature's values are checked in its own module (``test_<module>.py``: hand-worked
+examples, an implementation written there from the definition, its facts); here one test
+checks that every registered feature has that module, a row in docs/reference/features.md
+and its length flag stated there, so registering a built-in edits no test but its own.
+Paper A's nine are checked bit for bit against the values the code before the registry
+computed (``tests/data/nine_features_before_registry.parquet``, made from the cached
+datasets' turn embeddings by that code).
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -18,98 +19,67 @@ import pytest
 
 from engine.measures.compute import features_for_corpus
 from engine.measures.feature import Feature
-from engine.measures.registry import FEATURES, feature_names
+from engine.measures.registry import FEATURES, feature_names, features
 from engine.measures.trajectory import PAPER_A_FEATURES
 from engine.registry import Registry, Source
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def cosine_distance(u, v) -> float:
-    return 1.0 - float(np.dot(u, v)) / (math.sqrt(float(np.dot(u, u))) * math.sqrt(float(np.dot(v, v))))
+# ----------------------------------------------------------------------------- every feature
+def builtins() -> list[Feature]:
+    return [f for f in FEATURES.values() if FEATURES.source(f.name).plugin is None]
 
 
-def forward_flow_by_definition(turns) -> float:
-    """Gray et al. (2019): mean over t >= 2 of the mean distance of turn t to every earlier turn."""
-    if len(turns) < 2:
-        return math.nan
-    flows = []
-    for t in range(1, len(turns)):
-        flows.append(sum(cosine_distance(turns[t], turns[i]) for i in range(t)) / t)
-    return sum(flows) / len(flows)
+def documented_rows() -> dict[str, str]:
+    """``{feature: its "grows" cell}`` of docs/reference/features.md's table under "Which
+    features grow with the number of turns"."""
+    text = (REPO / "docs/reference/features.md").read_text(encoding="utf-8")
+    section = text.split("## Which features grow with the number of turns", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 2:
+            rows[cells[0].strip("`")] = cells[1]
+    return rows
 
 
-def discursive_diversity_by_definition(turns, speakers) -> float:
-    """Lix et al. (2022): mean pairwise cosine distance of the speakers' centroids of unit turns."""
-    centroids = {}
-    for vector, speaker in zip(turns, speakers):
-        unit = np.asarray(vector, float) / math.sqrt(float(np.dot(vector, vector)))
-        centroids.setdefault(speaker, []).append(unit)
-    means = [np.mean(vectors, axis=0) for _, vectors in sorted(centroids.items())]
-    pairs = [(a, b) for i, a in enumerate(means) for b in means[i + 1:]]
-    if not pairs:
-        return math.nan
-    return sum(cosine_distance(a, b) for a, b in pairs) / len(pairs)
+def test_every_registered_feature_has_its_test_module_and_its_documented_row():
+    """A built-in's facts live in ``tests/engine/measures/test_<its module>.py`` (which names it)
+    and in its row of the docs' table, whose "grows" cell is its ``grows_with_length``."""
+    rows = documented_rows()
+    for f in builtins():
+        module = f.compute.__module__
+        assert module.startswith("engine.measures."), f.name
+        test = REPO / "tests/engine/measures" / f"test_{module.rsplit('.', 1)[1]}.py"
+        assert test.exists() and f.name in test.read_text(encoding="utf-8"), f"{f.name}: no {test.name} naming it"
+        assert f.label and f.reference and f.description, f.name
+        expected = "yes" if f.grows_with_length else "no"
+        assert rows.get(f.name) == expected, f"{f.name}: the docs' row says {rows.get(f.name)!r}, not {expected}"
+    assert set(rows) == {f.name for f in builtins()}, "the docs' table names a feature that is not registered"
 
 
-def one(turns, speakers=None) -> pd.Series:
-    table = features_for_corpus([np.asarray(turns, float)],
-                                speakers=None if speakers is None else [speakers])
-    return table.iloc[0]
+def test_features_needing_a_turn_field_are_left_out_without_it_and_refused_when_named():
+    plain = [f.name for f in features() if not f.needs]
+    assert list(features_for_corpus([np.eye(3)]).columns) == plain == list(feature_names(given=()))
+    for f in features():
+        if f.needs:
+            with pytest.raises(ValueError, match=f"{f.name} needs the {f.needs[0]}"):
+                features_for_corpus([np.eye(3)], names=[f.name])
 
 
-# ----------------------------------------------------------------------------- hand-worked
-def test_forward_flow_by_hand():
-    # two orthogonal turns: one step of distance 1
-    assert one([[1, 0], [0, 1]])["forward_flow"] == pytest.approx(1.0, abs=1e-12)
-    # back to the start: t=2 flow 1; t=3 mean(d=0 to turn 1, d=1 to turn 2) = 0.5; mean 0.75
-    assert one([[1, 0], [0, 1], [1, 0]])["forward_flow"] == pytest.approx(0.75, abs=1e-12)
-    # ties: the same idea said three times flows nowhere
-    assert one([[3, 4], [3, 4], [6, 8]])["forward_flow"] == pytest.approx(0.0, abs=1e-12)
-    # opposite turns are distance 2
-    assert one([[1, 0], [-1, 0]])["forward_flow"] == pytest.approx(2.0, abs=1e-12)
-    # below two turns it is undefined
-    assert math.isnan(one([[1, 0]])["forward_flow"])
+def test_a_feature_may_need_only_turn_fields():
+    from dataclasses import fields
 
+    from engine.corpus import Turn
+    from engine.measures.feature import TURN_FIELDS
 
-def test_discursive_diversity_by_hand():
-    # A says (1,0) twice, B says (0,1): centroids orthogonal, distance 1
-    row = one([[1, 0], [0, 1], [1, 0]], ["A", "B", "A"])
-    assert row["discursive_diversity"] == pytest.approx(1.0, abs=1e-12)
-    # three speakers at (1,0), (0,1), (-1,0): pairs 1, 2, 1 -> 4/3
-    row = one([[1, 0], [0, 1], [-1, 0]], ["A", "B", "C"])
-    assert row["discursive_diversity"] == pytest.approx(4 / 3, abs=1e-12)
-    # turns are made unit before averaging: A = unit(2,0) and unit(0,1) -> (0.5, 0.5); B = (0,1)
-    row = one([[2, 0], [0, 1], [0, 3]], ["A", "A", "B"])
-    assert row["discursive_diversity"] == pytest.approx(1 - 1 / math.sqrt(2), abs=1e-12)
-    # one speaker: undefined; two turns, two speakers saying the same: 0 (a tie)
-    assert math.isnan(one([[1, 0], [0, 1], [1, 1]], ["A", "A", "A"])["discursive_diversity"])
-    assert one([[1, 2], [2, 4]], ["A", "B"])["discursive_diversity"] == pytest.approx(0.0, abs=1e-12)
-
-
-def test_both_equal_the_definitions_on_many_conversations_to_1e_9():
-    rng = np.random.default_rng(11)
-    conversations, speakers = [], []
-    for _ in range(300):
-        n = int(rng.integers(1, 14))
-        turns = rng.normal(size=(n, 12))
-        if n > 2 and rng.random() < 0.3:
-            turns[1] = turns[0] * 2.5  # a tie: the same direction again
-        conversations.append(turns)
-        speakers.append([f"agent {int(s)}" for s in rng.integers(0, int(rng.integers(1, 4)), size=n)])
-    table = features_for_corpus(conversations, speakers=speakers, chunk=7)
-    ff = np.array([forward_flow_by_definition(c) for c in conversations])
-    dd = np.array([discursive_diversity_by_definition(c, s) for c, s in zip(conversations, speakers)])
-    np.testing.assert_allclose(table["forward_flow"], ff, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(table["discursive_diversity"], dd, rtol=0, atol=1e-9)
-    assert np.isnan(table["discursive_diversity"]).sum() == np.isnan(dd).sum() > 0  # one-speaker talks
-
-
-def test_speaker_measures_are_left_out_without_speakers_and_refused_when_asked_for():
-    table = features_for_corpus([np.eye(3)])
-    assert list(table.columns) == [*PAPER_A_FEATURES, "forward_flow"]
-    with pytest.raises(ValueError, match="discursive_diversity"):
-        features_for_corpus([np.eye(3)], names=["discursive_diversity"])
+    assert TURN_FIELDS == tuple(f.name for f in fields(Turn))
+    with pytest.raises(ValueError, match=r"needs \['mood'\], not turn fields"):
+        Feature("mood_test", "Mood", lambda chunk: None, "this test", needs=("mood",))
+    # the older spelling of a speaker measure is the same declaration
+    older = Feature("speaker_test", "S", lambda chunk: None, "this test", needs_speakers=True)
+    assert older.needs == ("speaker",) and older.needs_speakers
 
 
 # ----------------------------------------------------------------------------- paper A's nine
@@ -129,9 +99,9 @@ def test_the_nine_equal_the_code_before_the_registry():
                                        atol=1e-12, equal_nan=True, err_msg=f"{name} {column}")
 
 
-def test_the_registry_lists_paper_a_first_then_the_two_measures():
-    assert feature_names()[:11] == (*PAPER_A_FEATURES, "forward_flow", "discursive_diversity")
-    assert [FEATURES.get(n).paper_a for n in feature_names()[:11]] == [True] * 9 + [False, False]
+def test_the_registry_lists_paper_a_first_and_only_the_nine_are_paper_as():
+    assert feature_names()[:9] == PAPER_A_FEATURES
+    assert [FEATURES.get(n).paper_a for n in feature_names()] == [n in PAPER_A_FEATURES for n in feature_names()]
 
 
 # ----------------------------------------------------------------------------- the registry
@@ -158,18 +128,3 @@ def test_a_feature_registered_in_process_is_computed_and_a_clash_is_refused():
     assert "turn_count_test" not in feature_names()
 
 
-def test_the_features_that_grow_with_length_are_the_diagnosis_length_matched_four():
-    """Sums and maxima over turns (path length; max distance, revisits and topic switches over
-    more pairs and steps) grow with the turn count; means do not."""
-    from engine.diagnosis.diagnose import LENGTH_DEPENDENT
-
-    growing = [f.name for f in FEATURES.values() if f.grows_with_length]
-    assert growing == ["path_length", "max_distance", "topic_switching_rate", "revisit_score"]
-    assert set(LENGTH_DEPENDENT) == set(growing)
-
-
-def test_the_nines_labels_are_the_names_paper_a_prints():
-    """Each record's label is Table 19's name, as transcribed in engine.stats.published_a."""
-    from engine.stats.published_a import FEATURE_LABELS
-
-    assert {name: FEATURES.get(name).label for name in PAPER_A_FEATURES} == FEATURE_LABELS

@@ -1,4 +1,5 @@
-"""Table 19 features against values worked out by hand and an independent SciPy/sklearn loop."""
+"""Paper A's nine trajectory features (Table 19, ``engine.measures.trajectory``) against values
+worked out by hand and an independent SciPy/sklearn loop."""
 
 import itertools
 import math
@@ -9,6 +10,7 @@ from scipy.spatial.distance import cosine, pdist
 from sklearn.cluster import KMeans
 
 from engine.measures.compute import features_for_corpus
+from engine.measures.registry import FEATURES, feature_names
 from engine.measures.trajectory import PAPER_A_FEATURES, batched_kmeans_labels, trajectory_features
 
 E1, E2, E3 = np.eye(3)
@@ -158,7 +160,9 @@ def test_batched_equals_single_for_mixed_lengths():
     conversations = [rng.normal(size=(int(rng.integers(1, 25)), 24)) for _ in range(60)]
     conversations += [np.tile(rng.normal(size=24), (5, 1))]  # a repeated-turn conversation
     table = features_for_corpus(conversations)
-    assert list(table.columns) == [*PAPER_A_FEATURES, "forward_flow"] and len(table) == len(conversations)
+    # every registered feature that reads nothing but the embeddings, paper A's nine first
+    assert list(table.columns) == list(feature_names(given=())) and len(table) == len(conversations)
+    assert list(table.columns[:9]) == list(PAPER_A_FEATURES)
     for row, x in enumerate(conversations):
         assert_features(table.iloc[row].to_dict(), trajectory_features(x), tol=1e-9)
 
@@ -239,3 +243,24 @@ def test_three_dimensional_input_and_bad_shapes():
                                features_for_corpus(list(block)).to_numpy(), atol=1e-12)
     with pytest.raises(ValueError, match="conversation 1"):
         features_for_corpus([np.zeros((3, 2)), np.zeros(4)])
+
+
+def test_the_features_of_the_nine_that_grow_with_length_are_its_sums_and_maxima():
+    """Sums and maxima over turns (path length; max distance, revisits and topic switches over
+    more pairs and steps) grow with the turn count; means do not. The diagnosis compares those
+    only at similar lengths."""
+    from engine.diagnosis.diagnose import LENGTH_DEPENDENT
+
+    growing = [name for name in PAPER_A_FEATURES if FEATURES.get(name).grows_with_length]
+    assert growing == ["path_length", "max_distance", "topic_switching_rate", "revisit_score"]
+    assert list(LENGTH_DEPENDENT) == growing
+    # path length of one zigzag: 5 steps of distance 1; the same zigzag twice as long: 11
+    assert trajectory_features(np.array([E1, E2] * 3))["path_length"] == pytest.approx(5.0)
+    assert trajectory_features(np.array([E1, E2] * 6))["path_length"] == pytest.approx(11.0)
+
+
+def test_the_nines_labels_are_the_names_paper_a_prints():
+    """Each record's label is Table 19's name, as transcribed in engine.stats.published_a."""
+    from engine.stats.published_a import FEATURE_LABELS
+
+    assert {name: FEATURES.get(name).label for name in PAPER_A_FEATURES} == FEATURE_LABELS
