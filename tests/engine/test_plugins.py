@@ -167,7 +167,7 @@ def test_the_plugins_method_takes_an_option_of_its_own(plugin_site, tmp_path):
                     "  - {method: round_robin_once, agents: 2}\n")
     done = engine(plugin_site, "run", "--grid", str(grid), "--out", str(tmp_path / "run"), "--no-progress")
     assert done.returncode == 0, done.stderr
-    from engine.storage.run_folder import read_run_corpus
+    from engine.runs.run_folder import read_run_corpus
 
     corpus = read_run_corpus(tmp_path / "run")
     speakers = {c.meta["passes"]: [t.speaker for t in c.turns] for c in corpus}
