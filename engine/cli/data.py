@@ -440,9 +440,8 @@ def _register_features(subparsers) -> None:
     p = subparsers.add_parser(
         "features", help="corpus or embeddings -> the trajectory features per conversation",
         description="Every registered conversation feature for each conversation: paper A's "
-                    "nine semantic-trajectory features (Table 19), forward flow, discursive "
-                    "diversity, mean words per turn and any a plugin adds (`python -m engine "
-                    "plugins` lists them), from a corpus (embedded through the cache) or from an "
+                    "nine semantic-trajectory features (Table 19), the project's other built-in "
+                    "measures and any a plugin adds (`python -m engine plugins` lists them all), from a corpus (embedded through the cache) or from an "
                     "embeddings .npy with its index parquet (speaker measures need its speaker "
                     "column, which `embed` writes; features of the turns' text need a corpus).")
     p.add_argument("input", help="corpus .jsonl/.parquet, transcript .csv, or embeddings .npy")
