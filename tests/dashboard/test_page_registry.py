@@ -71,6 +71,8 @@ def test_every_page_has_its_view_its_notebook_and_its_page_data(page):
     assert function.__name__ in code or "from engine import samples, stats" in code \
         or "from engine.stats import paper_tables" in code, page.key
     assert "headline = " in code  # the page's headline numbers, as numbers
+    manual = (REPO / "docs" / "reference" / "dashboard.md").read_text(encoding="utf-8")
+    assert f"| **{page.title}** |" in manual, "the page's row in docs/reference/dashboard.md's table of pages"
 
 
 def test_registry_and_page_data_import_without_streamlit():
