@@ -6,7 +6,8 @@ the codes' key) at least 18 px, each measured twice: the font size Chromium comp
 rendered text, and the height of its rendered box. No two texts overlap and none is cut at
 the slide's edge (``devtools.text_overlaps``). The same holds for the slides of every chart
 the pages show (the deck's "also include the figures shown on the pages"), read as the browser
-gets them, over every cached dataset, the Trajectories map with its 8 cluster names written on
+gets them (the session's one render of every page, ``tests.support.page_renders``), over every
+cached dataset, the Trajectories map with its 8 cluster names written on
 it included (``dashboard.figures.label_layout`` places them for the page; the slide's larger
 plot keeps them apart at its larger font)."""
 
@@ -140,30 +141,20 @@ def test_every_slide_of_every_dataset_is_readable_from_the_back_row(dataset):
     assert found == {}, found
 
 
-@pytest.fixture(scope="module")
-def every_dataset(tmp_path_factory):
-    """The dashboard pointed at all cached datasets (as ``test_figure_rules`` opens them)."""
-    from tests.support.cached_runs import cached_runs_folder
-
-    root, env = cached_runs_folder(tmp_path_factory.mktemp("slides"), *DATASETS)
-    patch = pytest.MonkeyPatch()
-    for key, value in env.items():
-        patch.setenv(key, value)
-    yield root
-    patch.undo()
-
-
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_every_chart_the_pages_show_is_readable_as_a_slide(every_dataset, dataset):
+def test_every_chart_the_pages_show_is_readable_as_a_slide(page_renders, dataset):
     import plotly.graph_objects as go
 
-    from tests.dashboard.test_figure_rules import page_figures
+    from tests.support.page_renders import clusters_key
 
-    items = [export.ReportItem(f"{page} {number}: " + str(((shown.get("layout") or {}).get("title") or {})
+    shown = page_renders(dataset)  # the session's one render of every page (as test_figure_rules reads it)
+    raised = {page: rendered.exceptions for page, rendered in shown.items() if rendered.exceptions}
+    assert not raised, (dataset, raised)
+    items = [export.ReportItem(f"{page} {number}: " + str(((figure.get("layout") or {}).get("title") or {})
                                                        .get("text", ""))[:50].replace("<br>", " "),
-                               figure=go.Figure(shown), provenance=f"dataset {dataset}")
-             for page, figures in page_figures(dataset, cluster_ks=(8,)).items()
-             for number, shown in enumerate(figures)]
+                               figure=go.Figure(figure), provenance=f"dataset {dataset}")
+             for page, rendered in shown.items() if page != clusters_key(20)  # the map's 8 cluster names
+             for number, figure in enumerate(rendered.figures)]
     assert len(items) >= 8
     found = slide_problems(dataset, measure(render(items)))
     assert found == {}, found
