@@ -10,7 +10,9 @@ runs everything.
 What costs is paid once per session: the page renders of every cached dataset
 (``page_renders``), the embeddings and projections the dashboard and its notebooks compute
 (``shared_cache``, borrowed by every ``cached_runs_of`` folder), the served dashboards and the
-browser (``tests/browser/conftest.py``), the llama.cpp server (``tests/support/llama_server.py``).
+browser (``tests/browser/conftest.py``), the llama.cpp server (``tests/support/llama_server.py``),
+the sentence model (``sentence_model_loaded_once``; the local GGUF is kept once per process
+by ``engine.llm.local_backend``).
 Each test has a time limit by its tier (``TIMEOUTS``; pyproject's ``timeout`` for the fast tier).
 """
 
@@ -25,6 +27,18 @@ from tests.support.cached_runs import cached_runs_folder, make_shared_cache
 def shared_cache(tmp_path_factory) -> Path:
     """The session's embedding store and projections folder (``make_shared_cache``)."""
     return make_shared_cache(tmp_path_factory.mktemp("shared_cache"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sentence_model_loaded_once():
+    """Every ``Embedder`` of the session shares one loaded sentence model per name
+    (``tests.support.shared_models``)."""
+    from engine.embedding import embedder
+    from tests.support.shared_models import load_once
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embedder, "load_sentence_model", load_once(embedder.load_sentence_model))
+        yield
 
 
 @pytest.fixture(scope="session")
