@@ -9,6 +9,7 @@ A test that changes what the app holds (a pilot run, its own dataset) serves its
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import pytest
 
@@ -46,15 +47,25 @@ def served(tmp_path_factory, shared_cache):
     """``served(dataset)``: the URL of the dashboard served on ``datasets_beside(dataset)``,
     started on first use and kept until the browser tests end."""
     urls: dict[str, str] = {}
-    with contextlib.ExitStack() as servers:
-        def url_of(dataset: str) -> str:
-            if dataset not in urls:
-                folder = tmp_path_factory.mktemp(f"served_{dataset}")
-                _, env = cached_runs_folder(folder, *datasets_beside(dataset), shared_cache=shared_cache)
-                urls[dataset] = servers.enter_context(served_dashboard(env=env))
-            return urls[dataset]
+    servers: list[contextlib.ExitStack] = []
 
+    def url_of(dataset: str) -> str:
+        if dataset not in urls:
+            folder = tmp_path_factory.mktemp(f"served_{dataset}")
+            _, env = cached_runs_folder(folder, *datasets_beside(dataset), shared_cache=shared_cache)
+            server = contextlib.ExitStack()
+            urls[dataset] = server.enter_context(served_dashboard(env=env))
+            servers.append(server)
+        return urls[dataset]
+
+    try:
         yield url_of
+    finally:  # stopped side by side: each waits for its own process to end
+        stopping = [threading.Thread(target=server.close) for server in servers]
+        for thread in stopping:
+            thread.start()
+        for thread in stopping:
+            thread.join()
 
 
 @pytest.fixture(scope="package")
