@@ -17,6 +17,10 @@ from devtools.browser import chromium_path, launch_chromium, served_dashboard
 from tests.support.cached_runs import REPO, cached_runs_folder
 
 STEERED = "local_smollm2_steered"  # the Steering page's own dataset, always beside the one tested
+# served dashboards kept at once (each holds its datasets and page caches in memory): the one
+# used longest ago stops when another starts; it starts again if asked for (its projections
+# and embeddings stay in the session's cache folder)
+MAX_SERVED = 3
 
 
 @pytest.fixture(scope="package")
@@ -45,23 +49,29 @@ def datasets_beside(dataset: str) -> tuple[str, ...]:
 @pytest.fixture(scope="package")
 def served(tmp_path_factory, shared_cache):
     """``served(dataset)``: the URL of the dashboard served on ``datasets_beside(dataset)``,
-    started on first use and kept until the browser tests end."""
+    started on first use and kept until the browser tests end (at most ``MAX_SERVED`` at once)."""
     urls: dict[str, str] = {}
-    servers: list[contextlib.ExitStack] = []
+    servers: dict[str, contextlib.ExitStack] = {}  # oldest use first
 
     def url_of(dataset: str) -> str:
-        if dataset not in urls:
-            folder = tmp_path_factory.mktemp(f"served_{dataset}")
-            _, env = cached_runs_folder(folder, *datasets_beside(dataset), shared_cache=shared_cache)
-            server = contextlib.ExitStack()
-            urls[dataset] = server.enter_context(served_dashboard(env=env))
-            servers.append(server)
+        if dataset in urls:
+            servers[dataset] = servers.pop(dataset)  # used last now
+            return urls[dataset]
+        if len(servers) >= MAX_SERVED:
+            oldest = next(iter(servers))
+            servers.pop(oldest).close()
+            del urls[oldest]
+        folder = tmp_path_factory.mktemp(f"served_{dataset}")
+        _, env = cached_runs_folder(folder, *datasets_beside(dataset), shared_cache=shared_cache)
+        server = contextlib.ExitStack()
+        urls[dataset] = server.enter_context(served_dashboard(env=env))
+        servers[dataset] = server
         return urls[dataset]
 
     try:
         yield url_of
     finally:  # stopped side by side: each waits for its own process to end
-        stopping = [threading.Thread(target=server.close) for server in servers]
+        stopping = [threading.Thread(target=server.close) for server in servers.values()]
         for thread in stopping:
             thread.start()
         for thread in stopping:
