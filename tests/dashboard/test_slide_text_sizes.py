@@ -77,25 +77,36 @@ def render(items, context=None) -> list[tuple[str, str]]:
     return [(i.title, r.decode("utf-8")) for i, r in zip(items, rendered)]
 
 
-def measure(svgs: list[tuple[str, str]]) -> dict[str, dict]:
-    """``{title: {"texts": [...], "layout": text_overlaps result}}`` of each slide."""
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Chromium for the module's slides (each measured in a page of its own)."""
     from playwright.sync_api import sync_playwright
 
-    from devtools.browser import CHROMIUM_ARGS, chromium_path
+    from devtools.browser import launch_chromium
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def measure(svgs: list[tuple[str, str]], browser) -> dict[str, dict]:
+    """``{title: {"texts": [...], "layout": text_overlaps result}}`` of each slide, opened in
+    ``browser`` (an open Chromium) at the slide's size."""
     from devtools.text_overlaps import CHECK_JS, MIN_OVERLAP
 
     width, height = export.SLIDE_SIZE
     out = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            for title, svg in svgs:
-                page.set_content(f"<html><body style='margin:0'>{svg}</body></html>")
-                layout = page.evaluate(CHECK_JS, ["body > svg", MIN_OVERLAP])
-                out[title] = {"texts": page.evaluate(MEASURE_JS), "layout": layout[0] if layout else {}}
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        for title, svg in svgs:
+            page.set_content(f"<html><body style='margin:0'>{svg}</body></html>")
+            layout = page.evaluate(CHECK_JS, ["body > svg", MIN_OVERLAP])
+            out[title] = {"texts": page.evaluate(MEASURE_JS), "layout": layout[0] if layout else {}}
+    finally:
+        page.close()
     return out
 
 
@@ -136,13 +147,13 @@ def slide_problems(dataset: str, slides: dict[str, dict]) -> dict[str, list[str]
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_every_slide_of_every_dataset_is_readable_from_the_back_row(dataset):
-    found = slide_problems(dataset, measure(slide_svgs(dataset)))
+def test_every_slide_of_every_dataset_is_readable_from_the_back_row(chromium, dataset):
+    found = slide_problems(dataset, measure(slide_svgs(dataset), chromium))
     assert found == {}, found
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_every_chart_the_pages_show_is_readable_as_a_slide(page_renders, dataset):
+def test_every_chart_the_pages_show_is_readable_as_a_slide(page_renders, chromium, dataset):
     import plotly.graph_objects as go
 
     from tests.support.page_renders import clusters_key
@@ -156,7 +167,7 @@ def test_every_chart_the_pages_show_is_readable_as_a_slide(page_renders, dataset
              for page, rendered in shown.items() if page != clusters_key(20)  # the map's 8 cluster names
              for number, figure in enumerate(rendered.figures)]
     assert len(items) >= 8
-    found = slide_problems(dataset, measure(render(items)))
+    found = slide_problems(dataset, measure(render(items), chromium))
     assert found == {}, found
 
 
