@@ -6,7 +6,9 @@ with its executable path set: no browser download). Used by the browser test and
 and stops it (by its own process id) on exit; ``chromium_page(url)`` opens it in the browser
 (``dashboard_page(env)`` does both, for a test that drives the app); ``visit_pages()`` clicks
 every page in the sidebar navigation, waits for the script to finish, checks for
-Streamlit's exception box and saves a screenshot per page.
+Streamlit's exception box and saves a screenshot per page. Each takes ``browser=``, an open
+Chromium (``launch_chromium``) to open a new context (a new session) in instead of starting
+one: the browser tests share one Chromium for the session.
 """
 
 from __future__ import annotations
@@ -74,27 +76,41 @@ def served_dashboard(env: dict[str, str] | None = None, timeout: float = 90.0, a
         log.close()
 
 
-@contextlib.contextmanager
-def chromium_page(url: str, *, width: int = 1280, height: int = 900):
-    """Yield a page of headless Chromium opened at ``url`` (a served dashboard), its first
-    script run finished; the browser is closed on exit."""
-    from playwright.sync_api import sync_playwright
+def launch_chromium(playwright):
+    """Headless Debian Chromium started by ``playwright`` (``sync_playwright()``'s object)."""
+    return playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+
+@contextlib.contextmanager
+def chromium_page(url: str, *, width: int = 1280, height: int = 900, browser=None):
+    """Yield a page of headless Chromium opened at ``url`` (a served dashboard), its first
+    script run finished. In ``browser`` (an open Chromium) when given: a new context, closed
+    on exit; otherwise a Chromium of its own, closed on exit."""
+    if browser is not None:
+        context = browser.new_context(viewport={"width": width, "height": height})
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
+            page = context.new_page()
             page.goto(url, wait_until="domcontentloaded")
             wait_until_idle(page)
             yield page
         finally:
-            browser.close()
+            context.close()
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        own = launch_chromium(playwright)
+        try:
+            with chromium_page(url, width=width, height=height, browser=own) as page:
+                yield page
+        finally:
+            own.close()
 
 
 @contextlib.contextmanager
-def dashboard_page(env: dict[str, str] | None = None, *, width: int = 1280, height: int = 900):
+def dashboard_page(env: dict[str, str] | None = None, *, width: int = 1280, height: int = 900, browser=None):
     """``served_dashboard(env)`` opened in ``chromium_page``: yield the page."""
-    with served_dashboard(env=env) as url, chromium_page(url, width=width, height=height) as page:
+    with served_dashboard(env=env) as url, chromium_page(url, width=width, height=height, browser=browser) as page:
         yield page
 
 
@@ -137,15 +153,16 @@ def resize(page, width: int, height: int) -> None:
 
 def visit_pages(url: str, out_dir: Path, *, width: int = 1400, height: int = 1000,
                 titles: tuple[str, ...] = PAGE_TITLES, full_page: bool = True, inspect=None,
-                at_first_chart: bool = False) -> dict[str, dict]:
+                at_first_chart: bool = False, browser=None) -> dict[str, dict]:
     """Open every page (or those of ``titles``), return per page: exception texts, headline
     text and screenshot path; ``inspect(page)`` adds its answer under ``"inspected"``;
     ``at_first_chart`` scrolls the page's first chart to the top of the window before the
-    screenshot (pages without a chart are shot from their top)."""
+    screenshot (pages without a chart are shot from their top); ``browser``: an open Chromium
+    to use (``chromium_page``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict] = {}
-    with chromium_page(url, width=width, height=height) as page:
+    with chromium_page(url, width=width, height=height, browser=browser) as page:
         for title in titles:
             link = page.locator("[data-testid='stSidebarNav'] a", has_text=title).first
             link.click()

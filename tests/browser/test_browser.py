@@ -1,6 +1,8 @@
 """The real app in a real browser: ``streamlit run`` on localhost, headless Debian Chromium via
 Playwright (executable path set, no browser download), every page clicked in the sidebar,
-no Streamlit exception box, one screenshot per page (into a tmp folder)."""
+no Streamlit exception box, one screenshot per page (into a tmp folder). The walks through the
+pages are the session's (``page_walks``, one per dataset, shared with the layout test); the
+lasso drives the session's local dashboard in its own context."""
 
 from __future__ import annotations
 
@@ -8,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import (PAGE_TITLES, chromium_path, dashboard_page, drag_on_map, selection_counts,
-                              served_dashboard, visit_pages, wait_until_idle)
+from devtools.browser import PAGE_TITLES, chromium_page, dashboard_page, drag_on_map, selection_counts, wait_until_idle
 from tests.support.cached_runs import cached_runs_folder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,17 +18,14 @@ RELEASE = REPO / "cached_runs" / "paper_release"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(chromium_path() is None, reason="needs Debian's chromium (make browser)"),
     pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built"),
 ]
 
 
-def test_every_page_in_chromium(tmp_path):
+def test_every_page_in_chromium(page_walks):
     import pandas as pd
 
-    _, env = cached_runs_folder(tmp_path, "paper_release")
-    with served_dashboard(env=env) as url:
-        results = visit_pages(url, tmp_path / "shots")
+    results = page_walks("paper_release")["pages"]
     assert list(results) == list(PAGE_TITLES)
     for title, result in results.items():
         assert result["exceptions"] == [], f"{title}: {result['exceptions']}"
@@ -45,11 +43,8 @@ PAPER_B = REPO / "cached_runs" / "local_smollm2_paper_b"
 
 
 @pytest.mark.skipif(not (PAPER_B / "manifest.json").exists(), reason="paper-B cached runs not built")
-def test_quality_diversity_page_in_chromium_on_the_paper_b_runs(tmp_path):
-    _, env = cached_runs_folder(tmp_path, PAPER_B.name)
-    with served_dashboard(env=env) as url:
-        results = visit_pages(url, tmp_path / "shots", titles=("Quality–Diversity",))
-    page = results["Quality–Diversity"]
+def test_quality_diversity_page_in_chromium_on_the_paper_b_runs(page_walks):
+    page = page_walks(PAPER_B.name)["pages"]["Quality–Diversity"]
     assert page["exceptions"] == [] and page["heading"] == "Quality–Diversity"
     assert page["screenshot"].stat().st_size > 10_000
     conversations = __import__("pandas").read_parquet(PAPER_B / "conversations.parquet")
@@ -61,11 +56,10 @@ LOCAL = REPO / "cached_runs" / "local_smollm2"
 
 
 @pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="local cached runs not built")
-def test_lasso_on_the_embedding_map_fills_the_table(tmp_path):
+def test_lasso_on_the_embedding_map_fills_the_table(served, chromium, tmp_path):
     """Drag a lasso over the middle of the Trajectories map in Chromium: the page reruns and
     lists the lassoed turns (Plotly selection events through st.plotly_chart(on_select=...))."""
-    _, env = cached_runs_folder(tmp_path, LOCAL.name)
-    with dashboard_page(env) as page:
+    with chromium_page(served(LOCAL.name), browser=chromium) as page:
         page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=120_000)
         wait_until_idle(page)
@@ -82,13 +76,14 @@ def test_lasso_on_the_embedding_map_fills_the_table(tmp_path):
         page.screenshot(path=str(tmp_path / "lasso.png"), full_page=True)
 
 
-def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(tmp_path):
+def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(chromium, tmp_path):
     """The local model in Chromium: once Run is clicked the form is disabled and Cancel
-    enabled; Cancel stops the run and the turns received stay on the page."""
+    enabled; Cancel stops the run and the turns received stay on the page (a dashboard of its
+    own: the run changes what the app holds)."""
     import re
 
     _, env = cached_runs_folder(tmp_path, "paper_release")
-    with dashboard_page(env) as page:
+    with dashboard_page(env, browser=chromium) as page:
         page.locator("[data-testid='stSidebarNav'] a", has_text="Pilot").first.click()
         run = page.get_by_role("button", name="Run pilot")
         cancel = page.get_by_role("button", name="Cancel")
@@ -114,7 +109,7 @@ def test_pilot_form_is_locked_while_running_and_cancel_keeps_the_turns(tmp_path)
         assert run.is_enabled()  # the form is usable again
 
 
-def test_urls_in_turns_tasks_and_models_are_no_links_in_chromium(tmp_path):
+def test_urls_in_turns_tasks_and_models_are_no_links_in_chromium(chromium, tmp_path):
     """Streamlit's GitHub-flavoured markdown links URLs and e-mail addresses it finds in text,
     escaped or not; the Trajectories page (transcript reader caption, tables) shows them as text."""
     from engine.corpus import Conversation, Corpus, Turn
@@ -130,7 +125,7 @@ def test_urls_in_turns_tasks_and_models_are_no_links_in_chromium(tmp_path):
     root.mkdir()
     dataset_from_corpus(corpus, Embedder(cache=tmp_path / "embeddings.sqlite"), name="urls").save(root / "urls")
     env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
-    with dashboard_page(env) as page:
+    with dashboard_page(env, browser=chromium) as page:
         page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
         page.wait_for_function(
             "() => document.querySelector(\"[data-testid='stMain']\").innerText.includes('Transcript reader')",

@@ -1,7 +1,8 @@
 """Exploring the Trajectories map in a real browser (``streamlit run`` + headless Debian
 Chromium through Playwright, as tests/browser/test_browser.py): a click on a point opens the transcript
 reader at that turn, with the turn's whole text as the corpus holds it; with cluster labels on,
-each cluster's name is written on the map at the median position of its points."""
+each cluster's name is written on the map at the median position of its points. Both tests
+drive the session's local dashboard (``served``), each in a context of its own."""
 
 from __future__ import annotations
 
@@ -12,15 +13,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from devtools.browser import chromium_path, dashboard_page, settle_time, wait_until_idle
-from tests.support.cached_runs import cached_runs_folder
+from devtools.browser import chromium_page, settle_time, wait_until_idle
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL = REPO / "cached_runs" / "local_smollm2"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(chromium_path() is None, reason="needs Debian's chromium (make browser)"),
     pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="local cached runs not built"),
 ]
 
@@ -62,9 +61,8 @@ def _plain(html_text: str) -> str:
 
 
 @pytest.fixture
-def trajectories_page(tmp_path):
-    _, env = cached_runs_folder(tmp_path, LOCAL.name)
-    with dashboard_page(env, width=1440, height=900) as page:
+def trajectories_page(served, chromium):
+    with chromium_page(served(LOCAL.name), width=1440, height=900, browser=chromium) as page:
         settle_time(page, lambda: page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories")
                     .first.click(), heading="Trajectories")
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()

@@ -9,12 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devtools.browser import chromium_path, dashboard_page, drag_on_map, selection_counts, wait_until_idle
+from devtools.browser import dashboard_page, drag_on_map, selection_counts, wait_until_idle
 from tests.support.tiled_dataset import LOCAL, tiled_dataset
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(chromium_path() is None, reason="needs Debian's chromium (make browser)"),
     pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="local cached runs not built"),
 ]
 
@@ -30,7 +29,7 @@ MAP_STATE = """() => {
 }"""
 
 
-def test_a_box_on_the_aggregated_map_selects_every_turn_inside_it(tmp_path):
+def test_a_box_on_the_aggregated_map_selects_every_turn_inside_it(chromium, tmp_path):
     from engine.datasets import Dataset
     from engine.maps.projection import project_turns
 
@@ -39,7 +38,7 @@ def test_a_box_on_the_aggregated_map_selects_every_turn_inside_it(tmp_path):
     dataset = Dataset.load(folder, with_corpus=False)
     total = len(dataset.turn_index)
     env = {"CDL_CACHED_RUNS": str(root), "CDL_CACHE_DIR": str(tmp_path / "cache")}
-    with dashboard_page(env) as page:
+    with dashboard_page(env, browser=chromium) as page:
         page.locator("[data-testid='stSidebarNav'] a", has_text="Trajectories").first.click()
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=300_000)
         wait_until_idle(page)

@@ -17,14 +17,11 @@ import pandas as pd
 import pytest
 
 from dashboard import pages
-from devtools.browser import CHROMIUM_ARGS, chromium_path, served_dashboard, wait_until_idle
+from devtools.browser import served_dashboard, wait_until_idle
 from engine.datasets import Dataset
 from tests.support.icc_by_hand import shrout_fleiss
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(chromium_path() is None, reason="needs Debian's chromium (make browser)"),
-]
+pytestmark = [pytest.mark.slow]
 
 TASKS = ["plastic_waste"] * 6 + ["our_own_task"] * 4
 SOURCES = ["llm", "human", "llm", "llm", "human", "llm", "llm", "llm", "human", "llm"]
@@ -37,7 +34,7 @@ MAIN = "[data-testid='stMain']"
 
 
 @pytest.fixture
-def served(tmp_path):
+def rating_dashboard(tmp_path):
     root = tmp_path / "cached_runs"
     frame = pd.DataFrame({"conversation_id": [f"idea-{k}" for k in range(10)], "source": SOURCES, "task": TASKS,
                           "model": "m", "discussion": "open", "final_idea": IDEAS})
@@ -101,43 +98,43 @@ def rate(page, rater: str, seen: dict, times: list) -> None:
     wait_until_idle(page)
 
 
-def test_two_raters_resume_export_and_agree_as_computed_here(served, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    url, ratings = served
+def test_two_raters_resume_export_and_agree_as_computed_here(rating_dashboard, chromium, tmp_path):
+    url, ratings = rating_dashboard
+    browser = chromium  # the session's Chromium: each rater's tab is a context of its own
     seen, times, starts = {}, [], []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            ann_first, ann = start(browser, url, "Ann", starts)
-            bob_context, bob = start(browser, url, "Bob", starts)
-            assert shown_position(ann) == 0 and shown_position(bob) == 0
-            for _ in range(4):
-                rate(ann, "Ann", seen, times)
-            for _ in range(5):
-                rate(bob, "Bob", seen, times)
-            ann_first.close()  # mid-way: Ann's tab is gone
-            ann_again, ann = start(browser, url, "Ann", starts)
-            assert shown_position(ann) == 4  # resumes at idea 5
-            main_text_includes(ann, "4 of 10 ideas rated by Ann")
-            for _ in range(6):
-                rate(ann, "Ann", seen, times)
-            for _ in range(5):
-                rate(bob, "Bob", seen, times)
-            assert "Agreement of the raters" not in bob.locator(MAIN).inner_text()  # hidden while rating
-            bob.locator("[class*='st-key-rate_show_all'] label").click()  # the coordinator's view
-            main_text_includes(bob, "Agreement of the raters")
-            wait_until_idle(bob)
-            exact = bob.locator("[class*='st-key-rate_agreement_exact']").inner_text()
-            with bob.expect_download() as download:
-                bob.locator("[class*='st-key-rate_export_csv'] button").click()
-            exported = pd.read_csv(download.value.path(), keep_default_na=False, na_values=[""])
-            assert bob.locator("[data-testid='stException']").count() == 0
-            bob.screenshot(path=str(tmp_path / "rating_done.png"), full_page=True)
-            ann_again.close()
-            bob_context.close()
-        finally:
-            browser.close()
+    contexts = []
+    try:
+        ann_first, ann = start(browser, url, "Ann", starts)
+        bob_context, bob = start(browser, url, "Bob", starts)
+        contexts += [ann_first, bob_context]
+        assert shown_position(ann) == 0 and shown_position(bob) == 0
+        for _ in range(4):
+            rate(ann, "Ann", seen, times)
+        for _ in range(5):
+            rate(bob, "Bob", seen, times)
+        ann_first.close()  # mid-way: Ann's tab is gone
+        contexts.remove(ann_first)
+        ann_again, ann = start(browser, url, "Ann", starts)
+        contexts.append(ann_again)
+        assert shown_position(ann) == 4  # resumes at idea 5
+        main_text_includes(ann, "4 of 10 ideas rated by Ann")
+        for _ in range(6):
+            rate(ann, "Ann", seen, times)
+        for _ in range(5):
+            rate(bob, "Bob", seen, times)
+        assert "Agreement of the raters" not in bob.locator(MAIN).inner_text()  # hidden while rating
+        bob.locator("[class*='st-key-rate_show_all'] label").click()  # the coordinator's view
+        main_text_includes(bob, "Agreement of the raters")
+        wait_until_idle(bob)
+        exact = bob.locator("[class*='st-key-rate_agreement_exact']").inner_text()
+        with bob.expect_download() as download:
+            bob.locator("[class*='st-key-rate_export_csv'] button").click()
+        exported = pd.read_csv(download.value.path(), keep_default_na=False, na_values=[""])
+        assert bob.locator("[data-testid='stException']").count() == 0
+        bob.screenshot(path=str(tmp_path / "rating_done.png"), full_page=True)
+    finally:
+        for context in contexts:
+            context.close()
 
     # the order both raters saw, as item ids (from the texts shown)
     ids = [f"idea-{IDEAS.index(seen[p])}" for p in range(10)]

@@ -57,11 +57,11 @@ def test_the_manifest_says_where_the_items_come_from():
     assert len(counts) == 12 and (counts == 10).all()  # 3 methods x 4 items x 10 runs
 
 
-def test_every_page_renders_on_the_dataset(cached_runs_of):
-    cached_runs_of(NAME)
-    for page in pages.keys():
-        at = _open(page)
-        assert at.title and not at.error, (page, [e.value for e in at.error])
+def test_every_page_renders_on_the_dataset(page_renders):
+    """A title, no exception, no error box on every page (the session's one render of each page
+    per cached dataset, ``tests.support.page_renders``)."""
+    for page, shown in page_renders(NAME).items():
+        assert shown.titles and not shown.exceptions and not shown.errors, (page, shown.exceptions, shown.errors)
 
 
 def _vendi(vectors: np.ndarray) -> float:

@@ -338,14 +338,11 @@ CACHED_DATASETS = sorted(p.name for p in (REPO / "cached_runs").iterdir() if (p 
 
 @pytest.mark.slow  # 12 pages on each cached dataset; the local ones embed their final outputs once
 @pytest.mark.parametrize("dataset", CACHED_DATASETS)
-def test_every_page_renders_on_every_cached_dataset(cached_runs_of, dataset):
-    """Each page opened with the dataset chosen in the sidebar: a title, no exception, no error box."""
-    cached_runs_of(dataset)
-
-    def choose(at):
-        at.selectbox(key="dataset_choice").set_value(dataset)
-
+def test_every_page_renders_on_every_cached_dataset(page_renders, dataset):
+    """Each page opened with the dataset chosen in the sidebar: a title, no exception, no error
+    box (the session's one render of each page per dataset, ``tests.support.page_renders``)."""
+    shown = page_renders(dataset)
     for page in PAGES:
-        at = open_page(page, sidebar=choose)
-        assert at.title, f"{page} shows no title on {dataset}"
-        assert not at.error, (page, dataset, [e.value for e in at.error])
+        assert not shown[page].exceptions, (page, dataset, shown[page].exceptions)
+        assert shown[page].titles, f"{page} shows no title on {dataset}"
+        assert not shown[page].errors, (page, dataset, shown[page].errors)

@@ -3,8 +3,10 @@
 outside the plot and horizontal when its names are long, score axes set inside the score's
 range, no two colours of a chart closer than the colour threshold (CIEDE2000, normal vision
 and three simulated colour-vision deficiencies) and compared datasets (Compare runs) or
-sources (LLM, human) in distinct hue families. The charts are read as the browser gets them (the Plotly JSON Streamlit sends), and
-the export catalog's figures of each dataset are held to the same rules."""
+sources (LLM, human) in distinct hue families. The charts are read as the browser gets them (the Plotly JSON Streamlit sends), from the
+session's one render of every page per dataset (``tests.support.page_renders``: the
+Trajectories map also coloured by 8 and by 20 clusters), and the export catalog's figures of
+each dataset are held to the same rules."""
 
 from __future__ import annotations
 
@@ -12,58 +14,24 @@ import json
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from dashboard import pages
 from dashboard.figures import checks
-from tests.support.cached_runs import cached_runs_folder
+from tests.support.page_renders import DATASETS
 
 REPO = Path(__file__).resolve().parents[2]
-APP = str(REPO / "dashboard" / "app.py")
-PAGES = pages.keys()
-DATASETS = sorted(p.parent.name for p in (REPO / "cached_runs").glob("*/manifest.json"))
-
-CLUSTER_KS = (8, 20)
 # legend names that are compared runs: they must not share a hue family
 COMPARED = (*DATASETS, "LLM", "Human", "llm", "human")
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DATASETS, reason="no cached dataset")]
 
 
-@pytest.fixture(scope="module")
-def every_dataset(tmp_path_factory):
-    """The dashboard pointed at all cached datasets, one embedding cache for the module."""
-    root, env = cached_runs_folder(tmp_path_factory.mktemp("rules"), *DATASETS)
-    patch = pytest.MonkeyPatch()
-    for key, value in env.items():
-        patch.setenv(key, value)
-    yield root
-    patch.undo()
-
-
-def page_figures(dataset: str, cluster_ks=None) -> dict[str, list[dict]]:
-    """``{page: [figure JSON, ...]}`` of every page opened with ``dataset`` chosen, and of the
-    Trajectories page with its map coloured by ``cluster_ks`` clusters (``CLUSTER_KS`` unless
-    given)."""
-    at = AppTest.from_file(APP, default_timeout=600)
-    at.session_state["dataset_choice"] = dataset
-    at.run()
-    out = {}
-    for page in PAGES:
-        at.switch_page(pages.page(page).script)
-        at.run()
-        assert not at.exception, (dataset, page, [e.value for e in at.exception])
-        out[page] = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    # the map coloured by cluster (the Trajectories page's "Cluster labels"), at the default k
-    # and at more clusters than the palette keeps apart
-    for k in CLUSTER_KS if cluster_ks is None else cluster_ks:
-        at.switch_page(pages.page("trajectories").script)
-        at.session_state["traj_clusters"] = True
-        at.session_state["traj_k"] = k
-        at.run()
-        assert not at.exception, (dataset, "trajectories", k, [e.value for e in at.exception])
-        out[f"trajectories (clusters, k = {k})"] = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    return out
+def page_figures(page_renders, dataset: str) -> dict[str, list[dict]]:
+    """``{page: [figure JSON, ...]}`` of every page (and of the clustered Trajectories maps)
+    shown with ``dataset`` chosen, after checking that none raised."""
+    shown = page_renders(dataset)
+    raised = {page: render.exceptions for page, render in shown.items() if render.exceptions}
+    assert not raised, (dataset, raised)
+    return {page: render.figures for page, render in shown.items()}
 
 
 def _title(figure: dict) -> str:
@@ -79,8 +47,8 @@ AT_LEAST = {"paper_release": {"llm_vs_human": 2, "design_levers": 3, "regression
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_every_chart_of_every_page_meets_the_rules(every_dataset, dataset):
-    figures = page_figures(dataset)
+def test_every_chart_of_every_page_meets_the_rules(page_renders, dataset):
+    figures = page_figures(page_renders, dataset)
     for page, minimum in AT_LEAST.get(dataset, {}).items():
         assert len(figures[page]) >= minimum, (dataset, page, len(figures[page]))
     found = {f"{page}: {_title(figure)!r}": problems

@@ -1,5 +1,6 @@
 """The HTML report: every block carries its provenance; published tables are never labelled
-as computed from the dataset; no dumps, no internal keys, no literal backslash-n."""
+as computed from the dataset; no dumps, no internal keys, no literal backslash-n; the Export
+page's report title and file names follow the dataset now selected."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dashboard.page_data import datasets
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "dashboard" / "app.py")
 RELEASE = REPO / "cached_runs" / "paper_release"
+LOCAL = REPO / "cached_runs" / "local_smollm2"
 pytestmark = pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
 
 
@@ -74,3 +76,22 @@ def test_export_of_shown_items_uses_headings_not_keys(runs_root):
     ours = next(i for i in shown if i.title == "Design levers: R² (%) computed here")
     assert not ours.published
     assert ours.provenance_label().startswith("ours: This selection, N = 3,574; dataset paper_release, 4,010 of 4,010")
+
+
+@pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="local cached runs not built")
+def test_export_title_and_file_names_follow_the_dataset_now_selected(cached_runs_of):
+    """Before: the title typed (or defaulted) for the first dataset stayed after another was
+    chosen (an upload's report was titled "paper_release")."""
+    cached_runs_of(RELEASE.name, LOCAL.name)
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.session_state["dataset_choice"] = "paper_release"
+    at.run()
+    at.switch_page("views/export.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    title = next(t for t in at.text_input if t.label == "Report title")
+    assert title.value == "Creativity dynamics: paper_release"
+    at.selectbox(key="dataset_choice").set_value("local_smollm2").run()
+    assert not at.exception, [e.value for e in at.exception]
+    title = next(t for t in at.text_input if t.label == "Report title")
+    assert title.value == "Creativity dynamics: local_smollm2"
+    assert any(b.label.startswith("Make the slide deck") for b in at.button)

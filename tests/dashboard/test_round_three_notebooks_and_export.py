@@ -1,8 +1,7 @@
 """Round three: a downloaded notebook names its dataset, never a machine path, and finds it
 beside itself, in ``CDL_CACHED_RUNS`` or in the ``cached_runs/`` of the checkout the engine is
 imported from (an error naming every path tried otherwise), and runs under ``jupyter
-nbconvert`` from any folder; the Trajectories notebook carries what the fragment shows; the
-Export page's report title and file names follow the dataset now selected."""
+nbconvert`` from any folder; the Trajectories notebook carries what the fragment shows."""
 
 from __future__ import annotations
 
@@ -15,15 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from dashboard.notebooks import Selection, notebook_bytes
 from dashboard.notebooks.build import DATA_VARIABLE
 
 REPO = Path(__file__).resolve().parents[2]
-APP = str(REPO / "dashboard" / "app.py")
 RELEASE = REPO / "cached_runs" / "paper_release"
-LOCAL = REPO / "cached_runs" / "local_smollm2"
 needs_release = pytest.mark.skipif(not (RELEASE / "manifest.json").exists(), reason="paper release not built")
 
 
@@ -113,23 +109,3 @@ def test_trajectories_notebook_button_is_inside_the_fragment_with_the_search():
     assert "'search': query" in options and "'colour': colour" in options  # the fragment's own values
     top_level = [n for n in tree.body if not isinstance(n, ast.FunctionDef)]
     assert [n for n in top_level if renders_notebook(n) and "traj_search" in ast.unparse(n)] == []
-
-
-@needs_release
-@pytest.mark.skipif(not (LOCAL / "manifest.json").exists(), reason="local cached runs not built")
-def test_export_title_and_file_names_follow_the_dataset_now_selected(cached_runs_of):
-    """Before: the title typed (or defaulted) for the first dataset stayed after another was
-    chosen (an upload's report was titled "paper_release")."""
-    cached_runs_of(RELEASE.name, LOCAL.name)
-    at = AppTest.from_file(APP, default_timeout=600)
-    at.session_state["dataset_choice"] = "paper_release"
-    at.run()
-    at.switch_page("views/export.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    title = next(t for t in at.text_input if t.label == "Report title")
-    assert title.value == "Creativity dynamics: paper_release"
-    at.selectbox(key="dataset_choice").set_value("local_smollm2").run()
-    assert not at.exception, [e.value for e in at.exception]
-    title = next(t for t in at.text_input if t.label == "Report title")
-    assert title.value == "Creativity dynamics: local_smollm2"
-    assert any(b.label.startswith("Make the slide deck") for b in at.button)

@@ -6,7 +6,8 @@ the codes' key) at least 18 px, each measured twice: the font size Chromium comp
 rendered text, and the height of its rendered box. No two texts overlap and none is cut at
 the slide's edge (``devtools.text_overlaps``). The same holds for the slides of every chart
 the pages show (the deck's "also include the figures shown on the pages"), read as the browser
-gets them, over every cached dataset, the Trajectories map with its 8 cluster names written on
+gets them (the session's one render of every page, ``tests.support.page_renders``), over every
+cached dataset, the Trajectories map with its 8 cluster names written on
 it included (``dashboard.figures.label_layout`` places them for the page; the slide's larger
 plot keeps them apart at its larger font)."""
 
@@ -76,25 +77,36 @@ def render(items, context=None) -> list[tuple[str, str]]:
     return [(i.title, r.decode("utf-8")) for i, r in zip(items, rendered)]
 
 
-def measure(svgs: list[tuple[str, str]]) -> dict[str, dict]:
-    """``{title: {"texts": [...], "layout": text_overlaps result}}`` of each slide."""
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Chromium for the module's slides (each measured in a page of its own)."""
     from playwright.sync_api import sync_playwright
 
-    from devtools.browser import CHROMIUM_ARGS, chromium_path
+    from devtools.browser import launch_chromium
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def measure(svgs: list[tuple[str, str]], browser) -> dict[str, dict]:
+    """``{title: {"texts": [...], "layout": text_overlaps result}}`` of each slide, opened in
+    ``browser`` (an open Chromium) at the slide's size."""
     from devtools.text_overlaps import CHECK_JS, MIN_OVERLAP
 
     width, height = export.SLIDE_SIZE
     out = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            for title, svg in svgs:
-                page.set_content(f"<html><body style='margin:0'>{svg}</body></html>")
-                layout = page.evaluate(CHECK_JS, ["body > svg", MIN_OVERLAP])
-                out[title] = {"texts": page.evaluate(MEASURE_JS), "layout": layout[0] if layout else {}}
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        for title, svg in svgs:
+            page.set_content(f"<html><body style='margin:0'>{svg}</body></html>")
+            layout = page.evaluate(CHECK_JS, ["body > svg", MIN_OVERLAP])
+            out[title] = {"texts": page.evaluate(MEASURE_JS), "layout": layout[0] if layout else {}}
+    finally:
+        page.close()
     return out
 
 
@@ -135,37 +147,27 @@ def slide_problems(dataset: str, slides: dict[str, dict]) -> dict[str, list[str]
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_every_slide_of_every_dataset_is_readable_from_the_back_row(dataset):
-    found = slide_problems(dataset, measure(slide_svgs(dataset)))
+def test_every_slide_of_every_dataset_is_readable_from_the_back_row(chromium, dataset):
+    found = slide_problems(dataset, measure(slide_svgs(dataset), chromium))
     assert found == {}, found
 
 
-@pytest.fixture(scope="module")
-def every_dataset(tmp_path_factory):
-    """The dashboard pointed at all cached datasets (as ``test_figure_rules`` opens them)."""
-    from tests.support.cached_runs import cached_runs_folder
-
-    root, env = cached_runs_folder(tmp_path_factory.mktemp("slides"), *DATASETS)
-    patch = pytest.MonkeyPatch()
-    for key, value in env.items():
-        patch.setenv(key, value)
-    yield root
-    patch.undo()
-
-
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_every_chart_the_pages_show_is_readable_as_a_slide(every_dataset, dataset):
+def test_every_chart_the_pages_show_is_readable_as_a_slide(page_renders, chromium, dataset):
     import plotly.graph_objects as go
 
-    from tests.dashboard.test_figure_rules import page_figures
+    from tests.support.page_renders import clusters_key
 
-    items = [export.ReportItem(f"{page} {number}: " + str(((shown.get("layout") or {}).get("title") or {})
+    shown = page_renders(dataset)  # the session's one render of every page (as test_figure_rules reads it)
+    raised = {page: rendered.exceptions for page, rendered in shown.items() if rendered.exceptions}
+    assert not raised, (dataset, raised)
+    items = [export.ReportItem(f"{page} {number}: " + str(((figure.get("layout") or {}).get("title") or {})
                                                        .get("text", ""))[:50].replace("<br>", " "),
-                               figure=go.Figure(shown), provenance=f"dataset {dataset}")
-             for page, figures in page_figures(dataset, cluster_ks=(8,)).items()
-             for number, shown in enumerate(figures)]
+                               figure=go.Figure(figure), provenance=f"dataset {dataset}")
+             for page, rendered in shown.items() if page != clusters_key(20)  # the map's 8 cluster names
+             for number, figure in enumerate(rendered.figures)]
     assert len(items) >= 8
-    found = slide_problems(dataset, measure(render(items)))
+    found = slide_problems(dataset, measure(render(items), chromium))
     assert found == {}, found
 
 

@@ -1,4 +1,4 @@
-"""Round three, the cluster options and what a failure leaves behind: ``--ray`` at an address
+"""The cluster options and what a failure leaves behind: ``--ray`` at an address
 where no Ray head answers (nothing listening, an HTTP server) is refused within the stated
 time limit before any folder is made; ``--ray-*`` options without ``--ray`` and ``--ray-gpus
 nan|inf`` are refused naming the option; a placement the cluster's resources can never hold

@@ -1,4 +1,4 @@
-"""Round three, exports: CSV cells a spreadsheet would evaluate, LaTeX that pdflatex compiles,
+"""Exports: CSV cells a spreadsheet would evaluate, LaTeX that pdflatex compiles,
 one p formatter, the slide deck's time limit.
 
 The rules held: a CSV cell that starts with ``=``, ``+``, ``-``, ``@``, tab or CR is written with
@@ -72,7 +72,7 @@ def test_dashboard_csv_download_escapes_cells_names_and_index_and_reads_back():
     # the project's reader of uploads and feature tables gives the original text back
     from engine.storage.records import read_csv_records
 
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"round_three_{os.getpid()}.csv"
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"export_escaping_{os.getpid()}.csv"
     path.write_text(text, encoding="utf-8", newline="")
     try:
         header, records = read_csv_records(path)
