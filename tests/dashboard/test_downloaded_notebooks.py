@@ -1,4 +1,4 @@
-"""Round three: a downloaded notebook names its dataset, never a machine path, and finds it
+"""A downloaded notebook names its dataset, never a machine path, and finds it
 beside itself, in ``CDL_CACHED_RUNS`` or in the ``cached_runs/`` of the checkout the engine is
 imported from (an error naming every path tried otherwise), and runs under ``jupyter
 nbconvert`` from any folder; the Trajectories notebook carries what the fragment shows."""
