@@ -38,8 +38,19 @@ browser:
 dashboard: install browser
 	$(VENV)/bin/streamlit run dashboard/app.py
 
+# The whole suite as two pytest processes side by side: the browser tier (Chromium waiting on
+# served dashboards, which leaves a core idle most of the time) beside every other test. Each
+# prints its own report (the browser tier's after the other's); make fails if either fails.
+# `.venv/bin/python -m pytest` runs the same tests one after the other.
 test: install browser
-	$(PYTHON) -m pytest
+	@mkdir -p test-artifacts
+	@$(PYTHON) -m pytest -m browser -p no:cacheprovider --durations=10 > test-artifacts/browser-tier.log 2>&1 & browser=$$!; \
+	$(PYTHON) -m pytest -m "not browser" -p no:cacheprovider --durations=10; rest=$$?; \
+	wait $$browser; browser_rc=$$?; \
+	echo "== the browser tier (tests/browser), run beside the rest: test-artifacts/browser-tier.log =="; \
+	cat test-artifacts/browser-tier.log; \
+	echo "== every test but the browser tier: exit $$rest; the browser tier: exit $$browser_rc =="; \
+	test $$rest -eq 0 && test $$browser_rc -eq 0
 
 # the developer's tier: no real model, no browser, no fault injection (under 3 minutes)
 test-fast: install
