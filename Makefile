@@ -52,7 +52,7 @@ test: install browser
 	echo "== every test but the browser tier: exit $$rest; the browser tier: exit $$browser_rc =="; \
 	test $$rest -eq 0 && test $$browser_rc -eq 0
 
-# the developer's tier: no real model, no browser, no fault injection (under 3 minutes)
+# the developer's tier: no real model, no browser, no fault injection (its time: docs/reference/benchmarks.md)
 test-fast: install
 	$(PYTHON) -m pytest -m "not slow and not robustness"
 
