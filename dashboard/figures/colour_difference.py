@@ -84,11 +84,8 @@ def hex_of(values: np.ndarray) -> str:
 
 
 def lab_of_rgb(values: np.ndarray) -> np.ndarray:
-    """sRGB in 0–1 to L*a*b* (D65)."""
-    xyz = SRGB_TO_XYZ @ to_linear(values) / WHITE_D65
-    epsilon, kappa = (6 / 29) ** 3, (29 / 6) ** 2 / 3
-    f = np.where(xyz > epsilon, np.cbrt(xyz), kappa * xyz + 4 / 29)
-    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+    """sRGB in 0–1 to L*a*b* (D65), by ``labs_of_rgb``."""
+    return labs_of_rgb(np.asarray(values, dtype=float)[None, :])[0]
 
 
 def lab(hex_colour: str) -> np.ndarray:
@@ -105,50 +102,11 @@ def simulated_rgb(values: np.ndarray, deficiency: str) -> np.ndarray:
 
 
 def ciede2000(lab1, lab2) -> float:
-    """ΔE00 between two L*a*b* colours (Sharma, Wu & Dalal 2005, equations 1–25)."""
-    l1, a1, b1 = (float(v) for v in lab1)
-    l2, a2, b2 = (float(v) for v in lab2)
-    c_mean = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
-    g = 0.5 * (1 - math.sqrt(c_mean ** 7 / (c_mean ** 7 + 25.0 ** 7)))
-    a1p, a2p = (1 + g) * a1, (1 + g) * a2
-    c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
-    h1p = math.degrees(math.atan2(b1, a1p)) % 360 if c1p else 0.0
-    h2p = math.degrees(math.atan2(b2, a2p)) % 360 if c2p else 0.0
-
-    dl = l2 - l1
-    dc = c2p - c1p
-    if c1p * c2p == 0:
-        dh_angle = 0.0
-    else:
-        dh_angle = h2p - h1p
-        if dh_angle > 180:
-            dh_angle -= 360
-        elif dh_angle < -180:
-            dh_angle += 360
-    dh = 2 * math.sqrt(c1p * c2p) * math.sin(math.radians(dh_angle / 2))
-
-    l_mean = (l1 + l2) / 2
-    cp_mean = (c1p + c2p) / 2
-    if c1p * c2p == 0:
-        h_mean = h1p + h2p
-    elif abs(h1p - h2p) <= 180:
-        h_mean = (h1p + h2p) / 2
-    elif h1p + h2p < 360:
-        h_mean = (h1p + h2p + 360) / 2
-    else:
-        h_mean = (h1p + h2p - 360) / 2
-    t = (1 - 0.17 * math.cos(math.radians(h_mean - 30)) + 0.24 * math.cos(math.radians(2 * h_mean))
-         + 0.32 * math.cos(math.radians(3 * h_mean + 6)) - 0.20 * math.cos(math.radians(4 * h_mean - 63)))
-    d_theta = 30 * math.exp(-(((h_mean - 275) / 25) ** 2))
-    r_c = 2 * math.sqrt(cp_mean ** 7 / (cp_mean ** 7 + 25.0 ** 7))
-    s_l = 1 + 0.015 * (l_mean - 50) ** 2 / math.sqrt(20 + (l_mean - 50) ** 2)
-    s_c = 1 + 0.045 * cp_mean
-    s_h = 1 + 0.015 * cp_mean * t
-    r_t = -math.sin(math.radians(2 * d_theta)) * r_c
-    return math.sqrt((dl / s_l) ** 2 + (dc / s_c) ** 2 + (dh / s_h) ** 2 + r_t * (dc / s_c) * (dh / s_h))
+    """ΔE00 between two L*a*b* colours (Sharma, Wu & Dalal 2005, equations 1–25; computed by
+    ``ciede2000_many``, the one copy of the equations)."""
+    return float(ciede2000_many(lab1, np.asarray([lab2], dtype=float))[0])
 
 
-@lru_cache(maxsize=65536)
 def delta_e(colour_a: str, colour_b: str, deficiency: str | None = None) -> float:
     """ΔE00 between two ``#RRGGBB`` colours, as seen in normal vision or with ``deficiency``."""
     a, b = rgb(colour_a), rgb(colour_b)
@@ -206,8 +164,8 @@ def labs_of_rgb(rows: np.ndarray, deficiency: str | None = None) -> np.ndarray:
 
 
 def ciede2000_many(lab1, labs: np.ndarray) -> np.ndarray:
-    """``ciede2000`` between one L*a*b* colour and each row of ``labs`` (the same equations of
-    Sharma, Wu & Dalal 2005, on arrays): an array of ΔE00."""
+    """ΔE00 between one L*a*b* colour and each row of ``labs`` (Sharma, Wu & Dalal 2005,
+    equations 1–25, on arrays): an array of ΔE00."""
     l1, a1, b1 = (float(v) for v in lab1)
     labs = np.asarray(labs, dtype=float)
     l2, a2, b2 = labs[:, 0], labs[:, 1], labs[:, 2]
