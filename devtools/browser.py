@@ -82,6 +82,20 @@ def launch_chromium(playwright):
 
 
 @contextlib.contextmanager
+def open_chromium():
+    """Yield a headless Debian Chromium of its own Playwright, closed on exit (one at a time per
+    thread: Playwright's sync API allows one running instance)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
 def chromium_page(url: str, *, width: int = 1280, height: int = 900, browser=None):
     """Yield a page of headless Chromium opened at ``url`` (a served dashboard), its first
     script run finished. In ``browser`` (an open Chromium) when given: a new context, closed

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from devtools.browser import chromium_path, launch_chromium, served_dashboard
+from devtools.browser import chromium_path, open_chromium, served_dashboard
 from tests.support.cached_runs import REPO, cached_runs_folder
 
 STEERED = "local_smollm2_steered"  # the Steering page's own dataset, always beside the one tested
@@ -28,14 +28,8 @@ def chromium():
     """One headless Chromium; each test opens its own context (its own session) in it."""
     if chromium_path() is None:
         pytest.skip("needs Debian's chromium (make browser)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with open_chromium() as browser:
+        yield browser
 
 
 def datasets_beside(dataset: str) -> tuple[str, ...]:

@@ -80,16 +80,10 @@ def render(items, context=None) -> list[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def chromium():
     """One headless Chromium for the module's slides (each measured in a page of its own)."""
-    from playwright.sync_api import sync_playwright
+    from devtools.browser import open_chromium
 
-    from devtools.browser import launch_chromium
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with open_chromium() as browser:
+        yield browser
 
 
 def measure(svgs: list[tuple[str, str]], browser) -> dict[str, dict]:
